@@ -1,0 +1,45 @@
+#include "app/stats_command.h"
+
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "exporters/stats_report.h"
+#include "live/bt_util.h"
+#include "stream/host_streams.h"
+
+namespace waitpath {
+
+int RunStats(const StatsOptions& options) {
+  ConfigureBabeltraceLogging(options.verbose);
+  std::vector<HostSpec> hosts;
+  std::string error;
+  if (!DiscoverHosts(options.traces, &hosts, &error)) {
+    fmt::print(stderr, "waitpath: {}\n", error);
+    return 1;
+  }
+  std::vector<HostStats> stats(hosts.size());
+  for (size_t i = 0; i < hosts.size(); ++i) stats[i].host = hosts[i].hostname;
+
+  ReaderOptions reader_options;
+  reader_options.verbose = options.verbose;
+  HostStreams streams(hosts, reader_options);
+  streams.Start();
+  while (auto batch = streams.Next(/*ordered=*/false)) stats[batch->host].Add(*batch);
+
+  if (options.json) {
+    WriteStatsJson(std::cout, hosts, stats);
+  } else {
+    WriteStatsText(std::cout, hosts, stats);
+  }
+  int code = 0;
+  for (const HostStats& s : stats) {
+    if (!s.error.empty()) {
+      fmt::print(stderr, "waitpath: host {}: {}\n", s.host, s.error);
+      code = 1;
+    }
+  }
+  return code;
+}
+
+}  // namespace waitpath

@@ -1,0 +1,18 @@
+// `waitpath stats`: read traces end to end and report per-host reading figures.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace waitpath {
+
+struct StatsOptions {
+  std::vector<std::string> traces;
+  bool json = false;
+  bool verbose = false;
+};
+
+// Returns the process exit code: 0, or 1 when a trace could not be read completely.
+int RunStats(const StatsOptions& options);
+
+}  // namespace waitpath

@@ -1,0 +1,41 @@
+// What a reader thread hands downstream: decoded events in per-host time order.
+#pragma once
+
+#include <concurrentqueue/concurrentqueue.h>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "live/event.h"
+
+namespace waitpath {
+
+// Cumulative reader-side figures for one host (what never reaches the engine as events).
+struct ReaderCounters {
+  uint64_t events = 0;       // event messages read, of every class
+  uint64_t unknown = 0;      // of classes the analysis does not use (skipped)
+  uint64_t regressions = 0;  // timestamps that went backwards and were clamped
+  uint64_t discarded = 0;    // events the tracer reported as lost
+  int64_t first_ns = std::numeric_limits<int64_t>::max();
+  int64_t last_ns = std::numeric_limits<int64_t>::min();
+  uint32_t dialect = 0;      // DialectFlags
+};
+
+struct Batch {
+  uint16_t host = 0;
+  std::vector<Event> events;
+  std::vector<PacketKey> packets;  // Event::a of packet events indexes this
+  ReaderCounters counters;         // as of the end of this batch
+  // Every later event of this host has ts >= watermark (advanced by events and by
+  // babeltrace2 inactivity messages in live mode).
+  int64_t watermark = std::numeric_limits<int64_t>::min();
+  bool last = false;               // the host's input ended with this batch
+  std::string error;               // on the last batch: why reading stopped early
+};
+
+// One queue per host: the reader thread enqueues, the consumer dequeues.
+using BatchQueue = moodycamel::ConcurrentQueue<Batch*>;
+
+}  // namespace waitpath

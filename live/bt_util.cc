@@ -1,0 +1,74 @@
+#include "live/bt_util.h"
+
+#include <algorithm>
+
+namespace waitpath {
+
+std::mutex& BabeltraceSetupMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+void ConfigureBabeltraceLogging(bool verbose) {
+  bt_logging_set_global_level(verbose ? BT_LOGGING_LEVEL_WARNING : BT_LOGGING_LEVEL_NONE);
+}
+
+namespace {
+std::string OneLine(const char* s) {
+  std::string out(s ? s : "");
+  std::replace(out.begin(), out.end(), '\n', ' ');
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+}  // namespace
+
+std::string TakeBabeltraceError(bool verbose) {
+  const bt_error* error = bt_current_thread_take_error();
+  if (!error) return {};
+  std::string out;
+  const uint64_t n = bt_error_get_cause_count(error);
+  if (verbose) {
+    for (uint64_t i = 0; i < n; ++i) {
+      const bt_error_cause* c = bt_error_borrow_cause_by_index(error, i);
+      if (!out.empty()) out += "\n  caused by: ";
+      out += OneLine(bt_error_cause_get_message(c));
+    }
+  } else if (n > 0) {
+    // Cause 0 is the most recent (outermost) report; the last one is where it started.
+    out = OneLine(bt_error_cause_get_message(bt_error_borrow_cause_by_index(error, n - 1)));
+  }
+  bt_error_release(error);
+  return out;
+}
+
+const bt_component_class_source* FindSourceClass(const char* plugin, const char* name,
+                                                 const bt_plugin** plugin_out, std::string* error) {
+  const bt_plugin* p = nullptr;
+  if (bt_plugin_find(plugin, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, &p) !=
+          BT_PLUGIN_FIND_STATUS_OK ||
+      !p) {
+    bt_current_thread_clear_error();
+    *error = std::string("babeltrace2 plugin '") + plugin +
+             "' not found (is the babeltrace2 package installed?)";
+    return nullptr;
+  }
+  const bt_component_class_source* cls = bt_plugin_borrow_source_component_class_by_name_const(p, name);
+  if (!cls) {
+    *error = std::string("babeltrace2 component class source.") + plugin + "." + name + " not found";
+    bt_plugin_put_ref(p);
+    return nullptr;
+  }
+  *plugin_out = p;
+  return cls;
+}
+
+bt_value* MakeInputsParams(const std::vector<std::string>& inputs) {
+  bt_value* params = bt_value_map_create();
+  bt_value* array = bt_value_array_create();
+  for (const std::string& in : inputs) bt_value_array_append_string_element(array, in.c_str());
+  bt_value_map_insert_entry(params, "inputs", array);
+  bt_value_put_ref(array);
+  return params;
+}
+
+}  // namespace waitpath

@@ -1,0 +1,40 @@
+// Small helpers around the babeltrace2 C API: errors for people, plugin lookup, values.
+#pragma once
+
+#include <babeltrace2/babeltrace.h>
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace waitpath {
+
+// babeltrace2's component classes and plugins are reference counted without atomics, so
+// graphs are built and torn down under this lock; running graphs touch only their own objects.
+std::mutex& BabeltraceSetupMutex();
+
+// Silences the library's own logging unless `verbose` (errors are reported by us instead).
+void ConfigureBabeltraceLogging(bool verbose);
+
+// Takes the current thread's babeltrace2 error and summarizes it: the root cause on one line,
+// or with `verbose` the whole cause chain. Empty when there is no error.
+std::string TakeBabeltraceError(bool verbose = false);
+
+// Loads a plugin and borrows a component class; nullptr (and `error`) when not found.
+const bt_component_class_source* FindSourceClass(const char* plugin, const char* name,
+                                                 const bt_plugin** plugin_out, std::string* error);
+
+// Owning wrapper for bt_value, released on scope exit.
+struct ValueRef {
+  bt_value* value = nullptr;
+  ValueRef() = default;
+  explicit ValueRef(bt_value* v) : value(v) {}
+  ValueRef(const ValueRef&) = delete;
+  ValueRef& operator=(const ValueRef&) = delete;
+  ~ValueRef() { bt_value_put_ref(value); }
+};
+
+// {"inputs": [paths...]} plus optional string entries, as src.ctf.fs and friends want.
+bt_value* MakeInputsParams(const std::vector<std::string>& inputs);
+
+}  // namespace waitpath

@@ -1,0 +1,75 @@
+// The decoded kernel event: the small POD that flows from the readers to the engine.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace waitpath {
+
+// What an event means, independent of the trace dialect that spelled it.
+enum class EventKind : uint8_t {
+  kSchedSwitch,    // a=prev_tid b=next_tid c=prev_comm d=next_comm x=prev_state
+  kSchedWaking,    // a=tid b=target_cpu c=comm; runs in the waker's context (LTTng>=2.8, perf)
+  kSchedWakeup,    // a=tid b=target_cpu c=comm; may run on the target CPU (weaker source)
+  kSchedTtwu,      // a=tid; seed-era addon "try to wake up", waker's context
+  kSchedWakeupNew, // a=tid b=target_cpu c=comm
+  kProcessFork,    // a=parent_tid b=child_tid c=child_comm d=child_pid (tgid, -1 if unknown)
+  kProcessExit,    // a=tid
+  kProcessFree,    // a=tid
+  kIrqEntry,       // a=irq c=name
+  kIrqExit,        // a=irq b=ret
+  kSoftirqEntry,   // a=vec
+  kSoftirqExit,    // a=vec
+  kSoftirqRaise,   // a=vec
+  kHrtimerEntry,   // x=hrtimer
+  kHrtimerExit,    // x=hrtimer
+  kIpiEntry,       // a=vector b=IpiType
+  kIpiExit,        // a=vector b=IpiType
+  kPacketOut,      // a=index into Batch::packets (-1 if no key) b=len x=skbaddr
+  kPacketIn,       // a=index into Batch::packets (-1 if no key) b=len x=skbaddr
+  kBlockIssue,     // a=dev b=nr_sector x=sector
+  kBlockComplete,  // a=dev b=nr_sector x=sector
+  kStatedumpProcess,  // a=tid b=pid c=name d=status
+  kLost,           // data loss on cpu: a=count of events discarded (-1 unknown); x=begin ts
+  kCount
+};
+
+inline constexpr int kEventKindCount = static_cast<int>(EventKind::kCount);
+
+// Stable lower-case names, used by `stats` and JSON output.
+std::string_view EventKindName(EventKind kind);
+
+// Which interrupt vector an IPI entry/exit belongs to; the local timer is a timer, not an IPI.
+enum IpiType : int32_t { kIpiOther = 0, kIpiCallFunction = 1, kIpiReschedule = 2, kIpiLocalTimer = 3 };
+
+// Interrupt-context bits of perf's `common_flags` (kernel trace_flag_type), kept in
+// Event::ctx. kCtxKnown says the dialect carried them at all.
+enum CtxFlags : uint8_t { kCtxHardirq = 0x08, kCtxSoftirq = 0x10, kCtxNmi = 0x40, kCtxKnown = 0x80 };
+
+struct Event {
+  int64_t ts;        // ns since the epoch, per-host monotonic (regressions clamped)
+  uint16_t host;     // dense host id
+  uint16_t cpu;
+  EventKind kind;
+  uint8_t ctx;       // CtxFlags
+  uint16_t reserved;
+  int32_t cur_tid;   // task current on the CPU when the dialect says so (perf), else -1
+  int32_t cur_pid;   // its process id when known, else -1
+  int32_t a, b, c, d;
+  int64_t x;
+};
+static_assert(sizeof(Event) == 48, "keep the decoded event small");
+
+// A TCP/IP packet's identity, for matching a send with its receive. Fields a dialect
+// does not carry are zero (has_* tell which).
+struct PacketKey {
+  uint32_t saddr = 0, daddr = 0;  // IPv4, host byte order
+  uint16_t sport = 0, dport = 0;
+  uint32_t seq = 0, ack_seq = 0;
+  uint16_t flags = 0;
+  bool has_addresses = false;
+  bool has_tcp = false;
+};
+
+}  // namespace waitpath

@@ -1,0 +1,80 @@
+// Turns babeltrace2 events of any supported dialect into Event PODs. Field locations are
+// resolved once per event class; the per-event path is index lookups only.
+#pragma once
+
+#include <babeltrace2/babeltrace.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "live/event.h"
+#include "live/string_table.h"
+
+namespace waitpath {
+
+// What the event classes of a host's traces say about who wrote them.
+enum DialectFlags : uint32_t {
+  kDialectPerf = 1u << 0,           // perf data convert --to-ctf ("sched:sched_switch")
+  kDialectLttngModern = 1u << 1,    // LTTng >= 2.7 names (irq_softirq_entry, timer_hrtimer_*)
+  kDialectLttngLegacy = 1u << 2,    // LTTng < 2.7 names (softirq_entry, hrtimer_*)
+  kDialectSeedAddons = 1u << 3,     // sched_ttwu, inet_sock_local_in/out
+  kDialectHasWaking = 1u << 4,      // sched_waking (waker's context) is available
+  kDialectHasSwitch = 1u << 5,      // sched_switch present: the trace can be analysed
+  kDialectNetworkHeader = 1u << 6,  // LTTng >= 2.9 net events with network_header
+  kDialectReplayed = 1u << 7,       // events re-emitted by the UST replayer
+};
+
+// Human-readable summary of DialectFlags, e.g. "lttng>=2.7 +sched_waking".
+std::string DialectName(uint32_t flags);
+
+// One step down a field tree: a structure member or a variant option, by index.
+struct FieldStep {
+  uint16_t index;
+  bool variant;  // the field at this level is a variant; index is the required option
+};
+
+// Where one integer (or string, or IPv4 address) lives inside an event's fields.
+struct FieldRef {
+  enum class Root : uint8_t { kNone, kPayload, kCommonContext, kSpecificContext };
+  enum class Leaf : uint8_t { kSigned, kUnsigned, kString, kAddress };
+  Root root = Root::kNone;
+  Leaf leaf = Leaf::kSigned;
+  uint8_t depth = 0;
+  std::array<FieldStep, 6> steps{};
+  bool valid() const { return root != Root::kNone; }
+};
+
+class EventDecoder {
+ public:
+  // Decodes `event` into `out` (ts, host and cpu are the caller's). Returns false for event
+  // classes of no interest to the analysis. Packet keys are appended to `packets`.
+  bool Decode(const bt_event* event, Event& out, std::vector<PacketKey>& packets);
+
+  uint32_t dialect() const { return dialect_; }
+
+ private:
+  struct ClassInfo {
+    bool known = false;
+    EventKind kind = EventKind::kCount;
+    int32_t ipi_type = 0;
+    FieldRef a, b, c, d, x;           // per EventKind meaning (see event.h)
+    FieldRef cur_tid, cur_pid, ctx;   // current-task context (perf common_*, LTTng contexts)
+    // Packet key fields (network_header or seed-era top-level seq/ack_seq/flags).
+    FieldRef saddr, daddr, sport, dport, seq, ack_seq, flags;
+  };
+
+  const ClassInfo& Resolve(const bt_event_class* event_class);
+  void NoteStreamClass(const bt_stream_class* stream_class);
+
+  std::unordered_map<const bt_event_class*, ClassInfo> classes_;
+  const bt_event_class* last_class_ = nullptr;
+  const ClassInfo* last_info_ = nullptr;
+  std::vector<const bt_stream_class*> seen_stream_classes_;
+  uint32_t dialect_ = 0;
+  LocalInterner strings_;
+};
+
+}  // namespace waitpath

@@ -1,0 +1,60 @@
+// Reads one host's traces in its own thread: a babeltrace2 graph whose per-stream output
+// ports feed our own sink, which merges the CPU streams by time (clamping regressions) and
+// pushes decoded batches into the host's lock-free queue.
+#pragma once
+
+#include <concurrentqueue/concurrentqueue.h>
+// Needs concurrentqueue.h first (it defines the MOODYCAMEL_ macros this header uses).
+#include <concurrentqueue/lightweightsemaphore.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "live/batch.h"
+#include "live/trace_discovery.h"
+
+namespace waitpath {
+
+struct ReaderOptions {
+  size_t batch_events = 4096;
+  size_t max_queued_batches = 64;  // backpressure: the reader waits beyond this
+  bool verbose = false;            // babeltrace2 warnings and full error chains
+};
+
+class HostReader {
+ public:
+  // `ready` is signalled after every enqueue so one consumer can wait on all hosts.
+  HostReader(uint16_t host_id, HostSpec spec, ReaderOptions options,
+             moodycamel::LightweightSemaphore* ready);
+  ~HostReader();
+  HostReader(const HostReader&) = delete;
+  HostReader& operator=(const HostReader&) = delete;
+
+  void Start();
+  void RequestStop() { stop_.store(true, std::memory_order_relaxed); }
+  void Join();
+
+  BatchQueue& queue() { return queue_; }
+  const HostSpec& spec() const { return spec_; }
+  uint16_t host_id() const { return host_id_; }
+
+  // Used by the sink (live/host_reader.cc); not part of the public surface.
+  struct Sink;
+
+ private:
+  void Run();
+  void Push(Batch* batch);
+
+  const uint16_t host_id_;
+  const HostSpec spec_;
+  const ReaderOptions options_;
+  moodycamel::LightweightSemaphore* ready_;
+  BatchQueue queue_;
+  moodycamel::ProducerToken token_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+}  // namespace waitpath

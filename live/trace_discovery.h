@@ -1,0 +1,33 @@
+// Finds the CTF traces under command-line paths and groups them into hosts.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace waitpath {
+
+// What a trace's CTF environment says about where it came from.
+struct TraceEnv {
+  std::string hostname;     // "hostname" (LTTng) or "host" (perf); empty if absent
+  std::string domain;       // "kernel", "ust", ...
+  std::string tracer_name;  // "lttng-modules", "perf", ...
+  int tracer_major = -1, tracer_minor = -1;
+};
+
+// One host: every trace directory whose environment names it.
+struct HostSpec {
+  std::string hostname;
+  std::vector<std::string> trace_dirs;
+  std::vector<TraceEnv> envs;  // parallel to trace_dirs
+};
+
+// Parses the env { ... } block of CTF 1.8 metadata text.
+TraceEnv ParseTraceEnv(const std::string& metadata_text);
+
+// Expands each path (a trace directory, or a directory holding several traces such as an
+// LTTng session output) and groups the traces by hostname, in order of first appearance.
+// Returns false with a one-line `error` naming the path when nothing usable is found.
+bool DiscoverHosts(const std::vector<std::string>& paths, std::vector<HostSpec>* hosts,
+                   std::string* error);
+
+}  // namespace waitpath

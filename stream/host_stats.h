@@ -1,0 +1,29 @@
+// Per-host reading figures (what `waitpath stats` reports and pipeline-health metrics use).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "live/batch.h"
+
+namespace waitpath {
+
+struct HostStats {
+  std::string host;
+  ReaderCounters reader;                       // latest cumulative reader figures
+  std::array<uint64_t, kEventKindCount> by_kind{};
+  std::map<uint16_t, uint64_t> events_by_cpu;  // decoded events per CPU
+  std::map<uint16_t, uint64_t> discarded_by_cpu;
+  uint64_t loss_markers = 0;                   // discarded-events reports (count may be unknown)
+  std::string error;                           // why reading stopped early, if it did
+  bool ended = false;
+
+  void Add(const Batch& batch);
+
+  // The analysis needs at least scheduler switches; a UST-only trace has none.
+  bool analysable() const { return by_kind[static_cast<int>(EventKind::kSchedSwitch)] > 0; }
+};
+
+}  // namespace waitpath

@@ -1,0 +1,73 @@
+#include "stream/host_streams.h"
+
+#include <limits>
+
+namespace waitpath {
+
+HostStreams::HostStreams(std::vector<HostSpec> hosts, ReaderOptions options) {
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    readers_.push_back(std::make_unique<HostReader>(static_cast<uint16_t>(i), std::move(hosts[i]), options, &ready_));
+  }
+  front_.resize(readers_.size());
+  ended_.assign(readers_.size(), false);
+  watermark_.assign(readers_.size(), std::numeric_limits<int64_t>::min());
+}
+
+HostStreams::~HostStreams() { Stop(); }
+
+void HostStreams::Start() {
+  for (auto& r : readers_) r->Start();
+}
+
+void HostStreams::Stop() {
+  for (auto& r : readers_) r->RequestStop();
+  for (auto& r : readers_) r->Join();
+}
+
+bool HostStreams::TryFill(size_t host) {
+  if (front_[host] || ended_[host]) return front_[host] != nullptr;
+  Batch* b = nullptr;
+  if (!readers_[host]->queue().try_dequeue(b)) return false;
+  front_[host].reset(b);
+  return true;
+}
+
+std::unique_ptr<Batch> HostStreams::Next(bool ordered) {
+  for (;;) {
+    size_t best = readers_.size();
+    int64_t best_ts = std::numeric_limits<int64_t>::max();
+    bool all_known = true;
+    bool any_open = false;
+    for (size_t h = 0; h < readers_.size(); ++h) {
+      if (ended_[h]) continue;
+      any_open = true;
+      if (!TryFill(h)) {
+        all_known = false;
+        continue;
+      }
+      const Batch& b = *front_[h];
+      const int64_t ts = b.events.empty() ? b.watermark : b.events.front().ts;
+      if (best == readers_.size() || ts < best_ts) {
+        best = h;
+        best_ts = ts;
+      }
+    }
+    if (!any_open) return nullptr;
+    // A host with nothing queued may still deliver older events, unless its watermark says not.
+    bool can_deliver = best < readers_.size();
+    if (can_deliver && ordered && !all_known) {
+      for (size_t h = 0; h < readers_.size(); ++h) {
+        if (!ended_[h] && !front_[h] && watermark_[h] < best_ts) can_deliver = false;
+      }
+    }
+    if (can_deliver) {
+      std::unique_ptr<Batch> out = std::move(front_[best]);
+      watermark_[best] = std::max(watermark_[best], out->watermark);
+      if (out->last) ended_[best] = true;
+      return out;
+    }
+    ready_.wait(20000);  // microseconds; also re-checks periodically
+  }
+}
+
+}  // namespace waitpath
