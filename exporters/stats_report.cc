@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "live/event_decoder.h"
 
 namespace waitpath {
@@ -21,6 +23,9 @@ uint64_t TotalDiscarded(const HostStats& s) {
   return s.reader.discarded;
 }
 
+// Streams name their CPU in packet contexts; a dialect without that still shows it per event.
+size_t CpuCount(const HostStats& s) { return std::max<size_t>(s.reader.cpus, s.events_by_cpu.size()); }
+
 }  // namespace
 
 void WriteStatsText(std::ostream& out, const std::vector<HostSpec>& hosts, const std::vector<HostStats>& stats) {
@@ -29,7 +34,7 @@ void WriteStatsText(std::ostream& out, const std::vector<HostSpec>& hosts, const
     fmt::print(out, "host {}\n", s.host);
     for (const std::string& dir : hosts[i].trace_dirs) fmt::print(out, "  trace        {}\n", dir);
     fmt::print(out, "  dialect      {}\n", DialectName(s.reader.dialect));
-    fmt::print(out, "  cpus         {}\n", s.events_by_cpu.size());
+    fmt::print(out, "  cpus         {}\n", CpuCount(s));
     const double span = s.reader.events ? (s.reader.last_ns - s.reader.first_ns) / 1e9 : 0.0;
     fmt::print(out, "  time         {} .. {} ({:.3f} s)\n", FormatNs(s.reader.first_ns), FormatNs(s.reader.last_ns), span);
     fmt::print(out, "  events       {} ({} used, {} of other kinds skipped)\n", s.reader.events,
@@ -51,7 +56,7 @@ void WriteStatsText(std::ostream& out, const std::vector<HostSpec>& hosts, const
         fmt::print(out, "    {:<18} {}\n", EventKindName(static_cast<EventKind>(k)), s.by_kind[k]);
       }
     }
-    if (!s.analysable()) {
+    if (!s.analysable() && s.reader.events > 0) {
       fmt::print(out, "  warning: no scheduler switch events: nothing to analyse on this host"
                       " (not a kernel trace, or sched_switch was not enabled)\n");
     }
@@ -67,7 +72,7 @@ void WriteStatsJson(std::ostream& out, const std::vector<HostSpec>& hosts, const
     j["host"] = s.host;
     j["traces"] = hosts[i].trace_dirs;
     j["dialect"] = DialectName(s.reader.dialect);
-    j["cpus"] = s.events_by_cpu.size();
+    j["cpus"] = CpuCount(s);
     j["events"] = s.reader.events;
     j["first_ns"] = s.reader.events ? s.reader.first_ns : 0;
     j["last_ns"] = s.reader.events ? s.reader.last_ns : 0;

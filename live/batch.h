@@ -21,6 +21,7 @@ struct ReaderCounters {
   int64_t first_ns = std::numeric_limits<int64_t>::max();
   int64_t last_ns = std::numeric_limits<int64_t>::min();
   uint32_t dialect = 0;      // DialectFlags
+  uint32_t cpus = 0;         // distinct CPU ids seen in packet contexts
 };
 
 struct Batch {

@@ -1,6 +1,7 @@
 #include "live/bt_util.h"
 
 #include <algorithm>
+#include <regex>
 
 namespace waitpath {
 
@@ -14,12 +15,20 @@ void ConfigureBabeltraceLogging(bool verbose) {
 }
 
 namespace {
+
 std::string OneLine(const char* s) {
   std::string out(s ? s : "");
   std::replace(out.begin(), out.end(), '\n', ' ');
   while (!out.empty() && out.back() == ' ') out.pop_back();
   return out;
 }
+
+// babeltrace2 messages end in ": addr=0x..., name=..." diagnostics; people need the sentence.
+std::string Sentence(const char* s) {
+  static const std::regex kDiagnostics(R"(:\s+[a-z][a-z0-9-]*=.*$)");
+  return std::regex_replace(OneLine(s), kDiagnostics, "");
+}
+
 }  // namespace
 
 std::string TakeBabeltraceError(bool verbose) {
@@ -34,8 +43,9 @@ std::string TakeBabeltraceError(bool verbose) {
       out += OneLine(bt_error_cause_get_message(c));
     }
   } else if (n > 0) {
-    // Cause 0 is the most recent (outermost) report; the last one is where it started.
-    out = OneLine(bt_error_cause_get_message(bt_error_borrow_cause_by_index(error, n - 1)));
+    // Cause 0 is where the failure started (e.g. "Cannot decode packet header"); the later
+    // ones are each layer above saying that it failed too.
+    out = Sentence(bt_error_cause_get_message(bt_error_borrow_cause_by_index(error, 0)));
   }
   bt_error_release(error);
   return out;

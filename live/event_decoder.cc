@@ -238,7 +238,7 @@ std::string DialectName(uint32_t flags) {
   } else if (flags & kDialectHasSwitch) {
     s += "lttng";
   } else {
-    s += "unknown";
+    return "unknown (no kernel scheduler events)";
   }
   if (flags & kDialectNetworkHeader) s += " +network_header";
   if (flags & kDialectSeedAddons) s += " +seed-addons";

@@ -114,6 +114,10 @@ struct HostReader::Sink {
                            [&](const StreamCpu& s) { return s.stream == stream; });
     if (it == stream_cpus.end()) {
       stream_cpus.push_back({stream, static_cast<uint16_t>(cpu)});
+      if (std::none_of(stream_cpus.begin(), stream_cpus.end() - 1,
+                       [&](const StreamCpu& s) { return s.cpu == cpu; })) {
+        ++counters.cpus;
+      }
     } else {
       it->cpu = static_cast<uint16_t>(cpu);
     }

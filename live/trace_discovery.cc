@@ -91,7 +91,9 @@ bool DiscoverHosts(const std::vector<std::string>& paths, std::vector<HostSpec>*
     }
     std::vector<std::string> found;
     if (IsTraceDir(p)) {
-      found.push_back(fs::path(p).lexically_normal().string());
+      fs::path normal = fs::path(p).lexically_normal();
+      if (normal.filename().empty()) normal = normal.parent_path();  // "trace/" is "trace"
+      found.push_back(normal.string());
     } else {
       for (auto it = fs::recursive_directory_iterator(p, fs::directory_options::skip_permission_denied, ec);
            !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {

@@ -1,0 +1,57 @@
+// Runs the built `waitpath` command in end-to-end tests and parses its JSON Lines.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace waitpath::testing {
+
+inline const std::string kWaitpath = WAITPATH_BINARY;
+inline const std::string kShared = WAITPATH_SHARED_TRACES;
+inline const std::string kFixtures = WAITPATH_FIXTURES;
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+inline CommandResult RunWaitpath(const std::string& args) {
+  const std::string err_file = std::filesystem::temp_directory_path() /
+                               ("waitpath-e2e-stderr-" + std::to_string(::getpid()));
+  const std::string cmd = kWaitpath + " " + args + " 2>" + err_file;
+  CommandResult r;
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[65536];
+  size_t n;
+  while (p && (n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = p ? pclose(p) : -1;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (FILE* e = fopen(err_file.c_str(), "r")) {
+    while ((n = fread(buf, 1, sizeof buf, e)) > 0) r.err.append(buf, n);
+    fclose(e);
+  }
+  std::filesystem::remove(err_file);
+  return r;
+}
+
+inline std::vector<nlohmann::json> JsonLines(const std::string& text) {
+  std::vector<nlohmann::json> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty()) out.push_back(nlohmann::json::parse(line));
+  }
+  return out;
+}
+
+inline bool HaveShared(const std::string& name) {
+  return std::filesystem::exists(kShared + "/" + name + "/metadata");
+}
+
+}  // namespace waitpath::testing
