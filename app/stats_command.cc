@@ -25,7 +25,10 @@ int RunStats(const StatsOptions& options) {
   reader_options.verbose = options.verbose;
   HostStreams streams(hosts, reader_options);
   streams.Start();
-  while (auto batch = streams.Next(/*ordered=*/false)) stats[batch->host].Add(*batch);
+  while (auto batch = streams.Next(/*ordered=*/false)) {
+    stats[batch->host].Add(*batch);
+    streams.Recycle(std::move(batch));
+  }
 
   if (options.json) {
     WriteStatsJson(std::cout, hosts, stats);

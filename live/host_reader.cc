@@ -127,7 +127,7 @@ struct HostReader::Sink {
 
   Batch& CurrentBatch() {
     if (!batch) {
-      batch = new Batch;
+      if (!owner.free_.try_dequeue(batch)) batch = new Batch;
       batch->host = owner.host_id_;
       batch->events.reserve(owner.options_.batch_events);
     }
@@ -323,6 +323,20 @@ HostReader::~HostReader() {
   Join();
   Batch* b = nullptr;
   while (queue_.try_dequeue(b)) delete b;
+  while (free_.try_dequeue(b)) delete b;
+}
+
+void HostReader::Recycle(Batch* batch) {
+  batch->events.clear();
+  batch->packets.clear();
+  batch->last = false;
+  batch->error.clear();
+  // Keep a bounded pool; the reader never needs more than its queue can hold.
+  if (free_.size_approx() < options_.max_queued_batches) {
+    free_.enqueue(batch);
+  } else {
+    delete batch;
+  }
 }
 
 void HostReader::Start() { thread_ = std::thread([this] { Run(); }); }

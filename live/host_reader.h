@@ -37,6 +37,9 @@ class HostReader {
   void Join();
 
   BatchQueue& queue() { return queue_; }
+  // Gives a consumed batch back for reuse: batches are large enough that malloc would map and
+  // unmap (and page-fault) them every time otherwise.
+  void Recycle(Batch* batch);
   const HostSpec& spec() const { return spec_; }
   uint16_t host_id() const { return host_id_; }
 
@@ -52,6 +55,7 @@ class HostReader {
   const ReaderOptions options_;
   moodycamel::LightweightSemaphore* ready_;
   BatchQueue queue_;
+  BatchQueue free_;
   moodycamel::ProducerToken token_;
   std::atomic<bool> stop_{false};
   std::thread thread_;

@@ -24,6 +24,10 @@ void HostStreams::Stop() {
   for (auto& r : readers_) r->Join();
 }
 
+void HostStreams::Recycle(std::unique_ptr<Batch> batch) {
+  if (batch && batch->host < readers_.size()) readers_[batch->host]->Recycle(batch.release());
+}
+
 bool HostStreams::TryFill(size_t host) {
   if (front_[host] || ended_[host]) return front_[host] != nullptr;
   Batch* b = nullptr;

@@ -23,6 +23,9 @@ class HostStreams {
   // batches come as soon as any host has one (for counting, where order does not matter).
   std::unique_ptr<Batch> Next(bool ordered = true);
 
+  // Returns a consumed batch to its reader for reuse (optional: dropping it is fine too).
+  void Recycle(std::unique_ptr<Batch> batch);
+
   size_t host_count() const { return readers_.size(); }
   const HostSpec& host(size_t i) const { return readers_[i]->spec(); }
 
