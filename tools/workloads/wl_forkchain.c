@@ -25,8 +25,6 @@ int main(int argc, char** argv) {
       {"child1-ms", &child1_ms, "CPU time burned by child1 before it forks child2, ms"},
   };
   wl_parse_args(argc, argv, params, WL_COUNT(params));
-  wl_set_name("wl-fork-master");
-
   fflush(NULL);
   pid_t child1 = fork();
   if (child1 < 0) wl_die("fork child1");
@@ -43,6 +41,8 @@ int main(int argc, char** argv) {
     wait_child(child2, "child2");
     _exit(0);
   }
+  // Named after the fork, so that child1 never runs under the master's name.
+  wl_set_name("wl-fork-master");
   long long t0 = wl_ns(CLOCK_MONOTONIC);
   wait_child(child1, "child1");  // the wait under study
   printf("wl-forkchain: child1 %ld ms + child2 %ld ms, master waited %.1f ms\n", child1_ms,

@@ -16,8 +16,6 @@ int main(int argc, char** argv) {
       {"work-ms", &work_ms, "producer CPU time before each message, ms"},
   };
   wl_parse_args(argc, argv, params, WL_COUNT(params));
-  wl_set_name("wl-pipe-cons");
-
   int fds[2];
   if (pipe(fds) != 0) wl_die("pipe");
   fflush(NULL);
@@ -35,6 +33,8 @@ int main(int argc, char** argv) {
     }
     _exit(0);
   }
+  // Named after the fork, so that the producer never runs under the consumer's name.
+  wl_set_name("wl-pipe-cons");
   close(fds[1]);
   long long t0 = wl_ns(CLOCK_MONOTONIC);
   long bytes = 0;
