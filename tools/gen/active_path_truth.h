@@ -1,0 +1,33 @@
+// Ground truth: the pointwise active path of DESIGN.md applied to the simulation's own
+// timelines (who ran when, who woke whom, which packet from whom, when).
+#pragma once
+
+#include <map>
+#include <vector>
+
+#include "tools/gen/task_timeline.h"
+#include "tools/gen/trace_record.h"
+
+namespace waitpath::gen {
+
+struct PathBreakdown {
+  LeafVector total{};                     // time per leaf state; sums to b - a
+  std::map<int32_t, LeafVector> by_task;  // the same time split by the task owning the leaf
+};
+
+class ActivePathTruth {
+ public:
+  ActivePathTruth(const std::vector<TaskInfo>& tasks, const std::vector<TaskTimeline>& timelines)
+      : tasks_(tasks), timelines_(timelines) {}
+
+  // Breakdown of AP(task, t) for t in [a, b). The leaf owner is the task itself for
+  // running/interrupted/preempted, and the task whose wait produced the leaf for
+  // timer/disk/irq/ipi/network/blocked (the deepest task of the chain).
+  PathBreakdown Compute(int32_t task, Ns a, Ns b) const;
+
+ private:
+  const std::vector<TaskInfo>& tasks_;
+  const std::vector<TaskTimeline>& timelines_;
+};
+
+}  // namespace waitpath::gen
