@@ -1,0 +1,25 @@
+// `waitpath analyze`: active paths of watched tasks over recorded traces.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace waitpath {
+
+struct AnalyzeOptions {
+  std::vector<std::string> traces;
+  std::vector<std::string> watch;
+  std::string min_wait;  // e.g. "5ms"; empty: no wait records
+  size_t top = 10;
+  bool json = false;
+  bool verbose = false;
+  std::string retention = "30s";
+  size_t max_history_mb = 256;
+};
+
+int RunAnalyze(const AnalyzeOptions& options);
+
+// "5ms", "2s", "100us", "750ns", "1.5s" -> ns; false when malformed.
+bool ParseDuration(const std::string& text, int64_t* ns);
+
+}  // namespace waitpath

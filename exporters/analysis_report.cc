@@ -1,0 +1,202 @@
+#include "exporters/analysis_report.h"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "live/string_table.h"
+
+namespace waitpath {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json StatesJson(const StateVec& v) {
+  Json j = Json::object();
+  for (int i = 0; i < kLeafCount; ++i) j[std::string(LeafName(static_cast<Leaf>(i)))] = v.ns[i];
+  return j;
+}
+
+std::string_view CauseName(const WaitLink& link) {
+  switch (link.type) {
+    case WaitLink::Type::kTask: return "task";
+    case WaitLink::Type::kPacket: return "network";
+    case WaitLink::Type::kLeaf: return LeafName(link.leaf);
+    case WaitLink::Type::kNone:
+    case WaitLink::Type::kPending: return "blocked";
+    case WaitLink::Type::kUnknown: return "unknown";
+  }
+  return "unknown";
+}
+
+std::string Shares(const StateVec& v, int64_t total) {
+  std::string s;
+  for (int i = 0; i < kLeafCount; ++i) {
+    if (v.ns[i] <= 0 || total <= 0) continue;
+    s += fmt::format("{}{} {:.1f}%", s.empty() ? "" : ", ", LeafName(static_cast<Leaf>(i)), 100.0 * v.ns[i] / total);
+  }
+  return s.empty() ? "-" : s;
+}
+
+}  // namespace
+
+AnalysisReport::AnalysisReport(Engine& engine, std::vector<std::string> host_names, WatchSet watch,
+                               AnalysisOptions options, std::ostream& out)
+    : engine_(engine), hosts_(std::move(host_names)), watch_(std::move(watch)), options_(options), out_(out) {}
+
+bool AnalysisReport::Watched(Utid u) const {
+  const Task& t = engine_.tasks()[u];
+  const std::string_view host = t.host < hosts_.size() ? std::string_view(hosts_[t.host]) : std::string_view();
+  return watch_.Matches(host, t.tid, t.pid < 0 ? t.tid : t.pid, StringTable::Global().Get(t.comm));
+}
+
+std::string AnalysisReport::TaskName(Utid u) const {
+  if (u == kNoTask) return "?";
+  return std::string(StringTable::Global().Get(engine_.tasks()[u].comm));
+}
+
+void AnalysisReport::AddPieces(Tracked& t, Utid self, const std::vector<PathSegment>& pieces) {
+  for (const PathSegment& p : pieces) {
+    t.by_task[p.task == kNoTask ? self : p.task].states[p.leaf] += p.end - p.start;
+  }
+}
+
+void AnalysisReport::OnWait(const ResolvedWait& wait) {
+  if (!Watched(wait.task)) return;
+  auto [it, inserted] = tracked_.try_emplace(wait.task);
+  Tracked& t = it->second;
+  if (inserted) t.from = wait.start;
+  scratch_.clear();
+  engine_.resolver().Expand(wait.task, wait.start, wait.end, &scratch_);
+  t.waits += wait.breakdown;
+  AddPieces(t, wait.task, scratch_);
+  if (options_.min_wait_ns >= 0 && wait.end - wait.start >= options_.min_wait_ns) WriteWait(wait, scratch_);
+}
+
+void AnalysisReport::WriteWait(const ResolvedWait& wait, const std::vector<PathSegment>& pieces) {
+  const Task& t = engine_.tasks()[wait.task];
+  if (options_.json) {
+    Json j;
+    j["type"] = "wait";
+    j["host"] = hosts_[t.host];
+    j["tid"] = t.tid;
+    j["pid"] = t.pid < 0 ? t.tid : t.pid;
+    j["comm"] = TaskName(wait.task);
+    j["start_ns"] = wait.start;
+    j["end_ns"] = wait.end;
+    j["duration_ns"] = wait.end - wait.start;
+    j["cause"] = CauseName(wait.link);
+    if ((wait.link.type == WaitLink::Type::kTask || wait.link.type == WaitLink::Type::kPacket) &&
+        wait.link.task != kNoTask) {
+      const Task& w = engine_.tasks()[wait.link.task];
+      j["waker"] = Json{{"host", hosts_[w.host]}, {"tid", w.tid}, {"comm", TaskName(wait.link.task)}};
+    }
+    j["breakdown_ns"] = StatesJson(wait.breakdown);
+    Json path = Json::array();
+    for (const PathSegment& p : pieces) {
+      const bool known = p.task != kNoTask;
+      const Task* pt = known ? &engine_.tasks()[p.task] : nullptr;
+      path.push_back(Json{{"host", known ? hosts_[pt->host] : ""},
+                          {"tid", known ? pt->tid : -1},
+                          {"comm", TaskName(p.task)},
+                          {"state", LeafName(p.leaf)},
+                          {"start_ns", p.start},
+                          {"end_ns", p.end}});
+    }
+    j["path"] = std::move(path);
+    out_ << j.dump() << '\n';
+    return;
+  }
+  const int64_t d = wait.end - wait.start;
+  fmt::print(out_, "wait {}/{} {} [{:.6f} s .. +{:.3f} ms] cause {}: {}\n", hosts_[t.host], t.tid, TaskName(wait.task),
+             wait.start / 1e9, d / 1e6, CauseName(wait.link), Shares(wait.breakdown, d));
+  for (const PathSegment& p : pieces) {
+    fmt::print(out_, "    {:>10.3f} ms  {:<20} {:>8}  {}\n", (p.end - p.start) / 1e6, TaskName(p.task),
+               p.task == kNoTask ? -1 : engine_.tasks()[p.task].tid, LeafName(p.leaf));
+  }
+}
+
+void AnalysisReport::Finish() {
+  const TaskTable& tasks = engine_.tasks();
+  for (Utid u = 0; u < tasks.size(); ++u) {
+    const Task& task = tasks[u];
+    if (!task.ran || engine_.history(u).empty() || !Watched(u)) continue;
+    const int64_t start = engine_.TaskStart(u), end = engine_.TaskEnd(u);
+    if (end <= start) continue;
+    const StateVec breakdown = engine_.Breakdown(u, start, end);
+
+    Tracked fresh{start, {}, {}};
+    auto it = tracked_.find(u);
+    Tracked& t = it != tracked_.end() ? it->second : fresh;
+    // Before the first tracked wait: expand what is retained (evicted parts are unknown).
+    scratch_.clear();
+    engine_.resolver().Expand(u, start, std::min(t.from, end), &scratch_);
+    AddPieces(t, u, scratch_);
+    const int64_t from = std::min(std::max(t.from, start), end);
+    // A wait still open at the end.
+    const TaskHistory& h = engine_.history(u);
+    StateVec open;
+    if (h.blocked() && h.back().start < end) {
+      const int64_t s = std::max(h.back().start, from);
+      open = engine_.Breakdown(u, s, end);
+      scratch_.clear();
+      engine_.resolver().Expand(u, s, end, &scratch_);
+      AddPieces(t, u, scratch_);
+    }
+    // The rest is the task's own time (running, interrupted, preempted, unknown).
+    const StateVec own = engine_.Breakdown(u, from, end) - t.waits - open;
+    t.by_task[u].states += own;
+
+    std::vector<std::pair<Utid, Blame>> by_task(t.by_task.begin(), t.by_task.end());
+    std::erase_if(by_task, [](const auto& b) { return b.second.states.total() == 0; });
+    std::sort(by_task.begin(), by_task.end(), [](const auto& a, const auto& b) {
+      const int64_t ta = a.second.states.total(), tb = b.second.states.total();
+      return ta != tb ? ta > tb : a.first < b.first;
+    });
+    if (by_task.size() > options_.top) by_task.resize(options_.top);
+    WriteTask(u, breakdown, by_task);
+    ++tasks_reported_;
+  }
+}
+
+void AnalysisReport::WriteTask(Utid u, const StateVec& breakdown, const std::vector<std::pair<Utid, Blame>>& by_task) {
+  const Task& t = engine_.tasks()[u];
+  const int64_t start = engine_.TaskStart(u), end = engine_.TaskEnd(u);
+  if (options_.json) {
+    Json j;
+    j["type"] = "task";
+    j["host"] = hosts_[t.host];
+    j["tid"] = t.tid;
+    j["pid"] = t.pid < 0 ? t.tid : t.pid;
+    j["comm"] = TaskName(u);
+    j["start_ns"] = start;
+    j["end_ns"] = end;
+    j["breakdown_ns"] = StatesJson(breakdown);
+    Json list = Json::array();
+    for (const auto& [who, blame] : by_task) {
+      const Task& w = engine_.tasks()[who];
+      list.push_back(Json{{"host", hosts_[w.host]},
+                          {"tid", w.tid},
+                          {"comm", TaskName(who)},
+                          {"ns", blame.states.total()},
+                          {"states", StatesJson(blame.states)}});
+    }
+    j["by_task"] = std::move(list);
+    out_ << j.dump() << '\n';
+    return;
+  }
+  const int64_t total = end - start;
+  fmt::print(out_, "{} (host {}, tid {}, pid {})  {:.6f} s observed\n", TaskName(u), hosts_[t.host], t.tid,
+             t.pid < 0 ? t.tid : t.pid, total / 1e9);
+  fmt::print(out_, "  breakdown: {}\n", Shares(breakdown, total));
+  fmt::print(out_, "  path went through:\n");
+  for (const auto& [who, blame] : by_task) {
+    const Task& w = engine_.tasks()[who];
+    fmt::print(out_, "    {:>5.1f}%  {:<20} {}/{:<8} {}\n", total > 0 ? 100.0 * blame.states.total() / total : 0.0,
+               TaskName(who), hosts_[w.host], w.tid, Shares(blame.states, blame.states.total()));
+  }
+}
+
+}  // namespace waitpath

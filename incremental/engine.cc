@@ -1,0 +1,320 @@
+#include "incremental/engine.h"
+
+#include <algorithm>
+
+#include "live/event_decoder.h"
+#include "live/string_table.h"
+
+namespace waitpath {
+namespace {
+constexpr uint64_t kEvictEvery = 16384;  // events between eviction passes on a host
+}  // namespace
+
+Engine::Engine(EngineOptions options)
+    : options_(options), resolver_(tasks_, histories_, options.max_depth) {}
+
+Engine::HostState& Engine::Host(uint16_t host) {
+  if (host >= hosts_.size()) hosts_.resize(host + 1u);
+  return hosts_[host];
+}
+
+int64_t Engine::host_now(uint16_t host) const {
+  return host < hosts_.size() ? hosts_[host].now : std::numeric_limits<int64_t>::min();
+}
+
+int64_t Engine::TaskEnd(Utid u) const {
+  return std::min(tasks_[u].exit_ts, std::max(host_now(tasks_[u].host), tasks_[u].first_ts));
+}
+
+void Engine::Begin(Utid u, int64_t ts, SegmentKind kind) {
+  if (u >= histories_.size()) histories_.resize(u + 1u);
+  TaskHistory& h = histories_[u];
+  if (!h.empty()) return;
+  h.Begin(ts, kind);
+  tasks_[u].first_ts = ts;
+  ++counters_.history_segments;
+}
+
+// The live task `tid`, its history begun in `initial` state if this is its first mention.
+Utid Engine::Touch(uint16_t host, int32_t tid, int64_t ts, SegmentKind initial) {
+  const Utid u = tasks_.GetOrCreate(host, tid, ts);
+  if (u >= histories_.size()) histories_.resize(u + 1u);
+  if (histories_[u].empty()) Begin(u, ts, initial);
+  return u;
+}
+
+void Engine::ResolveWait(Utid u, int64_t ts, const WaitLink& link, SegmentKind next) {
+  TaskHistory& h = histories_[u];
+  const int64_t start = h.back().start;
+  const StateVec delta = resolver_.LinkDelta(u, link, start, ts);
+  h.Resolve(ts, link, delta, next);
+  ++counters_.history_segments;
+  ++counters_.waits;
+  if (listener_ && ts > start) listener_->OnWait(ResolvedWait{u, start, ts, link, delta});
+}
+
+void Engine::FramePushed(CpuContext& cpu, int64_t ts) {
+  if (cpu.frames.size() != 1 || cpu.current == kNoTask) return;
+  TaskHistory& h = histories_[cpu.current];
+  if (h.back().kind == SegmentKind::kRunning) {
+    h.Switch(ts, SegmentKind::kInterrupted);
+    ++counters_.history_segments;
+  }
+}
+
+void Engine::FramePopped(CpuContext& cpu, int64_t ts) {
+  if (!cpu.frames.empty() || cpu.current == kNoTask) return;
+  TaskHistory& h = histories_[cpu.current];
+  if (h.back().kind == SegmentKind::kInterrupted) {
+    h.Switch(ts, SegmentKind::kRunning);
+    ++counters_.history_segments;
+  }
+}
+
+void Engine::Push(const Batch& batch) {
+  const uint16_t host = batch.host;
+  HostState& hs = Host(host);
+  // Kernels with sched_waking also emit sched_wakeup on the target CPU: only the former
+  // runs in the waker's context.
+  hs.has_waking = batch.counters.dialect & kDialectHasWaking;
+  for (const Event& e : batch.events) {
+    hs.now = e.ts;
+    ++counters_.events;
+    CpuContext& cpu = hs.cpus.cpu(e.cpu);
+    // perf names the current task in every event: it fills in CPUs not yet seen switching.
+    if (!cpu.known && e.cur_tid >= 0 && e.kind != EventKind::kSchedSwitch) {
+      cpu.known = true;
+      cpu.current = e.cur_tid == 0 ? kNoTask : Touch(host, e.cur_tid, e.ts, SegmentKind::kRunning);
+    }
+    if (cpu.current != kNoTask && e.cur_pid > 0 && tasks_[cpu.current].pid < 0 &&
+        tasks_[cpu.current].tid == e.cur_tid) {
+      tasks_[cpu.current].pid = e.cur_pid;
+    }
+    switch (e.kind) {
+      case EventKind::kSchedSwitch: OnSwitch(host, e); break;
+      case EventKind::kSchedWaking:
+      case EventKind::kSchedTtwu: OnWaking(host, e); break;
+      case EventKind::kSchedWakeup:
+        if (!hs.has_waking) OnWaking(host, e);
+        break;
+      case EventKind::kSchedWakeupNew: {
+        const Utid u = Touch(host, e.a, e.ts, SegmentKind::kPreempted);
+        SetComm(u, e.c);
+        break;
+      }
+      case EventKind::kProcessFork: OnFork(host, e); break;
+      case EventKind::kProcessExit: {
+        const Utid u = tasks_.Find(host, e.a);
+        if (u != kNoTask && tasks_[u].exit_ts == kNever) tasks_[u].exit_ts = e.ts;
+        break;
+      }
+      case EventKind::kProcessFree: {
+        const Utid u = tasks_.Find(host, e.a);
+        if (u != kNoTask && tasks_[u].exit_ts != kNever) tasks_.Retire(u);
+        break;
+      }
+      case EventKind::kIrqEntry:
+        cpu.frames.push_back(IrqFrame{IrqFrame::Type::kHardIrq, e.a, static_cast<uint32_t>(std::max(e.c, 0))});
+        FramePushed(cpu, e.ts);
+        break;
+      case EventKind::kSoftirqEntry:
+        cpu.frames.push_back(IrqFrame{IrqFrame::Type::kSoftIrq, e.a, 0});
+        FramePushed(cpu, e.ts);
+        break;
+      case EventKind::kHrtimerEntry:
+        cpu.frames.push_back(IrqFrame{IrqFrame::Type::kTimer, 0, 0});
+        FramePushed(cpu, e.ts);
+        break;
+      case EventKind::kIpiEntry:
+        cpu.frames.push_back(IrqFrame{IrqFrame::Type::kIpi, e.b, 0});
+        FramePushed(cpu, e.ts);
+        break;
+      case EventKind::kIrqExit:
+      case EventKind::kSoftirqExit:
+      case EventKind::kHrtimerExit:
+      case EventKind::kIpiExit:
+        // An exit without its entry (trace start, loss) closes nothing.
+        if (!cpu.frames.empty()) {
+          const bool timer_done = cpu.frames.back().type == IrqFrame::Type::kTimer;
+          cpu.frames.pop_back();
+          // The enclosing context (e.g. the local timer interrupt) ran that timer.
+          if (timer_done && !cpu.frames.empty()) cpu.frames.back().timer = true;
+          FramePopped(cpu, e.ts);
+        }
+        break;
+      case EventKind::kPacketOut: OnPacketOut(host, e, batch); break;
+      case EventKind::kPacketIn: OnPacketIn(host, e, batch); break;
+      case EventKind::kBlockComplete:
+        if (!cpu.frames.empty()) cpu.frames.back().disk = true;
+        break;
+      case EventKind::kStatedumpProcess: {
+        const Utid u = tasks_.GetOrCreate(host, e.a, e.ts);
+        SetComm(u, e.c);
+        if (e.b > 0) tasks_[u].pid = e.b;
+        break;
+      }
+      case EventKind::kLost: OnLost(host, e); break;
+      default: break;
+    }
+    if (++hs.events_since_evict >= kEvictEvery) {
+      hs.events_since_evict = 0;
+      Evict(host);
+    }
+  }
+}
+
+void Engine::OnSwitch(uint16_t host, const Event& e) {
+  HostState& hs = hosts_[host];
+  CpuContext& cpu = hs.cpus.cpu(e.cpu);
+  // A switch runs in task context: contexts whose exit we did not see are over.
+  cpu.frames.clear();
+  if (e.a > 0) {
+    const Utid p = Touch(host, e.a, e.ts, SegmentKind::kRunning);
+    SetComm(p, e.c);
+    TaskHistory& h = histories_[p];
+    if (h.blocked()) {
+      // We thought it blocked, yet it ran: its wake-up and switch-in were lost.
+      ++counters_.missed_wakeups;
+      ResolveWait(p, e.ts, WaitLink{WaitLink::Type::kUnknown}, SegmentKind::kRunning);
+    }
+    // prev_state: runnable (preempted) iff its low byte is 0 (kernel >= 4.14 marks
+    // preemption with a high bit; 0x80 is TASK_IDLE, a sleep).
+    const bool preempted = (e.x & 0xff) == 0;
+    h.Switch(e.ts, preempted ? SegmentKind::kPreempted : SegmentKind::kBlocked);
+    ++counters_.history_segments;
+  }
+  if (e.b > 0) {
+    const Utid n = Touch(host, e.b, e.ts, SegmentKind::kRunning);
+    SetComm(n, e.d);
+    tasks_[n].ran = true;
+    if (histories_[n].blocked()) {
+      // Switched in without a wake-up we saw: after lost events the cause is unknown,
+      // otherwise the waker was not traced (e.g. sched_wakeup not enabled): blocked.
+      ++counters_.missed_wakeups;
+      const bool lost = hs.last_loss >= histories_[n].back().start;
+      ResolveWait(n, e.ts, WaitLink{lost ? WaitLink::Type::kUnknown : WaitLink::Type::kNone},
+                  SegmentKind::kRunning);
+    } else {
+      histories_[n].Switch(e.ts, SegmentKind::kRunning);
+      ++counters_.history_segments;
+    }
+    cpu.current = n;
+  } else {
+    cpu.current = kNoTask;
+  }
+  cpu.known = true;
+}
+
+WaitLink Engine::WakerLink(uint16_t host, const Event& e) {
+  CpuContext& cpu = hosts_[host].cpus.cpu(e.cpu);
+  if (!cpu.frames.empty()) {
+    const IrqFrame& f = cpu.frames.back();
+    const Leaf leaf = ClassifyInterrupt(f, f.name ? StringTable::Global().Get(f.name) : std::string_view());
+    if (leaf == Leaf::kNetwork && f.sender_known) return WaitLink{WaitLink::Type::kPacket, leaf, f.sender, f.send_ts};
+    return WaitLink{WaitLink::Type::kLeaf, leaf};
+  }
+  // perf marks interrupt context in every event even when entry events are missing.
+  if ((e.ctx & kCtxKnown) && (e.ctx & (kCtxHardirq | kCtxSoftirq | kCtxNmi))) {
+    return WaitLink{WaitLink::Type::kLeaf, Leaf::kIrq};
+  }
+  if (!cpu.known) {
+    ++counters_.unknown_wakers;
+    return WaitLink{WaitLink::Type::kUnknown};
+  }
+  // The idle task only wakes others from interrupts whose events were not traced.
+  if (cpu.current == kNoTask) return WaitLink{WaitLink::Type::kLeaf, Leaf::kIrq};
+  return WaitLink{WaitLink::Type::kTask, Leaf::kBlocked, cpu.current};
+}
+
+void Engine::OnWaking(uint16_t host, const Event& e) {
+  if (e.a <= 0) return;
+  bool created = false;
+  const Utid u = tasks_.GetOrCreate(host, e.a, e.ts, &created);
+  SetComm(u, e.c);
+  if (u >= histories_.size()) histories_.resize(u + 1u);
+  if (histories_[u].empty()) {
+    Begin(u, e.ts, SegmentKind::kPreempted);
+    return;
+  }
+  if (!histories_[u].blocked()) return;
+  ResolveWait(u, e.ts, WakerLink(host, e), SegmentKind::kPreempted);
+}
+
+void Engine::OnFork(uint16_t host, const Event& e) {
+  const Utid parent = Touch(host, e.a, e.ts, SegmentKind::kRunning);
+  const Utid child = tasks_.CreateFresh(host, e.b, e.ts);
+  Task& c = tasks_[child];
+  c.parent = parent;
+  c.birth = e.ts;
+  c.comm = e.c >= 0 ? static_cast<uint32_t>(e.c) : tasks_[parent].comm;
+  c.pid = e.d > 0 ? e.d : -1;
+  Begin(child, e.ts, SegmentKind::kPreempted);
+}
+
+void Engine::OnLost(uint16_t host, const Event& e) {
+  HostState& hs = hosts_[host];
+  ++counters_.loss_markers;
+  CpuContext& cpu = hs.cpus.cpu(e.cpu);
+  // Whatever ran on this CPU since the loss began is unknown until its next sched_switch.
+  if (cpu.current != kNoTask) {
+    TaskHistory& h = histories_[cpu.current];
+    if (!h.blocked()) {
+      h.Switch(std::max(e.x, h.back().start), SegmentKind::kUnknown);
+      ++counters_.history_segments;
+    }
+  }
+  cpu.current = kNoTask;
+  cpu.known = false;
+  cpu.frames.clear();
+  hs.last_loss = e.ts;
+}
+
+void Engine::OnPacketOut(uint16_t host, const Event& e, const Batch& batch) {
+  CpuContext& cpu = hosts_[host].cpus.cpu(e.cpu);
+  const bool task_context = cpu.frames.empty() && !((e.ctx & kCtxKnown) && (e.ctx & (kCtxHardirq | kCtxNmi)));
+  const PacketKey* key = e.a >= 0 ? &batch.packets[static_cast<size_t>(e.a)] : nullptr;
+  packets_.OnSend(host, e.ts, static_cast<uint64_t>(e.x), key, task_context && cpu.known ? cpu.current : kNoTask);
+}
+
+void Engine::OnPacketIn(uint16_t host, const Event& e, const Batch& batch) {
+  CpuContext& cpu = hosts_[host].cpus.cpu(e.cpu);
+  const PacketKey* key = e.a >= 0 ? &batch.packets[static_cast<size_t>(e.a)] : nullptr;
+  const auto send = packets_.OnReceive(host, static_cast<uint64_t>(e.x), key);
+  if (cpu.frames.empty()) return;
+  IrqFrame& f = cpu.frames.back();
+  f.packet = true;
+  // Cross-host senders need synchronized clocks to be followed (the sync issue); until
+  // then such a wait is network.
+  f.sender_known = send && send->sender != kNoTask && send->host == host;
+  if (f.sender_known) {
+    f.sender = send->sender;
+    f.send_ts = send->ts;
+  }
+}
+
+void Engine::Evict(uint16_t host) {
+  const int64_t now = hosts_[host].now;
+  packets_.ExpireBefore(now - options_.packet_expiry_ns);
+  int64_t cutoff = now - options_.retention_ns;
+  // Over the byte cap, keep less time than the retention window.
+  for (int64_t keep = options_.retention_ns; history_bytes() > options_.max_history_bytes && keep > 1; keep /= 2) {
+    cutoff = now - keep / 2;
+    for (Utid u = 0; u < histories_.size(); ++u) {
+      if (tasks_[u].host != host) continue;
+      const size_t n = histories_[u].EvictBefore(cutoff);
+      counters_.evicted_segments += n;
+      counters_.history_segments -= n;
+    }
+  }
+  // A slice of tasks per pass keeps each pass cheap; all are visited within a few passes.
+  const size_t slice = std::max<size_t>(1024, histories_.size() / 8);
+  for (size_t i = 0; i < slice && !histories_.empty(); ++i) {
+    evict_cursor_ = (evict_cursor_ + 1) % histories_.size();
+    if (tasks_[evict_cursor_].host != host) continue;
+    const size_t n = histories_[evict_cursor_].EvictBefore(cutoff);
+    counters_.evicted_segments += n;
+    counters_.history_segments -= n;
+  }
+}
+
+}  // namespace waitpath

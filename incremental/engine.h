@@ -1,0 +1,112 @@
+// The incremental engine: consumes decoded batches host by host, keeps kernel state and task
+// histories within bounded memory, and resolves every wait at its wake-up.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "incremental/active_path_resolver.h"
+#include "incremental/cpu_context_tracker.h"
+#include "incremental/packet_matcher.h"
+#include "incremental/task_history.h"
+#include "incremental/task_table.h"
+#include "live/batch.h"
+
+namespace waitpath {
+
+struct EngineOptions {
+  int64_t retention_ns = 30'000'000'000;       // history kept behind each host's newest event
+  size_t max_history_bytes = 256u << 20;       // and at most this much of it
+  int max_depth = 256;                         // longest wake-up chain followed
+  int64_t packet_expiry_ns = 10'000'000'000;   // unmatched sends are dropped after this
+};
+
+// A wait of `task` over [start, end), resolved at its wake-up `end`.
+struct ResolvedWait {
+  Utid task;
+  int64_t start, end;
+  WaitLink link;
+  StateVec breakdown;  // sums to end - start
+};
+
+// Told about every resolved wait, while the histories it reaches are still retained.
+class WaitListener {
+ public:
+  virtual ~WaitListener() = default;
+  virtual void OnWait(const ResolvedWait& wait) = 0;
+};
+
+struct EngineCounters {
+  uint64_t events = 0;
+  uint64_t waits = 0;
+  uint64_t unknown_wakers = 0;    // wake-ups from a CPU whose context was not known
+  uint64_t missed_wakeups = 0;    // tasks switched in while we thought them blocked
+  uint64_t loss_markers = 0;
+  uint64_t evicted_segments = 0;
+  uint64_t history_segments = 0;  // retained now
+};
+
+class Engine {
+ public:
+  explicit Engine(EngineOptions options = {});
+
+  void SetListener(WaitListener* listener) { listener_ = listener; }
+  void Push(const Batch& batch);
+
+  const TaskTable& tasks() const { return tasks_; }
+  const TaskHistory& history(Utid u) const { return histories_[u]; }
+  ActivePathResolver& resolver() { return resolver_; }
+  const PacketMatcher& packets() const { return packets_; }
+  const EngineCounters& counters() const { return counters_; }
+
+  // The newest timestamp seen on `host` (the end of its input once it has ended).
+  int64_t host_now(uint16_t host) const;
+  // A task's observed lifetime [start, end): its first event (or fork) to its exit, or to
+  // the end of its host's input.
+  int64_t TaskStart(Utid u) const { return histories_[u].empty() ? tasks_[u].first_ts : tasks_[u].first_ts; }
+  int64_t TaskEnd(Utid u) const;
+  // Breakdown of the task's active path over [a, b).
+  StateVec Breakdown(Utid u, int64_t a, int64_t b) { return resolver_.Delta(u, a, b); }
+  size_t history_bytes() const { return counters_.history_segments * TaskHistory::kSegmentBytes; }
+
+ private:
+  struct HostState {
+    CpuContextTracker cpus;
+    int64_t now = std::numeric_limits<int64_t>::min();
+    int64_t last_loss = std::numeric_limits<int64_t>::min();
+    bool has_waking = false;
+    uint64_t events_since_evict = 0;
+  };
+
+  HostState& Host(uint16_t host);
+  Utid Touch(uint16_t host, int32_t tid, int64_t ts, SegmentKind initial);
+  void Begin(Utid u, int64_t ts, SegmentKind kind);
+  void SetComm(Utid u, int32_t comm) {
+    if (comm >= 0) tasks_[u].comm = static_cast<uint32_t>(comm);
+  }
+  void ResolveWait(Utid u, int64_t ts, const WaitLink& link, SegmentKind next);
+  void FramePushed(CpuContext& cpu, int64_t ts);
+  void FramePopped(CpuContext& cpu, int64_t ts);
+  WaitLink WakerLink(uint16_t host, const Event& e);
+
+  void OnSwitch(uint16_t host, const Event& e);
+  void OnWaking(uint16_t host, const Event& e);
+  void OnFork(uint16_t host, const Event& e);
+  void OnLost(uint16_t host, const Event& e);
+  void OnPacketIn(uint16_t host, const Event& e, const Batch& batch);
+  void OnPacketOut(uint16_t host, const Event& e, const Batch& batch);
+  void Evict(uint16_t host);
+
+  const EngineOptions options_;
+  TaskTable tasks_;
+  std::vector<TaskHistory> histories_;
+  std::vector<HostState> hosts_;
+  PacketMatcher packets_;
+  ActivePathResolver resolver_;
+  WaitListener* listener_ = nullptr;
+  EngineCounters counters_;
+  size_t evict_cursor_ = 0;
+};
+
+}  // namespace waitpath

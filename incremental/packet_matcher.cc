@@ -1,0 +1,60 @@
+#include "incremental/packet_matcher.h"
+
+namespace waitpath {
+namespace {
+uint64_t Mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  return h;
+}
+}  // namespace
+
+uint64_t PacketMatcher::KeyHash(uint16_t host, uint64_t skbaddr, const PacketKey* key) {
+  if (key && key->has_tcp) {
+    uint64_t h = 0x7c9ULL;
+    h = Mix(h, (static_cast<uint64_t>(key->seq) << 32) | key->ack_seq);
+    h = Mix(h, key->flags);
+    if (key->has_addresses) {
+      h = Mix(h, (static_cast<uint64_t>(key->saddr) << 32) | key->daddr);
+      h = Mix(h, (static_cast<uint64_t>(key->sport) << 16) | key->dport);
+    }
+    return h;
+  }
+  // skbaddr identifies a packet only within one host, and only until the skb is freed.
+  return Mix(Mix(0x5cbULL, host), skbaddr);
+}
+
+void PacketMatcher::OnSend(uint16_t host, int64_t ts, uint64_t skbaddr, const PacketKey* key, Utid sender) {
+  ++counters_.sends;
+  const uint64_t k = KeyHash(host, skbaddr, key);
+  sends_[k].push_back(PacketSend{host, sender, ts});
+  order_.emplace_back(ts, k);
+  ++pending_;
+}
+
+std::optional<PacketSend> PacketMatcher::OnReceive(uint16_t host, uint64_t skbaddr, const PacketKey* key) {
+  ++counters_.receives;
+  auto it = sends_.find(KeyHash(host, skbaddr, key));
+  if (it == sends_.end() || it->second.empty()) return std::nullopt;
+  PacketSend send = it->second.front();
+  it->second.pop_front();
+  if (it->second.empty()) sends_.erase(it);
+  --pending_;
+  ++counters_.matched;
+  if (send.host != host) ++counters_.matched_cross_host;
+  return send;
+}
+
+void PacketMatcher::ExpireBefore(int64_t before) {
+  while (!order_.empty() && order_.front().first < before) {
+    auto it = sends_.find(order_.front().second);
+    if (it != sends_.end() && !it->second.empty() && it->second.front().ts == order_.front().first) {
+      it->second.pop_front();
+      if (it->second.empty()) sends_.erase(it);
+      --pending_;
+      ++counters_.expired;
+    }
+    order_.pop_front();
+  }
+}
+
+}  // namespace waitpath

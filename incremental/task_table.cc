@@ -1,0 +1,38 @@
+#include "incremental/task_table.h"
+
+namespace waitpath {
+
+Utid TaskTable::Find(uint16_t host, int32_t tid) const {
+  auto it = live_.find(Key(host, tid));
+  return it == live_.end() ? kNoTask : it->second;
+}
+
+Utid TaskTable::GetOrCreate(uint16_t host, int32_t tid, int64_t ts, bool* created) {
+  auto [it, inserted] = live_.try_emplace(Key(host, tid), static_cast<Utid>(tasks_.size()));
+  if (created) *created = inserted;
+  if (inserted) {
+    Task& t = tasks_.emplace_back();
+    t.host = host;
+    t.tid = tid;
+    t.first_ts = ts;
+  }
+  return it->second;
+}
+
+Utid TaskTable::CreateFresh(uint16_t host, int32_t tid, int64_t ts) {
+  const Utid u = static_cast<Utid>(tasks_.size());
+  Task& t = tasks_.emplace_back();
+  t.host = host;
+  t.tid = tid;
+  t.first_ts = ts;
+  live_[Key(host, tid)] = u;
+  return u;
+}
+
+void TaskTable::Retire(Utid utid) {
+  const Task& t = tasks_[utid];
+  auto it = live_.find(Key(t.host, t.tid));
+  if (it != live_.end() && it->second == utid) live_.erase(it);
+}
+
+}  // namespace waitpath

@@ -1,0 +1,51 @@
+// Dense task ids (Utid) for every thread of every host, with what is known of each.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <unordered_map>
+#include <vector>
+
+namespace waitpath {
+
+using Utid = uint32_t;
+inline constexpr Utid kNoTask = std::numeric_limits<Utid>::max();
+inline constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+
+struct Task {
+  uint16_t host = 0;
+  int32_t tid = 0;
+  int32_t pid = -1;        // -1 until a fork, statedump or perf context says
+  uint32_t comm = 0;       // interned name, the latest seen
+  Utid parent = kNoTask;   // set when the fork was traced
+  int64_t birth = kNever;  // fork time when traced
+  int64_t first_ts = 0;    // first mention in the trace: start of its history
+  int64_t exit_ts = kNever;
+  bool ran = false;        // was switched in at least once
+};
+
+class TaskTable {
+ public:
+  // The live task with this tid on this host, or kNoTask.
+  Utid Find(uint16_t host, int32_t tid) const;
+  // The live task with this tid, created (first mention at `ts`) when unknown.
+  Utid GetOrCreate(uint16_t host, int32_t tid, int64_t ts, bool* created = nullptr);
+  // A new task for `tid` (a fork): any older task with that tid stops being findable.
+  Utid CreateFresh(uint16_t host, int32_t tid, int64_t ts);
+  // Forget the tid -> task mapping (after the task is freed); the Task itself stays.
+  void Retire(Utid utid);
+
+  Task& operator[](Utid u) { return tasks_[u]; }
+  const Task& operator[](Utid u) const { return tasks_[u]; }
+  size_t size() const { return tasks_.size(); }
+
+ private:
+  static uint64_t Key(uint16_t host, int32_t tid) {
+    return (static_cast<uint64_t>(host) << 32) | static_cast<uint32_t>(tid);
+  }
+  std::vector<Task> tasks_;
+  std::unordered_map<uint64_t, Utid> live_;
+};
+
+}  // namespace waitpath
