@@ -23,7 +23,9 @@ int64_t Engine::host_now(uint16_t host) const {
 }
 
 int64_t Engine::TaskEnd(Utid u) const {
-  return std::min(tasks_[u].exit_ts, std::max(host_now(tasks_[u].host), tasks_[u].first_ts));
+  const Task& t = tasks_[u];
+  if (t.end_ts != kNever) return t.end_ts;
+  return std::min(t.exit_ts, std::max(host_now(t.host), t.first_ts));
 }
 
 void Engine::Begin(Utid u, int64_t ts, SegmentKind kind) {
@@ -148,9 +150,13 @@ void Engine::Push(const Batch& batch) {
         if (!cpu.frames.empty()) cpu.frames.back().disk = true;
         break;
       case EventKind::kStatedumpProcess: {
+        // LTTng's state dump lists the tasks that exist; one in state WAIT is asleep, so
+        // its history starts blocked (its waker will say on what).
+        constexpr int32_t kStatedumpWait = 5;
         const Utid u = tasks_.GetOrCreate(host, e.a, e.ts);
         SetComm(u, e.c);
         if (e.b > 0) tasks_[u].pid = e.b;
+        if (e.d == kStatedumpWait) Begin(u, e.ts, SegmentKind::kBlocked);
         break;
       }
       case EventKind::kLost: OnLost(host, e); break;
@@ -181,6 +187,7 @@ void Engine::OnSwitch(uint16_t host, const Event& e) {
     // preemption with a high bit; 0x80 is TASK_IDLE, a sleep).
     const bool preempted = (e.x & 0xff) == 0;
     h.Switch(e.ts, preempted ? SegmentKind::kPreempted : SegmentKind::kBlocked);
+    if (tasks_[p].exit_ts != kNever && tasks_[p].end_ts == kNever) tasks_[p].end_ts = e.ts;
     ++counters_.history_segments;
   }
   if (e.b > 0) {

@@ -62,9 +62,10 @@ class Engine {
 
   // The newest timestamp seen on `host` (the end of its input once it has ended).
   int64_t host_now(uint16_t host) const;
-  // A task's observed lifetime [start, end): its first event (or fork) to its exit, or to
-  // the end of its host's input.
-  int64_t TaskStart(Utid u) const { return histories_[u].empty() ? tasks_[u].first_ts : tasks_[u].first_ts; }
+  // A task's observed lifetime [start, end): from its fork or first event to its final
+  // switch-out after sched_process_exit (the exit itself if that switch is not in the trace),
+  // or to the end of its host's input.
+  int64_t TaskStart(Utid u) const { return tasks_[u].first_ts; }
   int64_t TaskEnd(Utid u) const;
   // Breakdown of the task's active path over [a, b).
   StateVec Breakdown(Utid u, int64_t a, int64_t b) { return resolver_.Delta(u, a, b); }

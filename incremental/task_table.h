@@ -21,7 +21,8 @@ struct Task {
   Utid parent = kNoTask;   // set when the fork was traced
   int64_t birth = kNever;  // fork time when traced
   int64_t first_ts = 0;    // first mention in the trace: start of its history
-  int64_t exit_ts = kNever;
+  int64_t exit_ts = kNever;  // sched_process_exit
+  int64_t end_ts = kNever;   // its final switch-out after the exit: the end of its life
   bool ran = false;        // was switched in at least once
 };
 

@@ -837,7 +837,7 @@ void Simulator::Impl::OnIrqBody(int g, int32_t irq, Ns t) {
       }
       Emit(g, t + 600, EventKind::kHrtimerExpireExit, 0, 0,
            static_cast<int64_t>(rt_[req.task].hrtimer));
-      tail = 800;
+      tail = 600;
       break;
     }
     case IrqKind::kTick:
@@ -845,7 +845,7 @@ void Simulator::Impl::OnIrqBody(int g, int32_t irq, Ns t) {
       Emit(g, t + 400, EventKind::kHrtimerExpireExit, 0, 0,
            static_cast<int64_t>(0xffff88807fc1e8c0ULL +
                                 static_cast<uint64_t>(cpu.local) * 0x40000ULL));
-      tail = 600;
+      tail = 400;
       break;
     case IrqKind::kDisk: {
       TaskRt& r = rt_[req.task];
@@ -856,7 +856,7 @@ void Simulator::Impl::OnIrqBody(int g, int32_t irq, Ns t) {
         }
       }
       Emit(g, t + 700, EventKind::kIrqHandlerExit, 130 + cpu.local, 1);
-      tail = 1000;
+      tail = 700;
       break;
     }
     case IrqKind::kNetRx: {
@@ -886,10 +886,13 @@ void Simulator::Impl::OnIrqBody(int g, int32_t irq, Ns t) {
           }
         }
       }
-      Emit(g, t + tail - 200, EventKind::kSoftirqExit, kNetRxSoftirq);
+      tail -= 200;
+      Emit(g, t + tail, EventKind::kSoftirqExit, kNetRxSoftirq);
       break;
     }
   }
+  // The interrupted task resumes at the context's last exit event: an observer of the trace
+  // can place every boundary of the truth on an event.
   cpu.irq_end = t + tail;
   Post(t + tail, Ev::kIrqEnd, g);
 }
@@ -926,10 +929,12 @@ SimulationResult Simulator::Impl::Run() {
     int g0 = hosts_[h].first_cpu;
     Ns t = 10 * kUs;
     Emit(g0, t, EventKind::kStatedumpStart);
+    std::vector<Ns> dumped(result_.tasks.size(), 0);
     for (size_t i = 0; i < result_.tasks.size(); ++i) {
       const TaskInfo& info = result_.tasks[i];
       if (info.host != static_cast<int>(h) || info.idle || info.forked) continue;
       t += 700;
+      dumped[i] = t;
       Emit(g0, t, EventKind::kStatedumpProcessState, static_cast<int32_t>(i), kStatusWait,
            rt_[i].last_cpu);
     }
@@ -937,7 +942,8 @@ SimulationResult Simulator::Impl::Run() {
     for (const TaskSpec& ts : s_.hosts[h].tasks) {
       if (ts.forked) continue;
       int32_t id = task_by_name_.at(ts.name);
-      result_.timelines[id] = TaskTimeline(0, TaskState::kBlocked);
+      // Its observed life starts at its state dump entry, the first event naming it.
+      result_.timelines[id] = TaskTimeline(dumped[static_cast<size_t>(id)], TaskState::kBlocked);
       rt_[id].st = St::kBlocked;
       rt_[id].wait = Wait::kSleep;
       irqs_.push_back({IrqKind::kTimerWake, id, -1});
@@ -970,9 +976,14 @@ SimulationResult Simulator::Impl::Run() {
     }
   }
   result_.end = s_.duration;
+  // Tasks still alive are observed until their host's last event.
+  std::vector<Ns> host_last(result_.hosts.size(), 0);
+  for (size_t h = 0; h < result_.hosts.size(); ++h) {
+    for (const TraceRecord& rec : result_.hosts[h].records) host_last[h] = std::max(host_last[h], rec.t);
+  }
   for (size_t i = 0; i < rt_.size(); ++i) {
     if (rt_[i].st != St::kDead && rt_[i].st != St::kUnborn)
-      result_.timelines[i].Finish(s_.duration);
+      result_.timelines[i].Finish(host_last[static_cast<size_t>(result_.tasks[i].host)]);
   }
   return std::move(result_);
 }
