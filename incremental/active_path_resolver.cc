@@ -2,67 +2,97 @@
 
 namespace waitpath {
 
-// F_X(t) for t inside x's retained history.
-StateVec ActivePathResolver::CumAt(Utid x, const TaskHistory& h, int64_t t, int depth) {
-  const size_t i = h.Find(t);
-  const Segment& s = h.at(i);
-  if (s.kind != SegmentKind::kBlocked) return s.cum + StateVec::Of(OwnLeaf(s.kind), t - s.start);
-  if (s.link.type == WaitLink::Type::kPending) return s.cum + StateVec::Of(Leaf::kBlocked, t - s.start);
-  return s.cum + LinkDelta(x, s.link, s.start, t, depth + 1);
+void ActivePathResolver::SetHorizon(uint16_t host, int64_t horizon) {
+  if (host >= horizons_.size()) horizons_.resize(host + 1u, std::numeric_limits<int64_t>::min());
+  horizons_[host] = std::max(horizons_[host], horizon);
 }
 
-StateVec ActivePathResolver::Delta(Utid x, int64_t a, int64_t b, int depth) {
-  StateVec out;
-  if (a >= b) return out;
-  if (x == kNoTask) return StateVec::Of(Leaf::kUnknown, b - a);
+// The value at t of the function a blocked segment [start, ...) follows: F_X(t) - F_X(start)
+// = LinkValue(t) - LinkValue(start).
+StateVec ActivePathResolver::LinkValue(const WaitLink& link, int64_t start, int64_t t, int depth) {
+  switch (link.type) {
+    case WaitLink::Type::kTask:
+      return Cum(link.task, t, depth + 1);
+    case WaitLink::Type::kPacket: {
+      if (link.task == kNoTask) return StateVec::Of(Leaf::kNetwork, t);
+      // AP(sender, t) until the send, then the packet is in flight: network.
+      const int64_t send = std::max(link.ts, start);
+      if (t <= send) return Cum(link.task, t, depth + 1);
+      StateVec v = Cum(link.task, send, depth + 1);
+      v[Leaf::kNetwork] += t - send;
+      return v;
+    }
+    case WaitLink::Type::kLeaf:
+      return StateVec::Of(link.leaf, t);
+    case WaitLink::Type::kUnknown:
+      return StateVec::Of(Leaf::kUnknown, t);
+    case WaitLink::Type::kNone:
+    case WaitLink::Type::kPending:
+      return StateVec::Of(Leaf::kBlocked, t);
+  }
+  return {};
+}
+
+// F_X(t) for t inside the retained history.
+StateVec ActivePathResolver::CumInside(const TaskHistory& h, int64_t t, int depth) {
+  const Segment& s = h.at(h.Find(t));
+  if (s.kind != SegmentKind::kBlocked) return s.cum + StateVec::Of(OwnLeaf(s.kind), t - s.start);
+  if (s.link.type == WaitLink::Type::kPending) return s.cum + StateVec::Of(Leaf::kBlocked, t - s.start);
+  return s.cum + LinkValue(s.link, s.start, t, depth) - s.origin;
+}
+
+StateVec ActivePathResolver::Cum(Utid x, int64_t t, int depth) {
+  if (x == kNoTask) return StateVec::Of(Leaf::kUnknown, t);
   if (depth > max_depth_) {
     ++counters_.depth_limited;
-    return StateVec::Of(Leaf::kUnknown, b - a);
+    return StateVec::Of(Leaf::kUnknown, t);
   }
   const Task& task = tasks_[x];
   const TaskHistory& h = histories_[x];
-  // Before x existed its path is its parent's (fork link); before it was first seen, or in
-  // evicted history, nothing is known.
-  if (a < h.start()) {
-    const int64_t cut = std::min(b, h.start());
-    if (task.parent != kNoTask && task.birth != kNever && a < task.birth) {
-      const int64_t fork_cut = std::min(cut, task.birth);
-      out += Delta(task.parent, a, fork_cut, depth + 1);
-      if (fork_cut < cut) out[Leaf::kUnknown] += cut - fork_cut;
-    } else {
-      if (h.evicted_until() > a) ++counters_.evicted_reads;
-      out[Leaf::kUnknown] += cut - a;
-    }
-    a = cut;
-    if (a >= b) return out;
+  if (h.empty()) return StateVec::Of(Leaf::kUnknown, t);
+  const int64_t start = h.start();
+  if (t >= start) return CumInside(h, t, depth);
+  // Before x's history: its parent's path before the fork, unknown otherwise.
+  StateVec v = h.at(0).cum;
+  if (task.parent != kNoTask && task.birth != kNever && t < task.birth && task.birth <= start) {
+    v[Leaf::kUnknown] -= start - task.birth;
+    return v + Cum(task.parent, t, depth + 1) - task.parent_origin;
   }
-  out += CumAt(x, h, b, depth);
-  out -= CumAt(x, h, a, depth);
-  return out;
+  v[Leaf::kUnknown] -= start - t;
+  return v;
 }
 
-StateVec ActivePathResolver::LinkDelta(Utid waiter, const WaitLink& link, int64_t a, int64_t b, int depth) {
-  (void)waiter;
-  if (a >= b) return {};
-  switch (link.type) {
-    case WaitLink::Type::kTask:
-      return Delta(link.task, a, b, depth);
-    case WaitLink::Type::kPacket: {
-      // AP(sender, t) until the send, then the packet is in flight: network.
-      const int64_t send = std::clamp(link.ts, a, b);
-      StateVec out = link.task == kNoTask ? StateVec::Of(Leaf::kNetwork, send - a) : Delta(link.task, a, send, depth);
-      out[Leaf::kNetwork] += b - send;
-      return out;
+StateVec ActivePathResolver::Delta(Utid x, int64_t a, int64_t b) {
+  StateVec out;
+  if (a >= b) return out;
+  if (x != kNoTask) {
+    const int64_t h = horizon(tasks_[x].host);
+    if (a < h) {
+      const int64_t cut = std::min(b, h);
+      out[Leaf::kUnknown] += cut - a;
+      ++counters_.evicted_reads;
+      a = cut;
+      if (a >= b) return out;
     }
-    case WaitLink::Type::kLeaf:
-      return StateVec::Of(link.leaf, b - a);
-    case WaitLink::Type::kUnknown:
-      return StateVec::Of(Leaf::kUnknown, b - a);
-    case WaitLink::Type::kNone:
-    case WaitLink::Type::kPending:
-      return StateVec::Of(Leaf::kBlocked, b - a);
   }
-  return {};
+  return out + Cum(x, b) - Cum(x, a);
+}
+
+StateVec ActivePathResolver::ResolveWait(const WaitLink& link, int64_t a, int64_t b, StateVec* origin) {
+  *origin = {};
+  if (a >= b) return {};
+  // A wait that began before the horizon: its evicted part is unknown.
+  const int64_t h = link.task != kNoTask ? horizon(tasks_[link.task].host) : std::numeric_limits<int64_t>::min();
+  StateVec before;
+  if (a < h && (link.type == WaitLink::Type::kTask || link.type == WaitLink::Type::kPacket)) {
+    const int64_t cut = std::min(b, h);
+    before[Leaf::kUnknown] = cut - a;
+    ++counters_.evicted_reads;
+    *origin = LinkValue(link, a, cut, 0) - before;
+    return before + LinkValue(link, a, b, 0) - LinkValue(link, a, cut, 0);
+  }
+  *origin = LinkValue(link, a, a, 0);
+  return LinkValue(link, a, b, 0) - *origin;
 }
 
 void ActivePathResolver::Emit(std::vector<PathSegment>* out, Utid task, Leaf leaf, int64_t a, int64_t b) {
@@ -82,6 +112,11 @@ void ActivePathResolver::Expand(Utid x, int64_t a, int64_t b, std::vector<PathSe
   }
   const Task& task = tasks_[x];
   const TaskHistory& h = histories_[x];
+  const int64_t hz = horizon(task.host);
+  if (a < hz) {
+    Emit(out, x, Leaf::kUnknown, a, std::min(b, hz));
+    a = std::min(b, hz);
+  }
   if (a < h.start()) {
     const int64_t cut = std::min(b, h.start());
     if (task.parent != kNoTask && task.birth != kNever && a < task.birth) {

@@ -48,9 +48,11 @@ Utid Engine::Touch(uint16_t host, int32_t tid, int64_t ts, SegmentKind initial) 
 void Engine::ResolveWait(Utid u, int64_t ts, const WaitLink& link, SegmentKind next) {
   TaskHistory& h = histories_[u];
   const int64_t start = h.back().start;
-  const StateVec delta = resolver_.LinkDelta(u, link, start, ts);
-  h.Resolve(ts, link, delta, next);
-  ++counters_.history_segments;
+  StateVec origin;
+  const StateVec delta = resolver_.ResolveWait(link, start, ts, &origin);
+  const size_t before = h.size();
+  h.Resolve(ts, link, delta, origin, next);
+  counters_.history_segments += h.size() - before;
   ++counters_.waits;
   if (listener_ && ts > start) listener_->OnWait(ResolvedWait{u, start, ts, link, delta});
 }
@@ -59,8 +61,9 @@ void Engine::FramePushed(CpuContext& cpu, int64_t ts) {
   if (cpu.frames.size() != 1 || cpu.current == kNoTask) return;
   TaskHistory& h = histories_[cpu.current];
   if (h.back().kind == SegmentKind::kRunning) {
+    const size_t before = h.size();
     h.Switch(ts, SegmentKind::kInterrupted);
-    ++counters_.history_segments;
+    counters_.history_segments += h.size() - before;
   }
 }
 
@@ -68,8 +71,9 @@ void Engine::FramePopped(CpuContext& cpu, int64_t ts) {
   if (!cpu.frames.empty() || cpu.current == kNoTask) return;
   TaskHistory& h = histories_[cpu.current];
   if (h.back().kind == SegmentKind::kInterrupted) {
+    const size_t before = h.size();
     h.Switch(ts, SegmentKind::kRunning);
-    ++counters_.history_segments;
+    counters_.history_segments += h.size() - before;
   }
 }
 
@@ -154,6 +158,7 @@ void Engine::Push(const Batch& batch) {
         // its history starts blocked (its waker will say on what).
         constexpr int32_t kStatedumpWait = 5;
         const Utid u = tasks_.GetOrCreate(host, e.a, e.ts);
+        if (u >= histories_.size()) histories_.resize(u + 1u);
         SetComm(u, e.c);
         if (e.b > 0) tasks_[u].pid = e.b;
         if (e.d == kStatedumpWait) Begin(u, e.ts, SegmentKind::kBlocked);
@@ -186,9 +191,10 @@ void Engine::OnSwitch(uint16_t host, const Event& e) {
     // prev_state: runnable (preempted) iff its low byte is 0 (kernel >= 4.14 marks
     // preemption with a high bit; 0x80 is TASK_IDLE, a sleep).
     const bool preempted = (e.x & 0xff) == 0;
+    const size_t before = h.size();
     h.Switch(e.ts, preempted ? SegmentKind::kPreempted : SegmentKind::kBlocked);
+    counters_.history_segments += h.size() - before;
     if (tasks_[p].exit_ts != kNever && tasks_[p].end_ts == kNever) tasks_[p].end_ts = e.ts;
-    ++counters_.history_segments;
   }
   if (e.b > 0) {
     const Utid n = Touch(host, e.b, e.ts, SegmentKind::kRunning);
@@ -202,8 +208,9 @@ void Engine::OnSwitch(uint16_t host, const Event& e) {
       ResolveWait(n, e.ts, WaitLink{lost ? WaitLink::Type::kUnknown : WaitLink::Type::kNone},
                   SegmentKind::kRunning);
     } else {
+      const size_t before = histories_[n].size();
       histories_[n].Switch(e.ts, SegmentKind::kRunning);
-      ++counters_.history_segments;
+      counters_.history_segments += histories_[n].size() - before;
     }
     cpu.current = n;
   } else {
@@ -255,6 +262,7 @@ void Engine::OnFork(uint16_t host, const Event& e) {
   c.birth = e.ts;
   c.comm = e.c >= 0 ? static_cast<uint32_t>(e.c) : tasks_[parent].comm;
   c.pid = e.d > 0 ? e.d : -1;
+  c.parent_origin = resolver_.Cum(parent, e.ts);
   Begin(child, e.ts, SegmentKind::kPreempted);
 }
 
@@ -266,8 +274,9 @@ void Engine::OnLost(uint16_t host, const Event& e) {
   if (cpu.current != kNoTask) {
     TaskHistory& h = histories_[cpu.current];
     if (!h.blocked()) {
+      const size_t before = h.size();
       h.Switch(std::max(e.x, h.back().start), SegmentKind::kUnknown);
-      ++counters_.history_segments;
+      counters_.history_segments += h.size() - before;
     }
   }
   cpu.current = kNoTask;
@@ -303,9 +312,11 @@ void Engine::Evict(uint16_t host) {
   const int64_t now = hosts_[host].now;
   packets_.ExpireBefore(now - options_.packet_expiry_ns);
   int64_t cutoff = now - options_.retention_ns;
+  resolver_.SetHorizon(host, cutoff);
   // Over the byte cap, keep less time than the retention window.
   for (int64_t keep = options_.retention_ns; history_bytes() > options_.max_history_bytes && keep > 1; keep /= 2) {
     cutoff = now - keep / 2;
+    resolver_.SetHorizon(host, cutoff);
     for (Utid u = 0; u < histories_.size(); ++u) {
       if (tasks_[u].host != host) continue;
       const size_t n = histories_[u].EvictBefore(cutoff);

@@ -33,8 +33,11 @@ struct WaitLink {
 struct Segment {
   int64_t start;
   SegmentKind kind;
-  WaitLink link;  // blocked segments only
-  StateVec cum;   // F_X(start)
+  WaitLink link;    // blocked segments only
+  StateVec cum;     // F_X(start)
+  // Resolved blocked segments: the link's cumulative value at `start` (e.g. F_W(start) for
+  // a waker W), so F_X(t) = cum + F_W(t) - origin follows one chain, not two.
+  StateVec origin;
 };
 
 // The leaf a task's own (non-blocked) segment counts as.
@@ -61,7 +64,7 @@ class TaskHistory {
   bool blocked() const { return !empty() && back().kind == SegmentKind::kBlocked; }
 
   void Begin(int64_t ts, SegmentKind kind) {
-    segments_.push_back(Segment{ts, kind, {}, {}});
+    segments_.push_back(Segment{ts, kind, {}, {}, {}});
   }
 
   // Closes the open own-state segment at `ts` and continues as `kind`.
@@ -71,10 +74,13 @@ class TaskHistory {
     Append(ts, kind, open.cum + StateVec::Of(OwnLeaf(open.kind), ts - open.start));
   }
 
-  // Closes the open blocked segment at `ts`: `delta` is its active path's breakdown.
-  void Resolve(int64_t ts, const WaitLink& link, const StateVec& delta, SegmentKind next) {
+  // Closes the open blocked segment at `ts`: `delta` is its active path's breakdown and
+  // `origin` the link's cumulative value at the segment's start.
+  void Resolve(int64_t ts, const WaitLink& link, const StateVec& delta, const StateVec& origin,
+               SegmentKind next) {
     Segment& open = segments_.back();
     open.link = link;
+    open.origin = origin;
     Append(ts, next, open.cum + delta);
   }
 
@@ -111,7 +117,7 @@ class TaskHistory {
       open.link = {};
       return;
     }
-    segments_.push_back(Segment{ts, kind, {}, cum});
+    segments_.push_back(Segment{ts, kind, {}, cum, {}});
   }
 
   std::deque<Segment> segments_;

@@ -1,6 +1,8 @@
 // Dense task ids (Utid) for every thread of every host, with what is known of each.
 #pragma once
 
+#include "incremental/leaf_state.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -20,6 +22,7 @@ struct Task {
   uint32_t comm = 0;       // interned name, the latest seen
   Utid parent = kNoTask;   // set when the fork was traced
   int64_t birth = kNever;  // fork time when traced
+  StateVec parent_origin;  // the parent's cumulative vector at the fork
   int64_t first_ts = 0;    // first mention in the trace: start of its history
   int64_t exit_ts = kNever;  // sched_process_exit
   int64_t end_ts = kNever;   // its final switch-out after the exit: the end of its life
