@@ -7,4 +7,9 @@ scripts/setup.sh build
 if (($#)); then
   exec build/app/waitpath "$@"
 fi
-exec build/app/waitpath stats tests/fixtures/perf
+# Embedded default: the bundled real traces, one workload at a time.
+for w in rpc forkchain mutex diskwrite; do
+  echo "== $w: $(python3 -c "import json; print(json.load(open('tests/fixtures/perf/$w.expect.json'))['description'])")"
+  build/app/waitpath analyze --watch 'comm=wl-(?!idle).*' --top 4 "tests/fixtures/perf/$w"
+  echo
+done
