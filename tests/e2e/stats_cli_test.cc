@@ -1,6 +1,10 @@
 // `waitpath stats` end to end: the real binary on real traces.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <map>
+
 #include "tests/e2e/cli_test_util.h"
 
 namespace waitpath::testing {
@@ -52,6 +56,60 @@ TEST(StatsCliTest, BadInputIsOneLineAndNonZero) {
   CommandResult usage = RunWaitpath("stats");
   EXPECT_EQ(usage.exit_code, 2);
   EXPECT_EQ(std::count(usage.err.begin(), usage.err.end(), '\n'), 1);
+}
+
+}  // namespace
+}  // namespace waitpath::testing
+
+namespace waitpath::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The kernel traces recorded on this machine by scripts/record-workloads.sh: perf dialect,
+// every event read.
+TEST(StatsCliTest, RecordedPerfFixturesReadInThePerfDialect) {
+  int checked = 0;
+  for (const auto& entry : fs::directory_iterator(fs::path(kFixtures) / "perf")) {
+    if (!entry.path().string().ends_with(".expect.json")) continue;
+    const auto expect = nlohmann::json::parse(std::ifstream(entry.path()));
+    const fs::path trace = fs::path(kFixtures) / "perf" / expect["trace"].get<std::string>();
+    CommandResult r = RunWaitpath("stats --json " + trace.string());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto records = JsonLines(r.out);
+    ASSERT_EQ(records.size(), 1u);
+    EXPECT_EQ(records[0]["host"], expect["host"]);
+    EXPECT_EQ(records[0]["events"], expect["events"]) << trace;
+    EXPECT_TRUE(records[0]["dialect"].get<std::string>().starts_with("perf")) << records[0]["dialect"];
+    EXPECT_TRUE(records[0]["analysable"].get<bool>());
+    ++checked;
+  }
+  EXPECT_GE(checked, 7);
+}
+
+// Generated multi-host traces: one record per host, with the event counts the generator wrote.
+TEST(StatsCliTest, GeneratedTracesHaveTheirHostsAndCounts) {
+  for (const char* scenario : {"rpc", "three-tier"}) {
+    const fs::path out = fs::temp_directory_path() / ("waitpath-stats-" + std::string(scenario));
+    fs::remove_all(out);
+    const std::string cmd = std::string(WAITPATH_GEN) + " --scenario " + WAITPATH_SCENARIOS + "/" + scenario +
+                            ".toml --out " + out.string() + " >/dev/null 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    const auto truth = nlohmann::json::parse(std::ifstream(out / "truth.json"));
+    CommandResult r = RunWaitpath("stats --json " + out.string());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::map<std::string, int64_t> got;
+    for (const auto& j : JsonLines(r.out)) {
+      got[j["host"]] = j["events"];
+      EXPECT_TRUE(j["dialect"].get<std::string>().starts_with("lttng>=2.7")) << j["dialect"];
+      EXPECT_NE(j["dialect"].get<std::string>().find("+network_header"), std::string::npos);
+      EXPECT_EQ(j["regressions"], 0);
+    }
+    std::map<std::string, int64_t> want;
+    for (const auto& h : truth["hosts"]) want[h["host"]] = h["events"];
+    EXPECT_EQ(got, want);
+    fs::remove_all(out);
+  }
 }
 
 }  // namespace
