@@ -133,8 +133,10 @@ TEST_F(GeneratedScenarioTest, MultiHostScenariosKeepTheInvariants) {
 }
 
 TEST_F(GeneratedScenarioTest, LossBecomesUnknownAndSumsStillHold) {
-  const fs::path dir = Generate("cpu-contention", "--set loss.host=box --set loss.cpu=0 --set loss.share=0.3 --set loss.chunk=20");
+  const fs::path dir =
+      Generate("cpu-contention", "--set loss.host=busy --set loss.cpu=0 --set loss.share=0.5 --set loss.chunk=4");
   const json truth = json::parse(std::ifstream(dir / "truth.json"));
+  ASSERT_GT(truth["hosts"][0]["discarded"].get<int64_t>(), 0);
   CommandResult r = RunWaitpath("analyze --json --top 100000 " + dir.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   int64_t unknown = 0;
@@ -142,9 +144,9 @@ TEST_F(GeneratedScenarioTest, LossBecomesUnknownAndSumsStillHold) {
     ExpectTaskInvariants(t, true);
     unknown += t["breakdown_ns"]["unknown"].get<int64_t>();
   }
-  if (truth["hosts"][0]["discarded"].get<int64_t>() > 0) {
-    EXPECT_GT(unknown, 0);
-  }
+  // What the loss hid is reported, not guessed (see the closing note of issue 4 for how far
+  // the rest moves from the truth under such heavy loss).
+  EXPECT_GT(unknown, 0);
 }
 
 // The recorded real workloads: the findings their expect files state.
