@@ -287,7 +287,10 @@ void Engine::OnLost(uint16_t host, const Event& e) {
 
 void Engine::OnPacketOut(uint16_t host, const Event& e, const Batch& batch) {
   CpuContext& cpu = hosts_[host].cpus.cpu(e.cpu);
-  const bool task_context = cpu.frames.empty() && !((e.ctx & kCtxKnown) && (e.ctx & (kCtxHardirq | kCtxNmi)));
+  // perf's softirq bit means "serving a softirq" (an ACK sent by the stack), not merely
+  // bottom halves disabled (0x80 on recent kernels), so it also rules out a task sender.
+  const bool task_context =
+      cpu.frames.empty() && !((e.ctx & kCtxKnown) && (e.ctx & (kCtxHardirq | kCtxSoftirq | kCtxNmi)));
   const PacketKey* key = e.a >= 0 ? &batch.packets[static_cast<size_t>(e.a)] : nullptr;
   packets_.OnSend(host, e.ts, static_cast<uint64_t>(e.x), key, task_context && cpu.known ? cpu.current : kNoTask);
 }
