@@ -4,4 +4,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh build
 cd build
+# The recording test runs perf on this machine (root, real kernel): on by default here.
+export WAITPATH_RECORD_TESTS=${WAITPATH_RECORD_TESTS:-1}
 ctest --output-on-failure --timeout 600 -j"$(nproc)"
