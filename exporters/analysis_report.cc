@@ -52,6 +52,18 @@ bool AnalysisReport::Watched(Utid u) const {
   return watch_.Matches(host, t.tid, t.pid < 0 ? t.tid : t.pid, StringTable::Global().Get(t.comm));
 }
 
+// The fields every record starts with: its type and the task it is about.
+nlohmann::ordered_json AnalysisReport::Record(std::string_view type, Utid u) const {
+  const Task& t = engine_.tasks()[u];
+  Json j;
+  j["type"] = type;
+  j["host"] = hosts_[t.host];
+  j["tid"] = t.tid;
+  j["pid"] = t.pid < 0 ? t.tid : t.pid;
+  j["comm"] = TaskName(u);
+  return j;
+}
+
 std::string AnalysisReport::TaskName(Utid u) const {
   if (u == kNoTask) return "?";
   return std::string(StringTable::Global().Get(engine_.tasks()[u].comm));
@@ -78,12 +90,7 @@ void AnalysisReport::OnWait(const ResolvedWait& wait) {
 void AnalysisReport::WriteWait(const ResolvedWait& wait, const std::vector<PathSegment>& pieces) {
   const Task& t = engine_.tasks()[wait.task];
   if (options_.json) {
-    Json j;
-    j["type"] = "wait";
-    j["host"] = hosts_[t.host];
-    j["tid"] = t.tid;
-    j["pid"] = t.pid < 0 ? t.tid : t.pid;
-    j["comm"] = TaskName(wait.task);
+    Json j = Record("wait", wait.task);
     j["start_ns"] = wait.start;
     j["end_ns"] = wait.end;
     j["duration_ns"] = wait.end - wait.start;
@@ -165,12 +172,7 @@ void AnalysisReport::WriteTask(Utid u, const StateVec& breakdown, const std::vec
   const Task& t = engine_.tasks()[u];
   const int64_t start = engine_.TaskStart(u), end = engine_.TaskEnd(u);
   if (options_.json) {
-    Json j;
-    j["type"] = "task";
-    j["host"] = hosts_[t.host];
-    j["tid"] = t.tid;
-    j["pid"] = t.pid < 0 ? t.tid : t.pid;
-    j["comm"] = TaskName(u);
+    Json j = Record("task", u);
     j["start_ns"] = start;
     j["end_ns"] = end;
     j["breakdown_ns"] = StatesJson(breakdown);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <unordered_map>
@@ -48,6 +49,7 @@ class AnalysisReport : public WaitListener {
   void WriteWait(const ResolvedWait& wait, const std::vector<PathSegment>& pieces);
   void WriteTask(Utid u, const StateVec& breakdown, const std::vector<std::pair<Utid, Blame>>& by_task);
   std::string TaskName(Utid u) const;
+  nlohmann::ordered_json Record(std::string_view type, Utid u) const;
 
   Engine& engine_;
   std::vector<std::string> hosts_;
