@@ -1,5 +1,7 @@
 #include "app/analyze_command.h"
 
+#include "app/command.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -94,6 +96,22 @@ int RunAnalyze(const AnalyzeOptions& options) {
     }
   }
   return code;
+}
+
+Command AddAnalyzeCommand(CLI::App& app) {
+  auto o = std::make_shared<AnalyzeOptions>();
+  CLI::App* cmd = app.add_subcommand("analyze", "Active paths of watched tasks: why they waited, and on whom");
+  cmd->add_flag("--json", o->json, "JSON Lines: a task record per watched task, wait records");
+  cmd->add_option("--watch", o->watch,
+                  "Tasks to report: key=value[,key=value] with comm (regex), tid, pid, host; "
+                  "repeat to OR; default every task that ran");
+  cmd->add_option("--min-wait", o->min_wait, "Also report each wait at least this long (e.g. 5ms)");
+  cmd->add_option("--top", o->top, "Tasks listed per watched task (by time on its path)")->capture_default_str();
+  cmd->add_option("--retention", o->retention, "History kept behind the newest event")->capture_default_str();
+  cmd->add_option("--max-history-mb", o->max_history_mb, "Cap on retained history")->capture_default_str();
+  cmd->add_flag("-v,--verbose", o->verbose, "babeltrace2 warnings and full error chains");
+  cmd->add_option("TRACE", o->traces, "Trace directories")->required();
+  return Command{cmd, [o] { return RunAnalyze(*o); }};
 }
 
 }  // namespace waitpath

@@ -1,5 +1,7 @@
 #include "app/stats_command.h"
 
+#include "app/command.h"
+
 #include <fmt/format.h>
 
 #include <iostream>
@@ -43,6 +45,15 @@ int RunStats(const StatsOptions& options) {
     }
   }
   return code;
+}
+
+Command AddStatsCommand(CLI::App& app) {
+  auto options = std::make_shared<StatsOptions>();
+  CLI::App* cmd = app.add_subcommand("stats", "Read traces end to end and report, per host, what they hold");
+  cmd->add_flag("--json", options->json, "One JSON object per host");
+  cmd->add_flag("-v,--verbose", options->verbose, "babeltrace2 warnings and full error chains");
+  cmd->add_option("TRACE", options->traces, "Trace directories (several hosts, or a session output)")->required();
+  return Command{cmd, [options] { return RunStats(*options); }};
 }
 
 }  // namespace waitpath
