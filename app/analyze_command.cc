@@ -4,15 +4,64 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <csignal>
+#include <fstream>
 #include <iostream>
+#include <thread>
 
 #include "exporters/analysis_report.h"
+#include "exporters/metrics.h"
+#include "exporters/metrics_server.h"
 #include "live/bt_util.h"
 #include "stream/host_stats.h"
 #include "stream/host_streams.h"
 
 namespace waitpath {
+namespace {
+
+// What `analyze` exports to Prometheus (docs/metrics.md).
+struct MetricsFlags {
+  std::string file;    // --metrics-file: text exposition written once at the end
+  std::string listen;  // --metrics ADDR:PORT: served during the analysis and after it
+  std::string linger;  // --metrics-linger: how long to keep serving after; empty: until a signal
+  size_t max_processes = 50;
+};
+
+// The engine has one listener; analyze has two (the report and the metrics).
+class WaitFanout : public WaitListener {
+ public:
+  explicit WaitFanout(std::vector<WaitListener*> listeners) : listeners_(std::move(listeners)) {}
+  void OnWait(const ResolvedWait& wait) override {
+    for (WaitListener* l : listeners_) l->OnWait(wait);
+  }
+
+ private:
+  std::vector<WaitListener*> listeners_;
+};
+
+std::atomic<bool> g_stop{false};  // lock-free, hence async-signal-safe
+void OnStopSignal(int) { g_stop = true; }
+
+// Keeps the process (and the Exposer's threads) alive until `ns` elapses (< 0: forever) or
+// SIGINT/SIGTERM arrives; either ends with the analysis' own exit code.
+void Linger(int64_t ns) {
+  struct sigaction action {};
+  action.sa_handler = OnStopSignal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(ns);
+  while (!g_stop && (ns < 0 || std::chrono::steady_clock::now() < deadline)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& metrics_flags);
+
+}  // namespace
 
 bool ParseDuration(const std::string& text, int64_t* ns) {
   size_t pos = 0;
@@ -34,7 +83,11 @@ bool ParseDuration(const std::string& text, int64_t* ns) {
   return true;
 }
 
-int RunAnalyze(const AnalyzeOptions& options) {
+int RunAnalyze(const AnalyzeOptions& options) { return RunAnalyzeWithMetrics(options, {}); }
+
+namespace {
+
+int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& metrics_flags) {
   ConfigureBabeltraceLogging(options.verbose);
   WatchSet watch;
   std::string error;
@@ -59,6 +112,13 @@ int RunAnalyze(const AnalyzeOptions& options) {
     return 2;
   }
   engine_options.max_history_bytes = options.max_history_mb << 20;
+  int64_t linger_ns = -1;
+  if (!metrics_flags.linger.empty() && !ParseDuration(metrics_flags.linger, &linger_ns)) {
+    fmt::print(stderr, "waitpath: --metrics-linger '{}': expected a duration such as 30s\n",
+               metrics_flags.linger);
+    return 2;
+  }
+  const bool want_metrics = !metrics_flags.file.empty() || !metrics_flags.listen.empty();
 
   std::vector<HostSpec> hosts;
   if (!DiscoverHosts(options.traces, &hosts, &error)) {
@@ -69,8 +129,31 @@ int RunAnalyze(const AnalyzeOptions& options) {
   for (const HostSpec& h : hosts) names.push_back(h.hostname);
 
   Engine engine(engine_options);
-  AnalysisReport report(engine, names, std::move(watch), report_options, std::cout);
-  engine.SetListener(&report);
+  AnalysisReport report(engine, names, watch, report_options, std::cout);
+  std::unique_ptr<MetricsExporter> metrics;
+  std::unique_ptr<MetricsServer> server;
+  if (want_metrics) {
+    metrics = std::make_unique<MetricsExporter>(engine, names, std::move(watch),
+                                                MetricsOptions{metrics_flags.max_processes});
+    // No clock sync yet (issue 5): one host is its own reference; several are only as
+    // aligned as their CTF clock offsets.
+    for (const std::string& host : names) {
+      metrics->health().SetClockSync(host, names.size() == 1 ? "accurate" : "incomplete",
+                                     names.size() == 1 ? std::optional<double>(0) : std::nullopt);
+    }
+    metrics->health().SetPendingCrossHostWaits(0);
+  }
+  if (!metrics_flags.listen.empty()) {
+    server = MetricsServer::Start(metrics_flags.listen, metrics->registry(), &error);
+    if (!server) {
+      fmt::print(stderr, "waitpath: {}\n", error);
+      return 1;
+    }
+    fmt::print(stderr, "waitpath: metrics on http://{}/metrics\n", server->bound());
+  }
+  WaitFanout listeners(metrics ? std::vector<WaitListener*>{&report, metrics.get()}
+                               : std::vector<WaitListener*>{&report});
+  engine.SetListener(&listeners);
 
   ReaderOptions reader_options;
   reader_options.verbose = options.verbose;
@@ -80,9 +163,14 @@ int RunAnalyze(const AnalyzeOptions& options) {
   while (auto batch = streams.Next()) {
     stats[batch->host].Add(*batch);
     engine.Push(*batch);
+    if (metrics) {
+      metrics->ObserveBatch(*batch);
+      metrics->ObserveEngine();
+    }
     streams.Recycle(std::move(batch));
   }
   report.Finish();
+  if (metrics) metrics->Finish();
 
   int code = 0;
   for (size_t i = 0; i < stats.size(); ++i) {
@@ -95,11 +183,29 @@ int RunAnalyze(const AnalyzeOptions& options) {
       code = 1;
     }
   }
+  if (!metrics_flags.file.empty()) {
+    std::ofstream file(metrics_flags.file);
+    metrics->WriteText(file);
+    if (!file.flush()) {
+      fmt::print(stderr, "waitpath: --metrics-file {}: cannot write it\n", metrics_flags.file);
+      code = 1;
+    }
+  }
+  if (server) {
+    std::cout.flush();
+    fmt::print(stderr, "waitpath: analysis done; serving metrics on http://{}/metrics {}\n",
+               server->bound(),
+               linger_ns < 0 ? "until SIGINT/SIGTERM" : "for --metrics-linger " + metrics_flags.linger);
+    Linger(linger_ns);
+  }
   return code;
 }
 
+}  // namespace
+
 Command AddAnalyzeCommand(CLI::App& app) {
   auto o = std::make_shared<AnalyzeOptions>();
+  auto m = std::make_shared<MetricsFlags>();
   CLI::App* cmd = app.add_subcommand("analyze", "Active paths of watched tasks: why they waited, and on whom");
   cmd->add_flag("--json", o->json, "JSON Lines: a task record per watched task, wait records");
   cmd->add_option("--watch", o->watch,
@@ -110,8 +216,18 @@ Command AddAnalyzeCommand(CLI::App& app) {
   cmd->add_option("--retention", o->retention, "History kept behind the newest event")->capture_default_str();
   cmd->add_option("--max-history-mb", o->max_history_mb, "Cap on retained history")->capture_default_str();
   cmd->add_flag("-v,--verbose", o->verbose, "babeltrace2 warnings and full error chains");
+  cmd->add_option("--metrics-file", m->file, "Write the Prometheus text exposition there at the end");
+  cmd->add_option("--metrics", m->listen,
+                  "Serve Prometheus metrics on ADDR:PORT (default address 127.0.0.1), during and "
+                  "after the analysis");
+  cmd->add_option("--metrics-linger", m->linger,
+                  "With --metrics: keep serving this long after the analysis (e.g. 30s); "
+                  "default until SIGINT/SIGTERM");
+  cmd->add_option("--max-processes", m->max_processes,
+                  "Process label values per metric family; later processes count as `other`")
+      ->capture_default_str();
   cmd->add_option("TRACE", o->traces, "Trace directories")->required();
-  return Command{cmd, [o] { return RunAnalyze(*o); }};
+  return Command{cmd, [o, m] { return RunAnalyzeWithMetrics(*o, *m); }};
 }
 
 }  // namespace waitpath

@@ -10,10 +10,13 @@ int main(int argc, char** argv) {
   CLI::App app{"waitpath: why do programs wait? Active-path analysis of Linux kernel traces."};
   app.require_subcommand(1);
   app.set_version_flag("--version", "waitpath 0.1.0");
+  app.set_config("--config", "", "TOML file of options, a [SUBCOMMAND] table each; flags win");
+  app.allow_config_extras(CLI::config_extras_mode::error)->fallthrough();  // --config after it
 
   const std::vector<waitpath::Command> commands = {
       waitpath::AddStatsCommand(app),
       waitpath::AddAnalyzeCommand(app),
+      waitpath::AddSyncCommand(app),
   };
 
   try {

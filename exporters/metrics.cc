@@ -1,0 +1,83 @@
+#include "exporters/metrics.h"
+
+#include <prometheus/text_serializer.h>
+
+#include <algorithm>
+#include <limits>
+
+namespace waitpath {
+
+MetricsExporter::MetricsExporter(Engine& engine, std::vector<std::string> host_names,
+                                 WatchSet watch, MetricsOptions options)
+    : engine_(engine),
+      registry_(std::make_shared<prometheus::Registry>()),
+      health_(*registry_),
+      active_path_(*registry_, engine, std::move(watch), options.max_processes) {
+  for (std::string& name : host_names) AddHost(std::move(name));
+}
+
+void MetricsExporter::AddHost(std::string name) {
+  waits_by_host_.push_back(&health_.WaitsResolved(name));
+  lag_by_host_.push_back(&health_.StreamLag(name));
+  ended_.push_back(false);
+  hosts_.push_back(std::move(name));
+  active_path_.SetHostNames(hosts_);
+}
+
+void MetricsExporter::OnWait(const ResolvedWait& wait) {
+  const uint16_t host = engine_.tasks()[wait.task].host;
+  if (host < waits_by_host_.size()) waits_by_host_[host]->Increment();
+  active_path_.OnWait(wait);
+}
+
+void MetricsExporter::ObserveBatch(const Batch& batch) {
+  if (batch.host >= hosts_.size()) return;
+  health_.ObserveReader(HostName(batch.host), batch.counters);
+  if (batch.last) ended_[batch.host] = true;
+}
+
+void MetricsExporter::ObserveEngine(std::optional<int64_t> wall_now_ns) {
+  health_.SetHistoryBytes(static_cast<double>(engine_.history_bytes()));
+  const uint64_t evicted = engine_.counters().evicted_segments;
+  health_.AddHistoryEvictions(evicted - evicted_segments_);
+  evicted_segments_ = evicted;
+  const uint64_t reads = engine_.resolver().counters().evicted_reads;
+  health_.AddHistoryEvictedReads(reads - evicted_reads_);
+  evicted_reads_ = reads;
+
+  // The engine counts packets for all hosts together: only a single host can be labelled.
+  // Per-host (and per-peer) counts come with clock sync (issue 5), through health().
+  const PacketMatcherCounters& packets = engine_.packets().counters();
+  if (hosts_.size() == 1) {
+    health_.AddPacketsMatched(hosts_[0], hosts_[0], packets.matched - matched_);
+    health_.AddPacketsExpired(hosts_[0], packets.expired - expired_);
+  }
+  matched_ = packets.matched;
+  expired_ = packets.expired;
+
+  int64_t reference = std::numeric_limits<int64_t>::min();
+  if (wall_now_ns) {
+    reference = *wall_now_ns;
+  } else {
+    for (uint16_t h = 0; h < hosts_.size(); ++h)
+      reference = std::max(reference, engine_.host_now(h));
+  }
+  for (uint16_t h = 0; h < hosts_.size(); ++h) {
+    const int64_t now = engine_.host_now(h);
+    // A host whose input ended was read completely: nothing of it is behind.
+    const bool behind = !ended_[h] && now != std::numeric_limits<int64_t>::min();
+    lag_by_host_[h]->Set(behind ? static_cast<double>(std::max<int64_t>(0, reference - now)) * 1e-9
+                                : 0.0);
+  }
+}
+
+void MetricsExporter::Finish() {
+  active_path_.Finish();
+  ObserveEngine();
+}
+
+void MetricsExporter::WriteText(std::ostream& out) const {
+  prometheus::TextSerializer().Serialize(out, registry_->Collect());
+}
+
+}  // namespace waitpath

@@ -1,0 +1,41 @@
+// Label values for process names: sanitized, and bounded (the first N names seen keep their
+// own value, later ones fold into `other`) so that a scrape's series count cannot grow with
+// the number of distinct programs on the hosts.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace waitpath {
+
+// Keeps [a-zA-Z0-9_.:-] and replaces any other byte by `_`; at most 64 characters; `_` if empty.
+std::string SanitizeLabelValue(std::string_view name);
+
+class ProcessLabels {
+ public:
+  static constexpr std::string_view kOther = "other";
+
+  explicit ProcessLabels(size_t max_names) : max_names_(max_names) {}
+
+  // The slot of an interned task name (live/string_table.h). Slots are dense: 0..N-1 for the
+  // first N distinct sanitized names, then other_slot() for the rest. Cached per name id, so
+  // that steady-state lookups are one vector access.
+  uint32_t Slot(uint32_t comm);
+  const std::string& Name(uint32_t slot) const { return names_[slot]; }
+  uint32_t other_slot() const { return static_cast<uint32_t>(max_names_); }
+  size_t distinct() const { return names_.size(); }
+
+ private:
+  static constexpr uint32_t kUnset = UINT32_MAX;
+
+  size_t max_names_;
+  std::vector<std::string> names_;  // by slot; `other` is appended when first needed
+  std::unordered_map<std::string, uint32_t> by_name_;
+  std::vector<uint32_t> by_comm_;  // interned name id -> slot
+};
+
+}  // namespace waitpath

@@ -1,0 +1,35 @@
+// Serves the registry on http://ADDR:PORT/metrics (prometheus-cpp's civetweb Exposer, in its
+// own threads) for as long as the object lives.
+#pragma once
+
+#include <prometheus/exposer.h>
+#include <prometheus/registry.h>
+
+#include <memory>
+#include <string>
+
+namespace waitpath {
+
+// "ADDR:PORT", ":PORT" or "PORT" (bound on 127.0.0.1: exposing the metrics beyond the host is
+// a choice to write out), "[::1]:PORT" for IPv6. Port 0 picks a free port. False with a
+// one-line error when malformed.
+bool ParseListenAddress(const std::string& text, std::string* address, std::string* error);
+
+class MetricsServer {
+ public:
+  // nullptr with a one-line error when the address is malformed or cannot be bound.
+  static std::unique_ptr<MetricsServer> Start(const std::string& listen,
+                                              std::shared_ptr<prometheus::Registry> registry,
+                                              std::string* error);
+
+  // "127.0.0.1:9464": the address actually bound (with the port chosen for port 0).
+  const std::string& bound() const { return bound_; }
+
+ private:
+  MetricsServer() = default;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::shared_ptr<prometheus::Registry> registry_;  // the Exposer keeps only a weak_ptr
+  std::string bound_;
+};
+
+}  // namespace waitpath
