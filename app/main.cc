@@ -16,7 +16,6 @@ int main(int argc, char** argv) {
   const std::vector<waitpath::Command> commands = {
       waitpath::AddStatsCommand(app),
       waitpath::AddAnalyzeCommand(app),
-      waitpath::AddSyncCommand(app),
   };
 
   try {
