@@ -3,6 +3,8 @@
 #include <initializer_list>
 #include <string_view>
 
+#include "live/replay_format.h"
+
 namespace waitpath {
 namespace {
 
@@ -38,7 +40,8 @@ const bt_field_class* Child(const bt_field_class* fc, std::string_view name, Fie
   } else if (IsVariant(fc)) {
     const uint64_t n = bt_field_class_variant_get_option_count(fc);
     for (uint64_t i = 0; i < n; ++i) {
-      const bt_field_class_variant_option* o = bt_field_class_variant_borrow_option_by_index_const(fc, i);
+      const bt_field_class_variant_option* o =
+          bt_field_class_variant_borrow_option_by_index_const(fc, i);
       if (SameName(bt_field_class_variant_option_get_name(o), name)) {
         *step = {static_cast<uint16_t>(i), true};
         return bt_field_class_variant_option_borrow_field_class_const(o);
@@ -88,10 +91,17 @@ FieldRef ResolveAny(const bt_field_class* root_fc, FieldRef::Root root, Names na
 const bt_field* Walk(const bt_event* event, const FieldRef& ref) {
   const bt_field* f = nullptr;
   switch (ref.root) {
-    case FieldRef::Root::kPayload: f = bt_event_borrow_payload_field_const(event); break;
-    case FieldRef::Root::kCommonContext: f = bt_event_borrow_common_context_field_const(event); break;
-    case FieldRef::Root::kSpecificContext: f = bt_event_borrow_specific_context_field_const(event); break;
-    case FieldRef::Root::kNone: return nullptr;
+    case FieldRef::Root::kPayload:
+      f = bt_event_borrow_payload_field_const(event);
+      break;
+    case FieldRef::Root::kCommonContext:
+      f = bt_event_borrow_common_context_field_const(event);
+      break;
+    case FieldRef::Root::kSpecificContext:
+      f = bt_event_borrow_specific_context_field_const(event);
+      break;
+    case FieldRef::Root::kNone:
+      return nullptr;
   }
   for (uint8_t i = 0; f && i < ref.depth; ++i) {
     const FieldStep& s = ref.steps[i];
@@ -109,9 +119,12 @@ int64_t ReadInt(const bt_event* event, const FieldRef& ref, int64_t fallback) {
   const bt_field* f = Walk(event, ref);
   if (!f) return fallback;
   switch (ref.leaf) {
-    case FieldRef::Leaf::kSigned: return bt_field_integer_signed_get_value(f);
-    case FieldRef::Leaf::kUnsigned: return static_cast<int64_t>(bt_field_integer_unsigned_get_value(f));
-    default: return fallback;
+    case FieldRef::Leaf::kSigned:
+      return bt_field_integer_signed_get_value(f);
+    case FieldRef::Leaf::kUnsigned:
+      return static_cast<int64_t>(bt_field_integer_unsigned_get_value(f));
+    default:
+      return fallback;
   }
 }
 
@@ -217,11 +230,57 @@ bool MatchIpi(std::string_view name, EventKind* kind, int32_t* type) {
 }
 
 uint32_t DialectOfName(std::string_view name) {
+  // Known before the first replayed event is read, so that nothing else sets the host's clock.
+  if (name == kReplayEventName) return kDialectReplayed;
   for (const KindName& k : kKindNames) {
     if (k.name == name) return k.dialect;
   }
   if (name.starts_with("sched:") || name.starts_with("irq:")) return kDialectPerf;
   return 0;
+}
+
+// Payload member names of waitpath_replay:event, in ReplayLayout::Field order.
+constexpr std::string_view kReplayFieldNames[ReplayLayout::kFieldCount] = {"format_version",
+                                                                           "orig_ts",
+                                                                           "cpu",
+                                                                           "kind",
+                                                                           "ctx",
+                                                                           "cur_tid",
+                                                                           "cur_pid",
+                                                                           "a",
+                                                                           "b",
+                                                                           "c",
+                                                                           "d",
+                                                                           "c_str",
+                                                                           "d_str",
+                                                                           "x",
+                                                                           "dialect",
+                                                                           "has_key",
+                                                                           "has_addresses",
+                                                                           "saddr",
+                                                                           "daddr",
+                                                                           "sport",
+                                                                           "dport",
+                                                                           "seq",
+                                                                           "ack_seq",
+                                                                           "tcp_flags"};
+
+// False when a member is missing or of another type: such a class is not ours (or from a
+// future format) and is skipped like any unknown class.
+bool ResolveReplayLayout(const bt_field_class* payload, ReplayLayout* layout) {
+  if (!payload || !IsStruct(payload)) return false;
+  for (int f = 0; f < ReplayLayout::kFieldCount; ++f) {
+    FieldStep step{};
+    const bt_field_class* fc = Child(payload, kReplayFieldNames[f], &step);
+    if (!fc) return false;
+    const bt_field_class_type type = bt_field_class_get_type(fc);
+    const bool want_string = f == ReplayLayout::kCStr || f == ReplayLayout::kDStr;
+    if (want_string != (type == BT_FIELD_CLASS_TYPE_STRING)) return false;
+    if (!want_string && !bt_field_class_type_is(type, BT_FIELD_CLASS_TYPE_INTEGER)) return false;
+    layout->index[f] = step.index;
+    layout->is_signed[f] = bt_field_class_type_is(type, BT_FIELD_CLASS_TYPE_SIGNED_INTEGER);
+  }
+  return true;
 }
 
 }  // namespace
@@ -266,6 +325,12 @@ const EventDecoder::ClassInfo& EventDecoder::Resolve(const bt_event_class* event
   const char* cname = bt_event_class_get_name(event_class);
   const std::string_view name(cname ? cname : "");
 
+  if (name == kReplayEventName) {
+    info.known = info.replay = ResolveReplayLayout(
+        bt_event_class_borrow_payload_field_class_const(event_class), &info.replay_layout);
+    if (info.known) dialect_ |= kDialectReplayed;
+    return info;
+  }
   for (const KindName& k : kKindNames) {
     if (k.name == name) {
       info.known = true;
@@ -277,9 +342,8 @@ const EventDecoder::ClassInfo& EventDecoder::Resolve(const bt_event_class* event
 
   using R = FieldRef::Root;
   const bt_field_class* payload = bt_event_class_borrow_payload_field_class_const(event_class);
-  const bt_field_class* common =
-      bt_stream_class_borrow_event_common_context_field_class_const(
-          bt_event_class_borrow_stream_class_const(event_class));
+  const bt_field_class* common = bt_stream_class_borrow_event_common_context_field_class_const(
+      bt_event_class_borrow_stream_class_const(event_class));
   auto any = [&](Names names) { return ResolveAny(payload, R::kPayload, names); };
 
   // The current task: perf writes it into every payload; LTTng only with added contexts.
@@ -347,9 +411,14 @@ const EventDecoder::ClassInfo& EventDecoder::Resolve(const bt_event_class* event
         p.insert(p.end(), tail.begin(), tail.end());
         FieldRef ref;
         switch (p.size()) {
-          case 3: ref = ResolvePath(payload, R::kPayload, {p[0], p[1], p[2]}); break;
-          case 5: ref = ResolvePath(payload, R::kPayload, {p[0], p[1], p[2], p[3], p[4]}); break;
-          default: break;
+          case 3:
+            ref = ResolvePath(payload, R::kPayload, {p[0], p[1], p[2]});
+            break;
+          case 5:
+            ref = ResolvePath(payload, R::kPayload, {p[0], p[1], p[2], p[3], p[4]});
+            break;
+          default:
+            break;
         }
         return ref;
       };
@@ -397,6 +466,7 @@ bool EventDecoder::Decode(const bt_event* event, Event& out, std::vector<PacketK
   }
   const ClassInfo& info = *last_info_;
   if (!info.known) return false;
+  if (info.replay) return DecodeReplayed(event, info.replay_layout, out, packets);
 
   auto str = [&](const FieldRef& ref) -> int32_t {
     if (ref.leaf != FieldRef::Leaf::kString) return -1;
@@ -412,13 +482,16 @@ bool EventDecoder::Decode(const bt_event* event, Event& out, std::vector<PacketK
   out.cur_tid = static_cast<int32_t>(num(info.cur_tid, -1));
   out.cur_pid = static_cast<int32_t>(num(info.cur_pid, -1));
   out.ctx = info.ctx.valid()
-                ? static_cast<uint8_t>((num(info.ctx, 0) & (kCtxHardirq | kCtxSoftirq | kCtxNmi)) | kCtxKnown)
+                ? static_cast<uint8_t>((num(info.ctx, 0) & (kCtxHardirq | kCtxSoftirq | kCtxNmi)) |
+                                       kCtxKnown)
                 : 0;
   out.reserved = 0;
   out.a = static_cast<int32_t>(num(info.a, -1));
   out.b = static_cast<int32_t>(num(info.b, -1));
-  out.c = info.c.leaf == FieldRef::Leaf::kString ? str(info.c) : static_cast<int32_t>(num(info.c, -1));
-  out.d = info.d.leaf == FieldRef::Leaf::kString ? str(info.d) : static_cast<int32_t>(num(info.d, -1));
+  out.c =
+      info.c.leaf == FieldRef::Leaf::kString ? str(info.c) : static_cast<int32_t>(num(info.c, -1));
+  out.d =
+      info.d.leaf == FieldRef::Leaf::kString ? str(info.d) : static_cast<int32_t>(num(info.d, -1));
   out.x = num(info.x, 0);
 
   switch (info.kind) {
@@ -449,6 +522,69 @@ bool EventDecoder::Decode(const bt_event* event, Event& out, std::vector<PacketK
     default:
       break;
   }
+  return true;
+}
+
+// A replayed event already is an Event: copy it over, interning its names and re-creating its
+// packet key in this batch's table.
+bool EventDecoder::DecodeReplayed(const bt_event* event, const ReplayLayout& layout, Event& out,
+                                  std::vector<PacketKey>& packets) {
+  using F = ReplayLayout;
+  const bt_field* payload = bt_event_borrow_payload_field_const(event);
+  auto member = [&](F::Field f) {
+    return bt_field_structure_borrow_member_field_by_index_const(payload, layout.index[f]);
+  };
+  auto get = [&](F::Field f) -> int64_t {
+    const bt_field* m = member(f);
+    return layout.is_signed[f] ? bt_field_integer_signed_get_value(m)
+                               : static_cast<int64_t>(bt_field_integer_unsigned_get_value(m));
+  };
+  // A record of another format version may mean other things by the same names.
+  if (get(F::kFormatVersion) != kReplayFormatVersion) return false;
+  const int64_t kind = get(F::kKind);
+  if (kind < 0 || kind >= kEventKindCount) return false;
+
+  out.kind = static_cast<EventKind>(kind);
+  out.ts = get(F::kOrigTs);
+  out.cpu = static_cast<uint16_t>(get(F::kCpu));
+  out.ctx = static_cast<uint8_t>(get(F::kCtx));
+  out.reserved = 0;
+  out.cur_tid = static_cast<int32_t>(get(F::kCurTid));
+  out.cur_pid = static_cast<int32_t>(get(F::kCurPid));
+  out.a = static_cast<int32_t>(get(F::kA));
+  out.b = static_cast<int32_t>(get(F::kB));
+  out.c = static_cast<int32_t>(get(F::kC));
+  out.d = static_cast<int32_t>(get(F::kD));
+  out.x = get(F::kX);
+  // c/d of -1 say the original had no such name.
+  if (ReplayCIsString(out.kind) && out.c >= 0) {
+    out.c = static_cast<int32_t>(strings_.Intern(bt_field_string_get_value(member(F::kCStr))));
+  }
+  if (ReplayDIsString(out.kind) && out.d >= 0) {
+    out.d = static_cast<int32_t>(strings_.Intern(bt_field_string_get_value(member(F::kDStr))));
+  }
+  if (out.kind == EventKind::kPacketOut || out.kind == EventKind::kPacketIn) {
+    out.a = -1;
+    if (get(F::kHasKey)) {
+      PacketKey key;
+      key.has_tcp = true;
+      key.seq = static_cast<uint32_t>(get(F::kSeq));
+      key.ack_seq = static_cast<uint32_t>(get(F::kAckSeq));
+      key.flags = static_cast<uint16_t>(get(F::kTcpFlags));
+      if (get(F::kHasAddresses)) {
+        key.has_addresses = true;
+        key.saddr = static_cast<uint32_t>(get(F::kSaddr));
+        key.daddr = static_cast<uint32_t>(get(F::kDaddr));
+        key.sport = static_cast<uint16_t>(get(F::kSport));
+        key.dport = static_cast<uint16_t>(get(F::kDport));
+      }
+      out.a = static_cast<int32_t>(packets.size());
+      packets.push_back(key);
+    }
+  }
+  // The original host's dialect decides how the engine reads the events (e.g. whether
+  // sched_wakeup is a waker's context), so it travels with every record.
+  dialect_ |= static_cast<uint32_t>(get(F::kDialect)) | kDialectReplayed;
   return true;
 }
 

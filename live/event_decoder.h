@@ -47,11 +47,50 @@ struct FieldRef {
   bool valid() const { return root != Root::kNone; }
 };
 
+// Member indices of the flat waitpath_replay:event payload (live/replay_format.h), resolved by
+// name once per event class.
+struct ReplayLayout {
+  enum Field : uint8_t {
+    kFormatVersion,
+    kOrigTs,
+    kCpu,
+    kKind,
+    kCtx,
+    kCurTid,
+    kCurPid,
+    kA,
+    kB,
+    kC,
+    kD,
+    kCStr,
+    kDStr,
+    kX,
+    kDialect,
+    kHasKey,
+    kHasAddresses,
+    kSaddr,
+    kDaddr,
+    kSport,
+    kDport,
+    kSeq,
+    kAckSeq,
+    kTcpFlags,
+    kFieldCount
+  };
+  std::array<uint16_t, kFieldCount> index{};
+  std::array<bool, kFieldCount> is_signed{};
+};
+
 class EventDecoder {
  public:
-  // Decodes `event` into `out` (ts, host and cpu are the caller's). Returns false for event
-  // classes of no interest to the analysis. Packet keys are appended to `packets`.
+  // Decodes `event` into `out` (ts, host and cpu are the caller's, except for replayed events:
+  // see carries_time()). Returns false for event classes of no interest to the analysis.
+  // Packet keys are appended to `packets`.
   bool Decode(const bt_event* event, Event& out, std::vector<PacketKey>& packets);
+
+  // After a successful Decode: the event was a replayed one (waitpath_replay:event), whose
+  // original timestamp and CPU are already in `out` and must replace the stream's.
+  bool carries_time() const { return last_info_->replay; }
 
   uint32_t dialect() const { return dialect_; }
 
@@ -60,11 +99,17 @@ class EventDecoder {
     bool known = false;
     EventKind kind = EventKind::kCount;
     int32_t ipi_type = 0;
-    FieldRef a, b, c, d, x;           // per EventKind meaning (see event.h)
-    FieldRef cur_tid, cur_pid, ctx;   // current-task context (perf common_*, LTTng contexts)
+    FieldRef a, b, c, d, x;          // per EventKind meaning (see event.h)
+    FieldRef cur_tid, cur_pid, ctx;  // current-task context (perf common_*, LTTng contexts)
     // Packet key fields (network_header or seed-era top-level seq/ack_seq/flags).
     FieldRef saddr, daddr, sport, dport, seq, ack_seq, flags;
+    // waitpath_replay:event: its flat payload is read by member index instead.
+    bool replay = false;
+    ReplayLayout replay_layout;
   };
+
+  bool DecodeReplayed(const bt_event* event, const ReplayLayout& layout, Event& out,
+                      std::vector<PacketKey>& packets);
 
   const ClassInfo& Resolve(const bt_event_class* event_class);
   void NoteStreamClass(const bt_stream_class* stream_class);

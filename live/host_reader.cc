@@ -48,6 +48,9 @@ struct HostReader::Sink {
   ReaderCounters counters;
   int64_t last_ts = std::numeric_limits<int64_t>::min();
   int64_t watermark = std::numeric_limits<int64_t>::min();
+  // Replayed hosts (waitpath-replay): the original CPUs, which are not the UST streams' CPUs.
+  std::vector<bool> replay_cpu_seen;
+  uint32_t replay_cpus = 0;
   // Clock class cache: for 1 GHz clocks ns = base + cycles.
   const bt_clock_class* clock = nullptr;
   int64_t clock_base_ns = 0;
@@ -75,7 +78,8 @@ struct HostReader::Sink {
     }
     if (clock_simple) return clock_base_ns + static_cast<int64_t>(bt_clock_snapshot_get_value(cs));
     int64_t ns = 0;
-    if (bt_clock_snapshot_get_ns_from_origin(cs, &ns) != BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK) {
+    if (bt_clock_snapshot_get_ns_from_origin(cs, &ns) !=
+        BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK) {
       bt_current_thread_clear_error();
       return last_ts;
     }
@@ -85,7 +89,8 @@ struct HostReader::Sink {
   void NoteStream(Port& p, const bt_stream* stream) {
     if (stream == p.stream) return;
     p.stream = stream;
-    p.has_clock = bt_stream_class_borrow_default_clock_class_const(bt_stream_borrow_class_const(stream));
+    p.has_clock =
+        bt_stream_class_borrow_default_clock_class_const(bt_stream_borrow_class_const(stream));
     p.cpu = static_cast<uint16_t>(&p - ports.data());
     for (const StreamCpu& s : stream_cpus) {
       if (s.stream == stream) p.cpu = s.cpu;
@@ -101,10 +106,11 @@ struct HostReader::Sink {
       const bt_field_class* fc = bt_field_borrow_class_const(ctx);
       const uint64_t n = bt_field_class_structure_get_member_count(fc);
       for (uint64_t i = 0; i < n; ++i) {
-        const bt_field_class_structure_member* m = bt_field_class_structure_borrow_member_by_index_const(fc, i);
+        const bt_field_class_structure_member* m =
+            bt_field_class_structure_borrow_member_by_index_const(fc, i);
         if (std::string_view(bt_field_class_structure_member_get_name(m)) == "cpu_id") {
-          cpu = static_cast<int64_t>(
-              bt_field_integer_unsigned_get_value(bt_field_structure_borrow_member_field_by_index_const(ctx, i)));
+          cpu = static_cast<int64_t>(bt_field_integer_unsigned_get_value(
+              bt_field_structure_borrow_member_field_by_index_const(ctx, i)));
           break;
         }
       }
@@ -143,14 +149,57 @@ struct HostReader::Sink {
     return ts;
   }
 
+  // A replayed host's events carry the original timestamp and CPU, which replace the UST
+  // clock and stream CPU; the merge order stays the UST emission order (original time order).
+  bool Replayed() const { return decoder.dialect() & kDialectReplayed; }
+
+  void NoteReplayedCpu(uint16_t cpu) {
+    if (cpu >= replay_cpu_seen.size()) replay_cpu_seen.resize(cpu + 1u, false);
+    if (!replay_cpu_seen[cpu]) {
+      replay_cpu_seen[cpu] = true;
+      ++replay_cpus;
+    }
+  }
+
+  ReaderCounters Snapshot() const {
+    ReaderCounters c = counters;
+    c.dialect = decoder.dialect();
+    if (Replayed()) c.cpus = replay_cpus;
+    return c;
+  }
+
+  // UST lost records of a replayed host: any of the original CPUs may have lost events, and
+  // the UST clock is not the original one, so every CPU seen so far gets a marker at the last
+  // original time (count unknown per CPU; the total goes to the counters).
+  void OnReplayDiscarded(bool known, uint64_t count) {
+    counters.discarded += known ? count : 0;
+    for (size_t cpu = 0; cpu < replay_cpu_seen.size(); ++cpu) {
+      if (!replay_cpu_seen[cpu]) continue;
+      Event e{};
+      e.ts = last_ts;
+      e.host = owner.host_id_;
+      e.cpu = static_cast<uint16_t>(cpu);
+      e.kind = EventKind::kLost;
+      e.cur_tid = e.cur_pid = -1;
+      e.a = -1;
+      e.x = last_ts;
+      CurrentBatch().events.push_back(e);
+    }
+  }
+
   void OnDiscarded(Port& p, const bt_message* m) {
     const bt_stream* stream = bt_message_discarded_events_borrow_stream_const(m);
     NoteStream(p, stream);
     uint64_t count = 0;
     const bool known =
         bt_message_discarded_events_get_count(m, &count) == BT_PROPERTY_AVAILABILITY_AVAILABLE;
+    if (Replayed()) {
+      OnReplayDiscarded(known, count);
+      return;
+    }
     int64_t begin = last_ts, end = last_ts;
-    if (bt_stream_class_discarded_events_have_default_clock_snapshots(bt_stream_borrow_class_const(stream))) {
+    if (bt_stream_class_discarded_events_have_default_clock_snapshots(
+            bt_stream_borrow_class_const(stream))) {
       begin = ToNs(bt_message_discarded_events_borrow_beginning_default_clock_snapshot_const(m));
       end = ToNs(bt_message_discarded_events_borrow_end_default_clock_snapshot_const(m));
     }
@@ -171,17 +220,23 @@ struct HostReader::Sink {
       if (p.pos == p.count) {
         p.pos = p.count = 0;
         switch (bt_message_iterator_next(p.iterator, &p.messages, &p.count)) {
-          case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK: break;
-          case BT_MESSAGE_ITERATOR_NEXT_STATUS_END: p.ended = true; return Fill::kEnded;
-          case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN: return Fill::kAgain;
-          default: return Fill::kError;
+          case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK:
+            break;
+          case BT_MESSAGE_ITERATOR_NEXT_STATUS_END:
+            p.ended = true;
+            return Fill::kEnded;
+          case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN:
+            return Fill::kAgain;
+          default:
+            return Fill::kError;
         }
       }
       const bt_message* m = p.messages[p.pos];
       switch (bt_message_get_type(m)) {
         case BT_MESSAGE_TYPE_EVENT: {
           NoteStream(p, bt_event_borrow_stream_const(bt_message_event_borrow_event_const(m)));
-          p.head_ts = p.has_clock ? ToNs(bt_message_event_borrow_default_clock_snapshot_const(m)) : last_ts;
+          p.head_ts =
+              p.has_clock ? ToNs(bt_message_event_borrow_default_clock_snapshot_const(m)) : last_ts;
           p.head_is_event = true;
           return Fill::kHead;
         }
@@ -210,8 +265,7 @@ struct HostReader::Sink {
 
   void Flush(bool last) {
     Batch& b = CurrentBatch();
-    counters.dialect = decoder.dialect();
-    b.counters = counters;
+    b.counters = Snapshot();
     b.watermark = watermark;
     b.last = last;
     batch = nullptr;
@@ -222,10 +276,17 @@ struct HostReader::Sink {
     // Every live port must show its next timestamp before anything can be merged.
     for (size_t i = 0; i < missing.size();) {
       switch (FillHead(ports[missing[i]])) {
-        case Fill::kHead: HeapPush(missing[i]); [[fallthrough]];
-        case Fill::kEnded: missing.erase(missing.begin() + static_cast<long>(i)); break;
-        case Fill::kAgain: ++i; break;
-        case Fill::kError: return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
+        case Fill::kHead:
+          HeapPush(missing[i]);
+          [[fallthrough]];
+        case Fill::kEnded:
+          missing.erase(missing.begin() + static_cast<long>(i));
+          break;
+        case Fill::kAgain:
+          ++i;
+          break;
+        case Fill::kError:
+          return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
       }
     }
     if (!missing.empty()) {
@@ -240,31 +301,53 @@ struct HostReader::Sink {
       Port& p = ports[index];
       const bt_message* m = p.messages[p.pos];
       if (p.head_is_event) {
-        const int64_t ts = Clamp(p.head_ts);
         ++counters.events;
-        counters.first_ns = std::min(counters.first_ns, ts);
-        counters.last_ns = ts;
-        watermark = std::max(watermark, ts);
         Batch& b = CurrentBatch();
         Event& e = b.events.emplace_back();
-        if (decoder.Decode(bt_message_event_borrow_event_const(m), e, b.packets)) {
-          e.ts = ts;
-          e.host = owner.host_id_;
-          e.cpu = p.cpu;
-        } else {
+        const bool used = decoder.Decode(bt_message_event_borrow_event_const(m), e, b.packets);
+        int64_t ts = p.head_ts;
+        uint16_t cpu = p.cpu;
+        if (used && decoder.carries_time()) {
+          ts = e.ts;
+          cpu = e.cpu;
+          NoteReplayedCpu(cpu);
+          if (e.kind == EventKind::kLost && e.a > 0)
+            counters.discarded += static_cast<uint64_t>(e.a);
+        }
+        if (!used) {
           b.events.pop_back();
           ++counters.unknown;
         }
-      } else {
+        // Other events of a replayed host are on the UST clock: they must not move its time.
+        if (used || !Replayed()) {
+          ts = Clamp(ts);
+          counters.first_ns = std::min(counters.first_ns, ts);
+          counters.last_ns = ts;
+          watermark = std::max(watermark, ts);
+        }
+        if (used) {
+          e.ts = ts;
+          e.host = owner.host_id_;
+          e.cpu = cpu;
+        }
+      } else if (!Replayed()) {
+        // (A replayed host's inactivity messages are on the UST clock; its watermark only
+        // advances with its events.)
         watermark = std::max(watermark, p.head_ts);
       }
       bt_message_put_ref(m);
       ++p.pos;
       switch (FillHead(p)) {
-        case Fill::kHead: HeapPush(index); break;
-        case Fill::kEnded: break;
-        case Fill::kAgain: missing.push_back(index); break;
-        case Fill::kError: return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
+        case Fill::kHead:
+          HeapPush(index);
+          break;
+        case Fill::kEnded:
+          break;
+        case Fill::kAgain:
+          missing.push_back(index);
+          break;
+        case Fill::kError:
+          return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
       }
       if (!missing.empty()) break;
     }
@@ -277,7 +360,8 @@ struct HostReader::Sink {
   }
 
   static Sink* From(bt_self_component_sink* self) {
-    return static_cast<Sink*>(bt_self_component_get_data(bt_self_component_sink_as_self_component(self)));
+    return static_cast<Sink*>(
+        bt_self_component_get_data(bt_self_component_sink_as_self_component(self)));
   }
 
   static bt_component_class_initialize_method_status Init(bt_self_component_sink* self,
@@ -295,13 +379,15 @@ struct HostReader::Sink {
     return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_OK;
   }
 
-  static bt_component_class_sink_graph_is_configured_method_status Configured(bt_self_component_sink* self) {
+  static bt_component_class_sink_graph_is_configured_method_status Configured(
+      bt_self_component_sink* self) {
     Sink* sink = From(self);
     sink->ports.resize(sink->port_count);
     for (size_t i = 0; i < sink->port_count; ++i) {
       if (bt_message_iterator_create_from_sink_component(
               self, bt_self_component_sink_borrow_input_port_by_index(self, i),
-              &sink->ports[i].iterator) != BT_MESSAGE_ITERATOR_CREATE_FROM_SINK_COMPONENT_STATUS_OK) {
+              &sink->ports[i].iterator) !=
+          BT_MESSAGE_ITERATOR_CREATE_FROM_SINK_COMPONENT_STATUS_OK) {
         return BT_COMPONENT_CLASS_SINK_GRAPH_IS_CONFIGURED_METHOD_STATUS_ERROR;
       }
       sink->missing.push_back(static_cast<uint32_t>(i));
@@ -339,7 +425,9 @@ void HostReader::Recycle(Batch* batch) {
   }
 }
 
-void HostReader::Start() { thread_ = std::thread([this] { Run(); }); }
+void HostReader::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
 
 void HostReader::Join() {
   if (thread_.joinable()) thread_.join();
@@ -347,7 +435,8 @@ void HostReader::Join() {
 
 void HostReader::Push(Batch* batch) {
   // Backpressure keeps memory bounded when the consumer is slower than the reader.
-  while (queue_.size_approx() >= options_.max_queued_batches && !stop_.load(std::memory_order_relaxed)) {
+  while (queue_.size_approx() >= options_.max_queued_batches &&
+         !stop_.load(std::memory_order_relaxed)) {
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   queue_.enqueue(token_, batch);
@@ -355,7 +444,8 @@ void HostReader::Push(Batch* batch) {
 }
 
 void HostReader::Run() {
-  const bt_logging_level level = options_.verbose ? BT_LOGGING_LEVEL_WARNING : BT_LOGGING_LEVEL_NONE;
+  const bt_logging_level level =
+      options_.verbose ? BT_LOGGING_LEVEL_WARNING : BT_LOGGING_LEVEL_NONE;
   std::string error;
   bt_graph* graph = nullptr;
   const bt_plugin* plugin = nullptr;
@@ -370,9 +460,10 @@ void HostReader::Run() {
       ValueRef params(MakeInputsParams({spec_.trace_dirs[i]}));
       const bt_component_source* src = nullptr;
       const std::string name = "src" + std::to_string(i);
-      if (bt_graph_add_source_component(graph, src_class, name.c_str(), params.value, level, &src) !=
-          BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
-        error = spec_.trace_dirs[i] + ": cannot open trace: " + TakeBabeltraceError(options_.verbose);
+      if (bt_graph_add_source_component(graph, src_class, name.c_str(), params.value, level,
+                                        &src) != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+        error =
+            spec_.trace_dirs[i] + ": cannot open trace: " + TakeBabeltraceError(options_.verbose);
         break;
       }
       for (uint64_t p = 0; p < bt_component_source_get_output_port_count(src); ++p) {
@@ -385,13 +476,14 @@ void HostReader::Run() {
       bt_component_class_sink_set_initialize_method(sink_class, &Sink::Init);
       bt_component_class_sink_set_graph_is_configured_method(sink_class, &Sink::Configured);
       const bt_component_sink* sink_comp = nullptr;
-      if (bt_graph_add_sink_component_with_initialize_method_data(graph, sink_class, "waitpath", nullptr,
-                                                                  sink.get(), level, &sink_comp) !=
+      if (bt_graph_add_sink_component_with_initialize_method_data(
+              graph, sink_class, "waitpath", nullptr, sink.get(), level, &sink_comp) !=
           BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
         error = "cannot create the reading graph: " + TakeBabeltraceError(options_.verbose);
       }
       for (size_t i = 0; error.empty() && i < outputs.size(); ++i) {
-        if (bt_graph_connect_ports(graph, outputs[i], bt_component_sink_borrow_input_port_by_index_const(sink_comp, i),
+        if (bt_graph_connect_ports(graph, outputs[i],
+                                   bt_component_sink_borrow_input_port_by_index_const(sink_comp, i),
                                    nullptr) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
           error = "cannot connect trace streams: " + TakeBabeltraceError(options_.verbose);
         }
@@ -412,7 +504,8 @@ void HostReader::Run() {
       continue;
     }
     const uint64_t read = sink ? sink->counters.events : 0;
-    error = "read stopped after " + std::to_string(read) + " events: " + TakeBabeltraceError(options_.verbose);
+    error = "read stopped after " + std::to_string(read) +
+            " events: " + TakeBabeltraceError(options_.verbose);
   }
 
   if (!done) {
@@ -422,8 +515,7 @@ void HostReader::Run() {
       if (sink->batch) std::swap(last, sink->batch);
       delete sink->batch;
       sink->batch = nullptr;
-      sink->counters.dialect = sink->decoder.dialect();
-      last->counters = sink->counters;
+      last->counters = sink->Snapshot();
       last->watermark = sink->watermark;
     }
     last->host = host_id_;

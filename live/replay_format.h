@@ -1,0 +1,41 @@
+// The UST replay format: what `waitpath-replay` writes and the decoder reads back. A replayed
+// event is one `waitpath_replay:event` record carrying an already decoded Event (docs/replay.md).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "live/event.h"
+
+namespace waitpath {
+
+inline constexpr std::string_view kReplayEventName = "waitpath_replay:event";
+
+// Bumped on any change of field meaning, including the EventKind numbering, which is part of
+// the format: `kind` holds the EventKind value as of version 1.
+inline constexpr uint8_t kReplayFormatVersion = 1;
+
+// Which of Event::c and Event::d are interned strings (names) rather than integers, per kind.
+// The record carries those as `c_str`/`d_str` text, with `c`/`d` set to -1 when the original
+// had no string and 0 when it had one.
+inline constexpr bool ReplayCIsString(EventKind kind) {
+  switch (kind) {
+    case EventKind::kSchedSwitch:
+    case EventKind::kSchedWaking:
+    case EventKind::kSchedWakeup:
+    case EventKind::kSchedTtwu:
+    case EventKind::kSchedWakeupNew:
+    case EventKind::kProcessFork:
+    case EventKind::kIrqEntry:
+    case EventKind::kStatedumpProcess:
+      return true;
+    default:
+      return false;
+  }
+}
+
+inline constexpr bool ReplayDIsString(EventKind kind) {
+  return kind == EventKind::kSchedSwitch;
+}
+
+}  // namespace waitpath

@@ -1,0 +1,169 @@
+// waitpath-replay: re-emits one host's recorded kernel trace as waitpath_replay:event UST
+// events, in time order and at its original pace (or faster), so that the live path can be
+// exercised on machines where the LTTng kernel tracer cannot run (docs/replay.md).
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "live/bt_util.h"
+#include "live/host_reader.h"
+#include "live/trace_discovery.h"
+#include "tools/replay/record_builder.h"
+#include "tools/replay/replay_pacer.h"
+#include "tools/replay/ust_emitter.h"
+
+namespace waitpath {
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+void OnSignal(int) {
+  g_stop.store(true, std::memory_order_relaxed);
+}
+
+void InstallSignalHandlers() {
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+struct Totals {
+  uint64_t events = 0;
+  uint64_t rounds = 0;
+  int64_t first_ts = std::numeric_limits<int64_t>::max();
+  int64_t last_ts = std::numeric_limits<int64_t>::min();
+};
+
+// Reads the host's trace once through a HostReader and emits every decoded event, shifted by
+// `shift`. Returns an error line, empty on success or when stopped.
+std::string ReplayRound(const HostSpec& host, int64_t shift, ReplayPacer& pacer,
+                        UstEmitter& emitter, Totals& totals, bool verbose) {
+  moodycamel::LightweightSemaphore ready;
+  ReaderOptions options;
+  options.verbose = verbose;
+  HostReader reader(0, host, options, &ready);
+  reader.Start();
+  std::string error;
+  bool last = false;
+  while (!last && !g_stop.load(std::memory_order_relaxed)) {
+    Batch* batch = nullptr;
+    if (!reader.queue().try_dequeue(batch)) {
+      ready.wait(50'000);  // bounded, to notice a stop request
+      continue;
+    }
+    const uint32_t dialect = batch->counters.dialect;
+    for (const Event& e : batch->events) {
+      if (!pacer.WaitUntilDue(e.ts + shift, g_stop)) break;
+      emitter.Emit(BuildReplayRecord(e, *batch, dialect, shift));
+      ++totals.events;
+      totals.first_ts = std::min(totals.first_ts, e.ts + shift);
+      totals.last_ts = e.ts + shift;
+    }
+    last = batch->last;
+    if (last && !batch->error.empty()) error = batch->error;
+    reader.Recycle(batch);
+  }
+  reader.RequestStop();
+  return g_stop.load(std::memory_order_relaxed) ? std::string() : error;
+}
+
+int Run(const std::string& trace, const std::string& host_name, double speed, bool asap,
+        int64_t loops, bool verbose) {
+  ConfigureBabeltraceLogging(verbose);
+  std::vector<HostSpec> hosts;
+  std::string error;
+  if (!DiscoverHosts({trace}, &hosts, &error)) {
+    fmt::print(stderr, "waitpath-replay: {}\n", error);
+    return 1;
+  }
+  const HostSpec* host = nullptr;
+  std::string names;
+  for (const HostSpec& h : hosts) {
+    names += (names.empty() ? "" : ", ") + h.hostname;
+    if (h.hostname == host_name || (host_name.empty() && hosts.size() == 1)) host = &h;
+  }
+  if (!host) {
+    fmt::print(stderr, "waitpath-replay: {}: {} (hosts: {}); choose one with --host NAME\n", trace,
+               host_name.empty() ? "several hosts" : "no host named '" + host_name + "'", names);
+    return 2;
+  }
+  InstallSignalHandlers();
+  if (!UstEmitter::Enabled()) {
+    fmt::print(
+        stderr,
+        "waitpath-replay: warning: waitpath_replay:event is not enabled in any tracing session "
+        "(start lttng-sessiond, then `lttng enable-event -u 'waitpath_replay:*'` and `lttng "
+        "start`); "
+        "events go nowhere\n");
+  }
+
+  ReplayPacer pacer(asap ? 0.0 : speed);
+  UstEmitter emitter(host->hostname);
+  Totals totals;
+  int64_t shift = 0;
+  const int64_t started = ReplayPacer::MonotonicNs();
+  int64_t period = 0;  // the trace's span + 1 ms, known after the first round
+  for (int64_t round = 0; (loops <= 0 || round < loops) && !g_stop.load(); ++round) {
+    const std::string round_error = ReplayRound(*host, shift, pacer, emitter, totals, verbose);
+    if (!round_error.empty()) {
+      fmt::print(stderr, "waitpath-replay: host {}: {}\n", host->hostname, round_error);
+      return 1;
+    }
+    if (g_stop.load()) break;
+    ++totals.rounds;
+    if (totals.events == 0) break;  // nothing to loop over
+    // Later rounds start 1 ms after the previous one's last event: time keeps increasing.
+    if (round == 0) period = totals.last_ts - totals.first_ts + 1'000'000;
+    shift += period;
+  }
+  const double seconds = static_cast<double>(ReplayPacer::MonotonicNs() - started) / 1e9;
+  fmt::print(stderr,
+             "waitpath-replay: host {}: {} events in {} round(s), {:.3f} s ({:.0f} events/s){}\n",
+             host->hostname, totals.events, totals.rounds, seconds,
+             seconds > 0 ? static_cast<double>(totals.events) / seconds : 0.0,
+             g_stop.load() ? ", stopped by signal" : "");
+  return 0;
+}
+
+}  // namespace
+}  // namespace waitpath
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "waitpath-replay: re-emit one host's recorded kernel trace as lttng-ust events "
+      "(waitpath_replay:event), paced in real time"};
+  std::string trace, host;
+  double speed = 1.0;
+  bool asap = false, forever = false, verbose = false;
+  int64_t loops = 1;
+  app.add_option("TRACE_DIR", trace, "recorded trace (a CTF trace or a directory of traces)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  app.add_option("--speed", speed, "replay X times faster than recorded (default 1)")
+      ->check(CLI::PositiveNumber);
+  auto* asap_flag = app.add_flag("--asap", asap, "emit as fast as possible, ignoring timestamps");
+  auto* loop_opt = app.add_option("--loop", loops, "replay N times, later rounds shifted in time")
+                       ->check(CLI::Range(int64_t{1}, std::numeric_limits<int64_t>::max()));
+  auto* forever_flag = app.add_flag("--forever", forever, "replay until interrupted");
+  loop_opt->excludes(forever_flag);
+  asap_flag->excludes(app.get_option("--speed"));
+  app.add_option("--host", host, "the host to replay when TRACE_DIR holds several");
+  app.add_flag("--verbose", verbose, "babeltrace2 warnings and full error chains");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    fmt::print(stderr, "waitpath-replay: {} (see waitpath-replay --help)\n", e.what());
+    return 2;
+  }
+  return waitpath::Run(trace, host, speed, asap, forever ? 0 : loops, verbose);
+}

@@ -1,0 +1,71 @@
+#include "tools/replay/record_builder.h"
+
+#include <limits>
+
+#include "live/replay_format.h"
+#include "live/string_table.h"
+
+namespace waitpath {
+namespace {
+
+// An interned name as text; Event stores -1 when the dialect had no such string.
+const char* Name(int32_t id, int32_t* marker) {
+  if (id < 0) {
+    *marker = -1;
+    return "";
+  }
+  *marker = 0;
+  // StringTable keeps each string in a std::string, so data() is NUL-terminated.
+  return StringTable::Global().Get(static_cast<uint32_t>(id)).data();
+}
+
+}  // namespace
+
+ReplayRecord BuildReplayRecord(const Event& e, const Batch& batch, uint32_t dialect,
+                               int64_t shift) {
+  ReplayRecord r;
+  waitpath_replay_record& f = r.fields;
+  f.format_version = kReplayFormatVersion;
+  f.orig_ts = e.ts + shift;
+  f.cpu = e.cpu;
+  f.kind = static_cast<uint8_t>(e.kind);
+  f.ctx = e.ctx;
+  f.cur_tid = e.cur_tid;
+  f.cur_pid = e.cur_pid;
+  f.a = e.a;
+  f.b = e.b;
+  f.c = e.c;
+  f.d = e.d;
+  f.x = e.x;
+  f.dialect = dialect;
+  if (ReplayCIsString(e.kind)) r.c_str = Name(e.c, &f.c);
+  if (ReplayDIsString(e.kind)) r.d_str = Name(e.d, &f.d);
+  switch (e.kind) {
+    case EventKind::kLost:
+      // x is when the loss began: a timestamp, shifted like the event's own.
+      if (e.x != std::numeric_limits<int64_t>::min()) f.x = e.x + shift;
+      break;
+    case EventKind::kPacketOut:
+    case EventKind::kPacketIn:
+      // The batch-local packet index means nothing in another trace; the key travels instead.
+      if (e.a >= 0 && static_cast<size_t>(e.a) < batch.packets.size()) {
+        const PacketKey& k = batch.packets[static_cast<size_t>(e.a)];
+        f.has_key = k.has_tcp;
+        f.has_addresses = k.has_addresses;
+        f.saddr = k.saddr;
+        f.daddr = k.daddr;
+        f.sport = k.sport;
+        f.dport = k.dport;
+        f.seq = k.seq;
+        f.ack_seq = k.ack_seq;
+        f.tcp_flags = k.flags;
+      }
+      f.a = -1;
+      break;
+    default:
+      break;
+  }
+  return r;
+}
+
+}  // namespace waitpath

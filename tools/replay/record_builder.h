@@ -1,0 +1,23 @@
+// Turns a decoded Event (and its batch's packet key) into a waitpath_replay:event record.
+#pragma once
+
+#include <cstdint>
+
+#include "live/batch.h"
+#include "tools/replay/replay_record.h"
+
+namespace waitpath {
+
+// A record plus its string fields. The strings point into the process-wide StringTable (or at
+// a literal), so they stay valid; they are NUL-terminated as the tracepoint needs.
+struct ReplayRecord {
+  waitpath_replay_record fields{};
+  const char* c_str = "";
+  const char* d_str = "";
+};
+
+// `shift` is added to every timestamp the event carries (--loop rounds). `dialect` is the
+// original host's DialectFlags.
+ReplayRecord BuildReplayRecord(const Event& e, const Batch& batch, uint32_t dialect, int64_t shift);
+
+}  // namespace waitpath
