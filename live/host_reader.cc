@@ -78,8 +78,7 @@ struct HostReader::Sink {
     }
     if (clock_simple) return clock_base_ns + static_cast<int64_t>(bt_clock_snapshot_get_value(cs));
     int64_t ns = 0;
-    if (bt_clock_snapshot_get_ns_from_origin(cs, &ns) !=
-        BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK) {
+    if (bt_clock_snapshot_get_ns_from_origin(cs, &ns) != BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK) {
       bt_current_thread_clear_error();
       return last_ts;
     }
@@ -89,8 +88,7 @@ struct HostReader::Sink {
   void NoteStream(Port& p, const bt_stream* stream) {
     if (stream == p.stream) return;
     p.stream = stream;
-    p.has_clock =
-        bt_stream_class_borrow_default_clock_class_const(bt_stream_borrow_class_const(stream));
+    p.has_clock = bt_stream_class_borrow_default_clock_class_const(bt_stream_borrow_class_const(stream));
     p.cpu = static_cast<uint16_t>(&p - ports.data());
     for (const StreamCpu& s : stream_cpus) {
       if (s.stream == stream) p.cpu = s.cpu;
@@ -106,11 +104,10 @@ struct HostReader::Sink {
       const bt_field_class* fc = bt_field_borrow_class_const(ctx);
       const uint64_t n = bt_field_class_structure_get_member_count(fc);
       for (uint64_t i = 0; i < n; ++i) {
-        const bt_field_class_structure_member* m =
-            bt_field_class_structure_borrow_member_by_index_const(fc, i);
+        const bt_field_class_structure_member* m = bt_field_class_structure_borrow_member_by_index_const(fc, i);
         if (std::string_view(bt_field_class_structure_member_get_name(m)) == "cpu_id") {
-          cpu = static_cast<int64_t>(bt_field_integer_unsigned_get_value(
-              bt_field_structure_borrow_member_field_by_index_const(ctx, i)));
+          cpu = static_cast<int64_t>(
+              bt_field_integer_unsigned_get_value(bt_field_structure_borrow_member_field_by_index_const(ctx, i)));
           break;
         }
       }
@@ -198,8 +195,7 @@ struct HostReader::Sink {
       return;
     }
     int64_t begin = last_ts, end = last_ts;
-    if (bt_stream_class_discarded_events_have_default_clock_snapshots(
-            bt_stream_borrow_class_const(stream))) {
+    if (bt_stream_class_discarded_events_have_default_clock_snapshots(bt_stream_borrow_class_const(stream))) {
       begin = ToNs(bt_message_discarded_events_borrow_beginning_default_clock_snapshot_const(m));
       end = ToNs(bt_message_discarded_events_borrow_end_default_clock_snapshot_const(m));
     }
@@ -220,23 +216,17 @@ struct HostReader::Sink {
       if (p.pos == p.count) {
         p.pos = p.count = 0;
         switch (bt_message_iterator_next(p.iterator, &p.messages, &p.count)) {
-          case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK:
-            break;
-          case BT_MESSAGE_ITERATOR_NEXT_STATUS_END:
-            p.ended = true;
-            return Fill::kEnded;
-          case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN:
-            return Fill::kAgain;
-          default:
-            return Fill::kError;
+          case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK: break;
+          case BT_MESSAGE_ITERATOR_NEXT_STATUS_END: p.ended = true; return Fill::kEnded;
+          case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN: return Fill::kAgain;
+          default: return Fill::kError;
         }
       }
       const bt_message* m = p.messages[p.pos];
       switch (bt_message_get_type(m)) {
         case BT_MESSAGE_TYPE_EVENT: {
           NoteStream(p, bt_event_borrow_stream_const(bt_message_event_borrow_event_const(m)));
-          p.head_ts =
-              p.has_clock ? ToNs(bt_message_event_borrow_default_clock_snapshot_const(m)) : last_ts;
+          p.head_ts = p.has_clock ? ToNs(bt_message_event_borrow_default_clock_snapshot_const(m)) : last_ts;
           p.head_is_event = true;
           return Fill::kHead;
         }
@@ -276,17 +266,10 @@ struct HostReader::Sink {
     // Every live port must show its next timestamp before anything can be merged.
     for (size_t i = 0; i < missing.size();) {
       switch (FillHead(ports[missing[i]])) {
-        case Fill::kHead:
-          HeapPush(missing[i]);
-          [[fallthrough]];
-        case Fill::kEnded:
-          missing.erase(missing.begin() + static_cast<long>(i));
-          break;
-        case Fill::kAgain:
-          ++i;
-          break;
-        case Fill::kError:
-          return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
+        case Fill::kHead: HeapPush(missing[i]); [[fallthrough]];
+        case Fill::kEnded: missing.erase(missing.begin() + static_cast<long>(i)); break;
+        case Fill::kAgain: ++i; break;
+        case Fill::kError: return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
       }
     }
     if (!missing.empty()) {
@@ -338,16 +321,10 @@ struct HostReader::Sink {
       bt_message_put_ref(m);
       ++p.pos;
       switch (FillHead(p)) {
-        case Fill::kHead:
-          HeapPush(index);
-          break;
-        case Fill::kEnded:
-          break;
-        case Fill::kAgain:
-          missing.push_back(index);
-          break;
-        case Fill::kError:
-          return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
+        case Fill::kHead: HeapPush(index); break;
+        case Fill::kEnded: break;
+        case Fill::kAgain: missing.push_back(index); break;
+        case Fill::kError: return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
       }
       if (!missing.empty()) break;
     }
@@ -360,8 +337,7 @@ struct HostReader::Sink {
   }
 
   static Sink* From(bt_self_component_sink* self) {
-    return static_cast<Sink*>(
-        bt_self_component_get_data(bt_self_component_sink_as_self_component(self)));
+    return static_cast<Sink*>(bt_self_component_get_data(bt_self_component_sink_as_self_component(self)));
   }
 
   static bt_component_class_initialize_method_status Init(bt_self_component_sink* self,
@@ -379,15 +355,13 @@ struct HostReader::Sink {
     return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_OK;
   }
 
-  static bt_component_class_sink_graph_is_configured_method_status Configured(
-      bt_self_component_sink* self) {
+  static bt_component_class_sink_graph_is_configured_method_status Configured(bt_self_component_sink* self) {
     Sink* sink = From(self);
     sink->ports.resize(sink->port_count);
     for (size_t i = 0; i < sink->port_count; ++i) {
       if (bt_message_iterator_create_from_sink_component(
               self, bt_self_component_sink_borrow_input_port_by_index(self, i),
-              &sink->ports[i].iterator) !=
-          BT_MESSAGE_ITERATOR_CREATE_FROM_SINK_COMPONENT_STATUS_OK) {
+              &sink->ports[i].iterator) != BT_MESSAGE_ITERATOR_CREATE_FROM_SINK_COMPONENT_STATUS_OK) {
         return BT_COMPONENT_CLASS_SINK_GRAPH_IS_CONFIGURED_METHOD_STATUS_ERROR;
       }
       sink->missing.push_back(static_cast<uint32_t>(i));
@@ -425,9 +399,7 @@ void HostReader::Recycle(Batch* batch) {
   }
 }
 
-void HostReader::Start() {
-  thread_ = std::thread([this] { Run(); });
-}
+void HostReader::Start() { thread_ = std::thread([this] { Run(); }); }
 
 void HostReader::Join() {
   if (thread_.joinable()) thread_.join();
@@ -435,8 +407,7 @@ void HostReader::Join() {
 
 void HostReader::Push(Batch* batch) {
   // Backpressure keeps memory bounded when the consumer is slower than the reader.
-  while (queue_.size_approx() >= options_.max_queued_batches &&
-         !stop_.load(std::memory_order_relaxed)) {
+  while (queue_.size_approx() >= options_.max_queued_batches && !stop_.load(std::memory_order_relaxed)) {
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   queue_.enqueue(token_, batch);
@@ -444,8 +415,7 @@ void HostReader::Push(Batch* batch) {
 }
 
 void HostReader::Run() {
-  const bt_logging_level level =
-      options_.verbose ? BT_LOGGING_LEVEL_WARNING : BT_LOGGING_LEVEL_NONE;
+  const bt_logging_level level = options_.verbose ? BT_LOGGING_LEVEL_WARNING : BT_LOGGING_LEVEL_NONE;
   std::string error;
   bt_graph* graph = nullptr;
   const bt_plugin* plugin = nullptr;
@@ -460,10 +430,9 @@ void HostReader::Run() {
       ValueRef params(MakeInputsParams({spec_.trace_dirs[i]}));
       const bt_component_source* src = nullptr;
       const std::string name = "src" + std::to_string(i);
-      if (bt_graph_add_source_component(graph, src_class, name.c_str(), params.value, level,
-                                        &src) != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
-        error =
-            spec_.trace_dirs[i] + ": cannot open trace: " + TakeBabeltraceError(options_.verbose);
+      if (bt_graph_add_source_component(graph, src_class, name.c_str(), params.value, level, &src) !=
+          BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+        error = spec_.trace_dirs[i] + ": cannot open trace: " + TakeBabeltraceError(options_.verbose);
         break;
       }
       for (uint64_t p = 0; p < bt_component_source_get_output_port_count(src); ++p) {
@@ -476,14 +445,13 @@ void HostReader::Run() {
       bt_component_class_sink_set_initialize_method(sink_class, &Sink::Init);
       bt_component_class_sink_set_graph_is_configured_method(sink_class, &Sink::Configured);
       const bt_component_sink* sink_comp = nullptr;
-      if (bt_graph_add_sink_component_with_initialize_method_data(
-              graph, sink_class, "waitpath", nullptr, sink.get(), level, &sink_comp) !=
+      if (bt_graph_add_sink_component_with_initialize_method_data(graph, sink_class, "waitpath", nullptr,
+                                                                  sink.get(), level, &sink_comp) !=
           BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
         error = "cannot create the reading graph: " + TakeBabeltraceError(options_.verbose);
       }
       for (size_t i = 0; error.empty() && i < outputs.size(); ++i) {
-        if (bt_graph_connect_ports(graph, outputs[i],
-                                   bt_component_sink_borrow_input_port_by_index_const(sink_comp, i),
+        if (bt_graph_connect_ports(graph, outputs[i], bt_component_sink_borrow_input_port_by_index_const(sink_comp, i),
                                    nullptr) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
           error = "cannot connect trace streams: " + TakeBabeltraceError(options_.verbose);
         }
@@ -504,8 +472,7 @@ void HostReader::Run() {
       continue;
     }
     const uint64_t read = sink ? sink->counters.events : 0;
-    error = "read stopped after " + std::to_string(read) +
-            " events: " + TakeBabeltraceError(options_.verbose);
+    error = "read stopped after " + std::to_string(read) + " events: " + TakeBabeltraceError(options_.verbose);
   }
 
   if (!done) {
