@@ -17,6 +17,8 @@
 #include "exporters/metrics_server.h"
 #include "live/bt_util.h"
 #include "stream/host_stats.h"
+#include "app/pipeline.h"
+#include "app/sync_pass.h"
 #include "stream/host_streams.h"
 
 namespace waitpath {
@@ -157,17 +159,24 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
 
   ReaderOptions reader_options;
   reader_options.verbose = options.verbose;
-  HostStreams streams(hosts, reader_options);
-  std::vector<HostStats> stats(hosts.size());
-  streams.Start();
-  while (auto batch = streams.Next()) {
-    stats[batch->host].Add(*batch);
-    engine.Push(*batch);
+  std::vector<HostStats> stats;
+  PipelineCallbacks callbacks;
+  callbacks.on_clocks = [&](const std::vector<HostClock>& clocks) {
+    // Several hosts: times are in the reference host's clock; say how well each maps to it.
+    for (const HostClock& c : clocks) {
+      if (options.json) std::cout << ClockJson(c) << '\n';
+      if (metrics) metrics->health().SetClockSync(c.host, std::string(SyncQualityName(c.quality)), c.accuracy / 1e9);
+    }
+  };
+  callbacks.on_batch = [&](const Batch& batch) {
     if (metrics) {
-      metrics->ObserveBatch(*batch);
+      metrics->ObserveBatch(batch);
       metrics->ObserveEngine();
     }
-    streams.Recycle(std::move(batch));
+  };
+  if (!RunPipeline(hosts, reader_options, options.reference, engine, &stats, callbacks, &error)) {
+    fmt::print(stderr, "waitpath: {}\n", error);
+    return 2;
   }
   report.Finish();
   if (metrics) metrics->Finish();
@@ -215,6 +224,7 @@ Command AddAnalyzeCommand(CLI::App& app) {
   cmd->add_option("--top", o->top, "Tasks listed per watched task (by time on its path)")->capture_default_str();
   cmd->add_option("--retention", o->retention, "History kept behind the newest event")->capture_default_str();
   cmd->add_option("--max-history-mb", o->max_history_mb, "Cap on retained history")->capture_default_str();
+  cmd->add_option("--reference", o->reference, "Several hosts: the host whose clock times are reported in");
   cmd->add_flag("-v,--verbose", o->verbose, "babeltrace2 warnings and full error chains");
   cmd->add_option("--metrics-file", m->file, "Write the Prometheus text exposition there at the end");
   cmd->add_option("--metrics", m->listen,

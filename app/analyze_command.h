@@ -15,6 +15,7 @@ struct AnalyzeOptions {
   bool verbose = false;
   std::string retention = "30s";
   size_t max_history_mb = 256;
+  std::string reference;  // several hosts: the reference clock's host (default: the first)
 };
 
 int RunAnalyze(const AnalyzeOptions& options);

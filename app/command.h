@@ -15,5 +15,6 @@ struct Command {
 // One registration function per subcommand, each in its own *_command.cc.
 Command AddStatsCommand(CLI::App& app);
 Command AddAnalyzeCommand(CLI::App& app);
+Command AddSyncCommand(CLI::App& app);
 
 }  // namespace waitpath

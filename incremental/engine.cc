@@ -78,99 +78,101 @@ void Engine::FramePopped(CpuContext& cpu, int64_t ts) {
 }
 
 void Engine::Push(const Batch& batch) {
+  for (const Event& e : batch.events) Process(e, batch);
+}
+
+void Engine::Process(const Event& e, const Batch& batch) {
   const uint16_t host = batch.host;
   HostState& hs = Host(host);
   // Kernels with sched_waking also emit sched_wakeup on the target CPU: only the former
   // runs in the waker's context.
   hs.has_waking = batch.counters.dialect & kDialectHasWaking;
-  for (const Event& e : batch.events) {
-    hs.now = e.ts;
-    ++counters_.events;
-    CpuContext& cpu = hs.cpus.cpu(e.cpu);
-    // perf names the current task in every event: it fills in CPUs not yet seen switching.
-    if (!cpu.known && e.cur_tid >= 0 && e.kind != EventKind::kSchedSwitch) {
-      cpu.known = true;
-      cpu.current = e.cur_tid == 0 ? kNoTask : Touch(host, e.cur_tid, e.ts, SegmentKind::kRunning);
+  hs.now = e.ts;
+  ++counters_.events;
+  CpuContext& cpu = hs.cpus.cpu(e.cpu);
+  // perf names the current task in every event: it fills in CPUs not yet seen switching.
+  if (!cpu.known && e.cur_tid >= 0 && e.kind != EventKind::kSchedSwitch) {
+    cpu.known = true;
+    cpu.current = e.cur_tid == 0 ? kNoTask : Touch(host, e.cur_tid, e.ts, SegmentKind::kRunning);
+  }
+  if (cpu.current != kNoTask && e.cur_pid > 0 && tasks_[cpu.current].pid < 0 &&
+      tasks_[cpu.current].tid == e.cur_tid) {
+    tasks_[cpu.current].pid = e.cur_pid;
+  }
+  switch (e.kind) {
+    case EventKind::kSchedSwitch: OnSwitch(host, e); break;
+    case EventKind::kSchedWaking:
+    case EventKind::kSchedTtwu: OnWaking(host, e); break;
+    case EventKind::kSchedWakeup:
+      if (!hs.has_waking) OnWaking(host, e);
+      break;
+    case EventKind::kSchedWakeupNew: {
+      const Utid u = Touch(host, e.a, e.ts, SegmentKind::kPreempted);
+      SetComm(u, e.c);
+      break;
     }
-    if (cpu.current != kNoTask && e.cur_pid > 0 && tasks_[cpu.current].pid < 0 &&
-        tasks_[cpu.current].tid == e.cur_tid) {
-      tasks_[cpu.current].pid = e.cur_pid;
+    case EventKind::kProcessFork: OnFork(host, e); break;
+    case EventKind::kProcessExit: {
+      const Utid u = tasks_.Find(host, e.a);
+      if (u != kNoTask && tasks_[u].exit_ts == kNever) tasks_[u].exit_ts = e.ts;
+      break;
     }
-    switch (e.kind) {
-      case EventKind::kSchedSwitch: OnSwitch(host, e); break;
-      case EventKind::kSchedWaking:
-      case EventKind::kSchedTtwu: OnWaking(host, e); break;
-      case EventKind::kSchedWakeup:
-        if (!hs.has_waking) OnWaking(host, e);
-        break;
-      case EventKind::kSchedWakeupNew: {
-        const Utid u = Touch(host, e.a, e.ts, SegmentKind::kPreempted);
-        SetComm(u, e.c);
-        break;
-      }
-      case EventKind::kProcessFork: OnFork(host, e); break;
-      case EventKind::kProcessExit: {
-        const Utid u = tasks_.Find(host, e.a);
-        if (u != kNoTask && tasks_[u].exit_ts == kNever) tasks_[u].exit_ts = e.ts;
-        break;
-      }
-      case EventKind::kProcessFree: {
-        const Utid u = tasks_.Find(host, e.a);
-        if (u != kNoTask && tasks_[u].exit_ts != kNever) tasks_.Retire(u);
-        break;
-      }
-      case EventKind::kIrqEntry:
-        cpu.frames.push_back(IrqFrame{IrqFrame::Type::kHardIrq, e.a, static_cast<uint32_t>(std::max(e.c, 0))});
-        FramePushed(cpu, e.ts);
-        break;
-      case EventKind::kSoftirqEntry:
-        cpu.frames.push_back(IrqFrame{IrqFrame::Type::kSoftIrq, e.a, 0});
-        FramePushed(cpu, e.ts);
-        break;
-      case EventKind::kHrtimerEntry:
-        cpu.frames.push_back(IrqFrame{IrqFrame::Type::kTimer, 0, 0});
-        FramePushed(cpu, e.ts);
-        break;
-      case EventKind::kIpiEntry:
-        cpu.frames.push_back(IrqFrame{IrqFrame::Type::kIpi, e.b, 0});
-        FramePushed(cpu, e.ts);
-        break;
-      case EventKind::kIrqExit:
-      case EventKind::kSoftirqExit:
-      case EventKind::kHrtimerExit:
-      case EventKind::kIpiExit:
-        // An exit without its entry (trace start, loss) closes nothing.
-        if (!cpu.frames.empty()) {
-          const bool timer_done = cpu.frames.back().type == IrqFrame::Type::kTimer;
-          cpu.frames.pop_back();
-          // The enclosing context (e.g. the local timer interrupt) ran that timer.
-          if (timer_done && !cpu.frames.empty()) cpu.frames.back().timer = true;
-          FramePopped(cpu, e.ts);
-        }
-        break;
-      case EventKind::kPacketOut: OnPacketOut(host, e, batch); break;
-      case EventKind::kPacketIn: OnPacketIn(host, e, batch); break;
-      case EventKind::kBlockComplete:
-        if (!cpu.frames.empty()) cpu.frames.back().disk = true;
-        break;
-      case EventKind::kStatedumpProcess: {
-        // LTTng's state dump lists the tasks that exist; one in state WAIT is asleep, so
-        // its history starts blocked (its waker will say on what).
-        constexpr int32_t kStatedumpWait = 5;
-        const Utid u = tasks_.GetOrCreate(host, e.a, e.ts);
-        if (u >= histories_.size()) histories_.resize(u + 1u);
-        SetComm(u, e.c);
-        if (e.b > 0) tasks_[u].pid = e.b;
-        if (e.d == kStatedumpWait) Begin(u, e.ts, SegmentKind::kBlocked);
-        break;
-      }
-      case EventKind::kLost: OnLost(host, e); break;
-      default: break;
+    case EventKind::kProcessFree: {
+      const Utid u = tasks_.Find(host, e.a);
+      if (u != kNoTask && tasks_[u].exit_ts != kNever) tasks_.Retire(u);
+      break;
     }
-    if (++hs.events_since_evict >= kEvictEvery) {
-      hs.events_since_evict = 0;
-      Evict(host);
+    case EventKind::kIrqEntry:
+      cpu.frames.push_back(IrqFrame{IrqFrame::Type::kHardIrq, e.a, static_cast<uint32_t>(std::max(e.c, 0))});
+      FramePushed(cpu, e.ts);
+      break;
+    case EventKind::kSoftirqEntry:
+      cpu.frames.push_back(IrqFrame{IrqFrame::Type::kSoftIrq, e.a, 0});
+      FramePushed(cpu, e.ts);
+      break;
+    case EventKind::kHrtimerEntry:
+      cpu.frames.push_back(IrqFrame{IrqFrame::Type::kTimer, 0, 0});
+      FramePushed(cpu, e.ts);
+      break;
+    case EventKind::kIpiEntry:
+      cpu.frames.push_back(IrqFrame{IrqFrame::Type::kIpi, e.b, 0});
+      FramePushed(cpu, e.ts);
+      break;
+    case EventKind::kIrqExit:
+    case EventKind::kSoftirqExit:
+    case EventKind::kHrtimerExit:
+    case EventKind::kIpiExit:
+      // An exit without its entry (trace start, loss) closes nothing.
+      if (!cpu.frames.empty()) {
+        const bool timer_done = cpu.frames.back().type == IrqFrame::Type::kTimer;
+        cpu.frames.pop_back();
+        // The enclosing context (e.g. the local timer interrupt) ran that timer.
+        if (timer_done && !cpu.frames.empty()) cpu.frames.back().timer = true;
+        FramePopped(cpu, e.ts);
+      }
+      break;
+    case EventKind::kPacketOut: OnPacketOut(host, e, batch); break;
+    case EventKind::kPacketIn: OnPacketIn(host, e, batch); break;
+    case EventKind::kBlockComplete:
+      if (!cpu.frames.empty()) cpu.frames.back().disk = true;
+      break;
+    case EventKind::kStatedumpProcess: {
+      // LTTng's state dump lists the tasks that exist; one in state WAIT is asleep, so
+      // its history starts blocked (its waker will say on what).
+      constexpr int32_t kStatedumpWait = 5;
+      const Utid u = tasks_.GetOrCreate(host, e.a, e.ts);
+      if (u >= histories_.size()) histories_.resize(u + 1u);
+      SetComm(u, e.c);
+      if (e.b > 0) tasks_[u].pid = e.b;
+      if (e.d == kStatedumpWait) Begin(u, e.ts, SegmentKind::kBlocked);
+      break;
     }
+    case EventKind::kLost: OnLost(host, e); break;
+    default: break;
+  }
+  if (++hs.events_since_evict >= kEvictEvery) {
+    hs.events_since_evict = 0;
+    Evict(host);
   }
 }
 
@@ -302,9 +304,8 @@ void Engine::OnPacketIn(uint16_t host, const Event& e, const Batch& batch) {
   if (cpu.frames.empty()) return;
   IrqFrame& f = cpu.frames.back();
   f.packet = true;
-  // Cross-host senders need synchronized clocks to be followed (the sync issue); until
-  // then such a wait is network.
-  f.sender_known = send && send->sender != kNoTask && send->host == host;
+  // A sender on another host is followed only when all timestamps are in one clock.
+  f.sender_known = send && send->sender != kNoTask && (send->host == host || synchronized_);
   if (f.sender_known) {
     f.sender = send->sender;
     f.send_ts = send->ts;

@@ -52,7 +52,13 @@ class Engine {
   explicit Engine(EngineOptions options = {});
 
   void SetListener(WaitListener* listener) { listener_ = listener; }
+  // A whole batch of one host, in order (single host, or timestamps already synchronized).
   void Push(const Batch& batch);
+  // One event of `batch` (for merged multi-host input: `e.ts` in the reference clock).
+  void Process(const Event& e, const Batch& batch);
+  // Cross-host packet links are followed only when every host's timestamps are in one
+  // reference clock; otherwise such waits count as network.
+  void SetSynchronized(bool synchronized) { synchronized_ = synchronized; }
 
   const TaskTable& tasks() const { return tasks_; }
   const TaskHistory& history(Utid u) const { return histories_[u]; }
@@ -108,6 +114,7 @@ class Engine {
   WaitListener* listener_ = nullptr;
   EngineCounters counters_;
   size_t evict_cursor_ = 0;
+  bool synchronized_ = false;
 };
 
 }  // namespace waitpath

@@ -24,6 +24,19 @@ void HostStreams::Stop() {
   for (auto& r : readers_) r->Join();
 }
 
+std::unique_ptr<Batch> HostStreams::NextFrom(size_t host) {
+  while (!ended_[host]) {
+    if (TryFill(host)) {
+      std::unique_ptr<Batch> out = std::move(front_[host]);
+      watermark_[host] = std::max(watermark_[host], out->watermark);
+      if (out->last) ended_[host] = true;
+      return out;
+    }
+    ready_.wait(20000);
+  }
+  return nullptr;
+}
+
 void HostStreams::Recycle(std::unique_ptr<Batch> batch) {
   if (batch && batch->host < readers_.size()) readers_[batch->host]->Recycle(batch.release());
 }

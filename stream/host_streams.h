@@ -22,6 +22,9 @@ class HostStreams {
   // Blocks until the next batch; nullptr once every host has ended. With `ordered` false,
   // batches come as soon as any host has one (for counting, where order does not matter).
   std::unique_ptr<Batch> Next(bool ordered = true);
+  // Blocks until `host` has a batch; nullptr once that host has ended. Other hosts' batches
+  // stay in their (bounded) queues meanwhile.
+  std::unique_ptr<Batch> NextFrom(size_t host);
 
   // Returns a consumed batch to its reader for reuse (optional: dropping it is fine too).
   void Recycle(std::unique_ptr<Batch> batch);

@@ -1,0 +1,70 @@
+// `waitpath sync`: the clock transform of every host to the reference host.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
+#include "app/command.h"
+#include "app/sync_pass.h"
+#include "live/bt_util.h"
+
+namespace waitpath {
+namespace {
+
+struct SyncOptions {
+  std::vector<std::string> traces;
+  std::string reference;
+  bool json = false;
+  bool verbose = false;
+};
+
+int RunSync(const SyncOptions& o) {
+  ConfigureBabeltraceLogging(o.verbose);
+  std::vector<HostSpec> hosts;
+  std::string error;
+  if (!DiscoverHosts(o.traces, &hosts, &error)) {
+    fmt::print(stderr, "waitpath: {}\n", error);
+    return 1;
+  }
+  SyncPassResult result;
+  if (!RunSyncPass(hosts, o.reference, o.verbose, /*two_phase=*/true, &result, &error)) {
+    fmt::print(stderr, "waitpath: {}\n", error);
+    return 2;
+  }
+  int code = 0;
+  for (const HostClock& c : result.sync->Clocks()) {
+    if (o.json) {
+      std::cout << ClockJson(c) << '\n';
+    } else {
+      fmt::print("host {:<12} reference {:<12} slope {:.12f}  offset {:+.1f} ns  accuracy {:.0f} ns  {:<11} {} matches\n",
+                 c.host, c.reference, c.transform.slope(), c.transform.offset(), c.accuracy, SyncQualityName(c.quality),
+                 c.matches);
+    }
+  }
+  const SyncCounters& k = result.sync->counters();
+  if (!o.json) {
+    fmt::print("packets: {} sent, {} received, {} matched across hosts, {} same-host, {} expired unmatched\n", k.sends,
+               k.receives, k.matched, k.same_host, k.expired);
+  }
+  for (const HostStats& s : result.stats) {
+    if (!s.error.empty()) {
+      fmt::print(stderr, "waitpath: host {}: {}\n", s.host, s.error);
+      code = 1;
+    }
+  }
+  return code;
+}
+
+}  // namespace
+
+Command AddSyncCommand(CLI::App& app) {
+  auto o = std::make_shared<SyncOptions>();
+  CLI::App* cmd = app.add_subcommand("sync", "Synchronize the hosts' clocks from the TCP packets they exchanged");
+  cmd->add_flag("--json", o->json, "One JSON record per host: t_reference = slope * t_host + offset_ns");
+  cmd->add_option("--reference", o->reference, "The host whose clock is the reference (default: the first)");
+  cmd->add_flag("-v,--verbose", o->verbose, "babeltrace2 warnings and full error chains");
+  cmd->add_option("TRACE", o->traces, "Trace directories, one or more per host")->required();
+  return Command{cmd, [o] { return RunSync(*o); }};
+}
+
+}  // namespace waitpath

@@ -1,0 +1,54 @@
+#include "app/sync_pass.h"
+
+#include <nlohmann/json.hpp>
+
+#include "stream/host_streams.h"
+
+namespace waitpath {
+
+bool RunSyncPass(const std::vector<HostSpec>& hosts, const std::string& reference, bool verbose, bool two_phase,
+                 SyncPassResult* out, std::string* error) {
+  std::vector<std::string> names;
+  size_t ref = 0;
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    names.push_back(hosts[i].hostname);
+    if (hosts[i].hostname == reference) ref = i;
+  }
+  if (!reference.empty() && names[ref] != reference) {
+    *error = "--reference " + reference + ": no such host in the traces";
+    return false;
+  }
+  out->sync = std::make_unique<ClockSync>(names, ref, two_phase);
+  out->stats.assign(hosts.size(), HostStats{});
+  for (size_t i = 0; i < hosts.size(); ++i) out->stats[i].host = names[i];
+  ReaderOptions options;
+  options.verbose = verbose;
+  HostStreams streams(hosts, options);
+  streams.Start();
+  while (auto batch = streams.Next()) {
+    out->stats[batch->host].Add(*batch);
+    for (const Event& e : batch->events) {
+      if ((e.kind == EventKind::kPacketOut || e.kind == EventKind::kPacketIn) && e.a >= 0) {
+        out->sync->OnPacket(batch->host, e.ts, e.kind == EventKind::kPacketOut, batch->packets[static_cast<size_t>(e.a)]);
+      }
+    }
+    out->sync->OnWatermark(batch->host, batch->watermark);
+    streams.Recycle(std::move(batch));
+  }
+  return true;
+}
+
+std::string ClockJson(const HostClock& c) {
+  nlohmann::ordered_json j;
+  j["type"] = "clock";
+  j["host"] = c.host;
+  j["reference"] = c.reference;
+  j["slope"] = c.transform.slope();
+  j["offset_ns"] = c.transform.offset();
+  j["accuracy"] = c.accuracy;
+  j["quality"] = SyncQualityName(c.quality);
+  j["matches"] = c.matches;
+  return j.dump();
+}
+
+}  // namespace waitpath

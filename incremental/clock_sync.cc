@@ -1,0 +1,339 @@
+#include "incremental/clock_sync.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace waitpath {
+
+std::string_view SyncQualityName(SyncQuality q) {
+  switch (q) {
+    case SyncQuality::kIncomplete: return "incomplete";
+    case SyncQuality::kApproximate: return "approximate";
+    case SyncQuality::kAccurate: return "accurate";
+    case SyncQuality::kFail: return "fail";
+  }
+  return "incomplete";
+}
+
+namespace {
+double Cross(double ax, double ay, double bx, double by, double cx, double cy) {
+  return (bx - ax) * (cy - ay) - (by - ay) * (cx - ax);
+}
+}  // namespace
+
+// Lower hull, left to right: every turn counter-clockwise.
+void PairSync::PushLowerHull(std::vector<Point>& hull, Point p) {
+  if (!hull.empty() && p.x < hull.back().x) {
+    // Out of order (rare: packets are read in time order per host): rebuild with it.
+    std::vector<Point> pts = hull;
+    pts.push_back(p);
+    std::sort(pts.begin(), pts.end(), [](const Point& a, const Point& b) { return a.x < b.x || (a.x == b.x && a.y < b.y); });
+    hull.clear();
+    for (const Point& q : pts) PushLowerHull(hull, q);
+    return;
+  }
+  if (!hull.empty() && p.x == hull.back().x) {
+    if (p.y >= hull.back().y) return;  // the lower point of a vertical pair bounds the line
+    hull.pop_back();
+  }
+  while (hull.size() >= 2 && Cross(hull[hull.size() - 2].x, hull[hull.size() - 2].y, hull.back().x, hull.back().y,
+                                    p.x, p.y) <= 0) {
+    hull.pop_back();
+  }
+  hull.push_back(p);
+}
+
+// Upper hull, left to right: every turn clockwise.
+void PairSync::PushUpperHull(std::vector<Point>& hull, Point p) {
+  if (!hull.empty() && p.x < hull.back().x) {
+    std::vector<Point> pts = hull;
+    pts.push_back(p);
+    std::sort(pts.begin(), pts.end(), [](const Point& a, const Point& b) { return a.x < b.x || (a.x == b.x && a.y > b.y); });
+    hull.clear();
+    for (const Point& q : pts) PushUpperHull(hull, q);
+    return;
+  }
+  if (!hull.empty() && p.x == hull.back().x) {
+    if (p.y <= hull.back().y) return;
+    hull.pop_back();
+  }
+  while (hull.size() >= 2 && Cross(hull[hull.size() - 2].x, hull[hull.size() - 2].y, hull.back().x, hull.back().y,
+                                    p.x, p.y) >= 0) {
+    hull.pop_back();
+  }
+  hull.push_back(p);
+}
+
+void PairSync::AddAtoB(int64_t sent_a, int64_t received_b) {
+  if (!anchored_) {
+    anchored_ = true;
+    anchor_ = sent_a;
+  }
+  const Point p{static_cast<double>(sent_a - anchor_), static_cast<double>(received_b - anchor_)};
+  min_x_ = matches_ ? std::min(min_x_, p.x) : p.x;
+  max_x_ = matches_ ? std::max(max_x_, p.x) : p.x;
+  ++matches_;
+  PushLowerHull(upper_, p);
+  Update();
+}
+
+void PairSync::AddBtoA(int64_t sent_b, int64_t received_a) {
+  if (!anchored_) {
+    anchored_ = true;
+    anchor_ = received_a;
+  }
+  const Point p{static_cast<double>(received_a - anchor_), static_cast<double>(sent_b - anchor_)};
+  min_x_ = matches_ ? std::min(min_x_, p.x) : p.x;
+  max_x_ = matches_ ? std::max(max_x_, p.x) : p.x;
+  ++matches_;
+  PushUpperHull(lower_, p);
+  Update();
+}
+
+// Feasible lines y = s x + c pass below every a->b point and above every b->a point. The
+// steepest and the flattest feasible lines each touch one point of each hull; the result is
+// their bisector, and the accuracy half their vertical distance over the observed range.
+void PairSync::Update() {
+  if (upper_.empty() || lower_.empty()) {
+    quality_ = SyncQuality::kIncomplete;
+    return;
+  }
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  double s_max = kInf, s_min = -kInf;
+  Point max_p{}, min_p{};
+  for (const Point& l : lower_) {
+    for (const Point& u : upper_) {
+      if (u.x > l.x) {
+        const double s = (u.y - l.y) / (u.x - l.x);
+        if (s < s_max) {
+          s_max = s;
+          max_p = l;
+        }
+      } else if (l.x > u.x) {
+        const double s = (l.y - u.y) / (l.x - u.x);
+        if (s > s_min) {
+          s_min = s;
+          min_p = u;
+        }
+      }
+    }
+  }
+  if (std::isfinite(s_max) && std::isfinite(s_min)) {
+    if (s_min > s_max) {
+      quality_ = SyncQuality::kFail;  // no line separates them: keep the last good one
+      return;
+    }
+    // Lines: y = s_max (x - max_p.x) + max_p.y and y = s_min (x - min_p.x) + min_p.y.
+    const double c_max = max_p.y - s_max * max_p.x, c_min = min_p.y - s_min * min_p.x;
+    double xi = 0.5 * (min_x_ + max_x_);
+    if (s_max != s_min) xi = (c_min - c_max) / (s_max - s_min);
+    const double yi = 0.5 * ((s_max * xi + c_max) + (s_min * xi + c_min));
+    slope_ = std::tan(0.5 * (std::atan(s_max) + std::atan(s_min)));
+    const double c = yi - slope_ * xi;
+    offset_ = c + static_cast<double>(anchor_) * (1.0 - slope_);
+    const double gap_lo = std::abs((s_max * min_x_ + c_max) - (s_min * min_x_ + c_min));
+    const double gap_hi = std::abs((s_max * max_x_ + c_max) - (s_min * max_x_ + c_min));
+    accuracy_ = 0.5 * std::max(gap_lo, gap_hi);
+    quality_ = SyncQuality::kAccurate;
+    return;
+  }
+  // Messages both ways, but not enough spread to bound both slopes: assume no drift and
+  // take the middle of the band of offsets the messages allow.
+  double lo = -kInf, hi = kInf;
+  for (const Point& l : lower_) lo = std::max(lo, l.y - l.x);
+  for (const Point& u : upper_) hi = std::min(hi, u.y - u.x);
+  if (lo > hi) {
+    quality_ = SyncQuality::kFail;
+    return;
+  }
+  slope_ = 1.0;
+  offset_ = 0.5 * (lo + hi);  // anchor terms cancel with slope 1
+  accuracy_ = 0.5 * (hi - lo);
+  quality_ = SyncQuality::kApproximate;
+}
+
+ClockSync::ClockSync(std::vector<std::string> hosts, size_t reference, bool two_phase, int64_t bootstrap_window_ns,
+                     int64_t window_ns)
+    : hosts_(std::move(hosts)),
+      reference_(reference),
+      two_phase_(two_phase),
+      bootstrap_window_(bootstrap_window_ns),
+      window_(window_ns),
+      watermark_(hosts_.size(), std::numeric_limits<int64_t>::min()) {}
+
+uint64_t ClockSync::KeyOf(const PacketKey& key) {
+  uint64_t h = (static_cast<uint64_t>(key.seq) << 32) | key.ack_seq;
+  h ^= static_cast<uint64_t>(key.flags) * 0x9e3779b97f4a7c15ULL;
+  if (key.has_addresses) {
+    h ^= ((static_cast<uint64_t>(key.saddr) << 32) | key.daddr) * 0xc2b2ae3d27d4eb4fULL;
+    h ^= ((static_cast<uint64_t>(key.sport) << 16) | key.dport) * 0x165667b19e3779f9ULL;
+  }
+  return h;
+}
+
+PairSync& ClockSync::PairOf(uint16_t a, uint16_t b) {
+  return pairs_[(static_cast<uint32_t>(std::min(a, b)) << 16) | std::max(a, b)];
+}
+
+const PairSync* ClockSync::Pair(uint16_t a, uint16_t b) const {
+  auto it = pairs_.find((static_cast<uint32_t>(std::min(a, b)) << 16) | std::max(a, b));
+  return it == pairs_.end() ? nullptr : &it->second;
+}
+
+void ClockSync::Match(const Pending& send, uint16_t recv_host, int64_t recv_ts) {
+  ++counters_.matched;
+  PairSync& pair = PairOf(send.host, recv_host);
+  if (send.host < recv_host) {
+    pair.AddAtoB(send.ts, recv_ts);
+  } else {
+    pair.AddBtoA(send.ts, recv_ts);
+  }
+  dirty_ = true;
+}
+
+void ClockSync::OnPacket(uint16_t host, int64_t ts, bool out, const PacketKey& key) {
+  if (!key.has_tcp) return;
+  (out ? counters_.sends : counters_.receives)++;
+  const uint64_t k = KeyOf(key);
+  auto it = pending_.find(k);
+  if (it != pending_.end()) {
+    auto& q = it->second;
+    auto m = std::find_if(q.begin(), q.end(), [&](const Pending& p) { return p.out != out; });
+    if (m != q.end()) {
+      const Pending other = *m;
+      q.erase(m);
+      if (q.empty()) pending_.erase(it);
+      --counters_.pending;
+      if (other.host == host) {
+        ++counters_.same_host;  // loopback: not a clock link
+      } else if (out) {
+        Match(Pending{host, true, ts, k}, other.host, other.ts);
+      } else {
+        Match(other, host, ts);
+      }
+      return;
+    }
+  }
+  const Pending p{host, out, ts, k};
+  pending_[k].push_back(p);
+  order_.push_back(p);
+  ++counters_.pending;
+  counters_.peak_pending = std::max(counters_.peak_pending, counters_.pending);
+}
+
+void ClockSync::OnWatermark(uint16_t host, int64_t ts) {
+  if (host < watermark_.size() && ts > watermark_[host]) {
+    watermark_[host] = ts;
+    Expire();
+  }
+}
+
+// An unmatched packet waits until every other host has gone past it by the window: the
+// bootstrap window while its host is not synchronized (clocks may be seconds apart), then
+// the short one, compared in reference time (the two-phase bootstrap of the paper).
+void ClockSync::Expire() {
+  const std::vector<HostClock>& clocks = Clocks();
+  while (!order_.empty()) {
+    const Pending& p = order_.front();
+    const bool synced = clocks[p.host].quality == SyncQuality::kAccurate ||
+                        clocks[p.host].quality == SyncQuality::kApproximate;
+    const int64_t window = (two_phase_ && synced) ? window_ : bootstrap_window_;
+    const int64_t at = clocks[p.host].transform.ToReference(p.ts);
+    bool behind_everyone = true;
+    for (uint16_t h = 0; h < watermark_.size(); ++h) {
+      if (h == p.host) continue;
+      if (watermark_[h] == std::numeric_limits<int64_t>::min() ||
+          clocks[h].transform.ToReference(watermark_[h]) < at + window) {
+        behind_everyone = false;
+        break;
+      }
+    }
+    if (!behind_everyone) break;
+    auto it = pending_.find(p.key);
+    if (it != pending_.end()) {
+      auto& q = it->second;
+      auto m = std::find_if(q.begin(), q.end(),
+                            [&](const Pending& x) { return x.host == p.host && x.ts == p.ts && x.out == p.out; });
+      if (m != q.end()) {
+        q.erase(m);
+        --counters_.pending;
+        ++counters_.expired;
+      }
+      if (q.empty()) pending_.erase(it);
+    }
+    order_.pop_front();
+  }
+}
+
+const std::vector<HostClock>& ClockSync::Clocks() {
+  if (!dirty_ && !clocks_.empty()) return clocks_;
+  dirty_ = false;
+  const size_t n = hosts_.size();
+  clocks_.assign(n, HostClock{});
+  for (size_t i = 0; i < n; ++i) {
+    clocks_[i].host = hosts_[i];
+    clocks_[i].reference = hosts_[reference_];
+  }
+  clocks_[reference_].quality = SyncQuality::kAccurate;
+  // Usable edges, tightest first (approximate ones after every accurate one).
+  struct Edge {
+    double weight;
+    uint16_t a, b;
+    const PairSync* pair;
+  };
+  std::vector<Edge> edges;
+  for (const auto& [key, pair] : pairs_) {
+    if (pair.quality() == SyncQuality::kIncomplete) continue;
+    if (pair.quality() == SyncQuality::kFail && pair.accuracy() == 0.0 && pair.slope() == 1.0 && pair.offset() == 0.0) {
+      continue;  // failed before ever succeeding
+    }
+    const double penalty = pair.quality() == SyncQuality::kAccurate ? 0.0 : 1e18;
+    edges.push_back(Edge{pair.accuracy() + penalty, static_cast<uint16_t>(key >> 16), static_cast<uint16_t>(key & 0xffff), &pair});
+  }
+  std::sort(edges.begin(), edges.end(), [](const Edge& x, const Edge& y) { return x.weight < y.weight; });
+  // Kruskal: a spanning forest by accuracy.
+  std::vector<size_t> parent(n);
+  std::iota(parent.begin(), parent.end(), 0);
+  auto find = [&](size_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  std::vector<std::vector<const Edge*>> adjacent(n);
+  for (const Edge& e : edges) {
+    const size_t ra = find(e.a), rb = find(e.b);
+    if (ra == rb) continue;
+    parent[ra] = rb;
+    adjacent[e.a].push_back(&e);
+    adjacent[e.b].push_back(&e);
+  }
+  // Walk the tree from the reference, composing host -> reference transforms.
+  std::vector<bool> seen(n, false);
+  std::vector<size_t> stack{reference_};
+  seen[reference_] = true;
+  while (!stack.empty()) {
+    const size_t p = stack.back();
+    stack.pop_back();
+    for (const Edge* e : adjacent[p]) {
+      const size_t c = e->a == p ? e->b : e->a;
+      if (seen[c]) continue;
+      seen[c] = true;
+      // The pair gives t_b = slope * t_a + offset.
+      const ClockTransform a_to_b = ClockTransform::FromLine(e->pair->slope(), e->pair->offset(), e->pair->anchor());
+      const ClockTransform child_to_parent = (c == e->b) ? a_to_b.Inverse() : a_to_b;
+      clocks_[c].transform = child_to_parent.Then(clocks_[p].transform);
+      clocks_[c].accuracy = clocks_[p].accuracy + e->pair->accuracy();
+      const SyncQuality q = e->pair->quality();
+      const SyncQuality pq = clocks_[p].quality;
+      clocks_[c].quality = (q == SyncQuality::kFail || pq == SyncQuality::kFail)           ? SyncQuality::kFail
+                           : (q == SyncQuality::kAccurate && pq == SyncQuality::kAccurate) ? SyncQuality::kAccurate
+                                                                                            : SyncQuality::kApproximate;
+      clocks_[c].matches = e->pair->matches();
+      stack.push_back(c);
+    }
+  }
+  return clocks_;
+}
+
+}  // namespace waitpath

@@ -1,0 +1,111 @@
+// Clock synchronization from exchanged TCP packets: cross-host packet matching with a
+// two-phase bootstrap, an incremental convex-hull synchronization per host pair (the
+// behaviour of Trace Compass's SyncAlgorithmFullyIncremental), and a spanning tree over
+// hosts by accuracy that composes each host's transform to the reference clock.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "live/event.h"
+#include "stream/clock_transform.h"
+
+namespace waitpath {
+
+enum class SyncQuality : uint8_t { kIncomplete, kApproximate, kAccurate, kFail };
+std::string_view SyncQualityName(SyncQuality q);
+
+// One host pair (a < b): finds t_b = slope * t_a + offset from messages both ways.
+class PairSync {
+ public:
+  // A message sent on host a at `sent` and received on b at `received` (or the reverse).
+  void AddAtoB(int64_t sent_a, int64_t received_b);
+  void AddBtoA(int64_t sent_b, int64_t received_a);
+
+  SyncQuality quality() const { return quality_; }
+  double slope() const { return slope_; }
+  double offset() const { return offset_; }  // t_b = slope * t_a + offset
+  double accuracy() const { return accuracy_; }  // ns; half the band between the bounding lines
+  uint64_t matches() const { return matches_; }
+  int64_t anchor() const { return anchor_; }
+
+ private:
+  struct Point {
+    double x, y;  // ns relative to anchor_ (x on host a, y on host b, minus anchor_)
+  };
+  void Update();
+  static void PushLowerHull(std::vector<Point>& hull, Point p);
+  static void PushUpperHull(std::vector<Point>& hull, Point p);
+
+  bool anchored_ = false;
+  int64_t anchor_ = 0;
+  std::vector<Point> upper_;  // a->b: the line must pass below them; their lower hull
+  std::vector<Point> lower_;  // b->a: the line must pass above them; their upper hull
+  double min_x_ = 0, max_x_ = 0;
+  SyncQuality quality_ = SyncQuality::kIncomplete;
+  double slope_ = 1.0, offset_ = 0.0, accuracy_ = 0.0;
+  uint64_t matches_ = 0;
+};
+
+struct HostClock {
+  std::string host;
+  std::string reference;
+  ClockTransform transform;  // host -> reference
+  SyncQuality quality = SyncQuality::kIncomplete;
+  double accuracy = 0.0;     // ns, accumulated along the spanning tree
+  uint64_t matches = 0;      // matched packets on the tree edge to this host
+};
+
+struct SyncCounters {
+  uint64_t sends = 0, receives = 0, matched = 0, same_host = 0, expired = 0;
+  size_t pending = 0, peak_pending = 0;
+};
+
+class ClockSync {
+ public:
+  // `two_phase`: before a pair is synchronized, unmatched packets wait `bootstrap_window`
+  // (clocks may be seconds apart); after, only `window` beyond the estimated arrival.
+  ClockSync(std::vector<std::string> hosts, size_t reference, bool two_phase = true,
+            int64_t bootstrap_window_ns = 60'000'000'000, int64_t window_ns = 2'000'000'000);
+
+  // Packet events as they are read (host timestamps). Only keyed (TCP) packets match across hosts.
+  void OnPacket(uint16_t host, int64_t ts, bool out, const PacketKey& key);
+  // Host progress: lets unmatched packets of other hosts expire.
+  void OnWatermark(uint16_t host, int64_t ts);
+
+  // Recomputes the spanning tree and every host's transform (after new matches).
+  const std::vector<HostClock>& Clocks();
+  const PairSync* Pair(uint16_t a, uint16_t b) const;
+  const SyncCounters& counters() const { return counters_; }
+  size_t reference() const { return reference_; }
+
+ private:
+  struct Pending {
+    uint16_t host;
+    bool out;
+    int64_t ts;
+    uint64_t key;
+  };
+  static uint64_t KeyOf(const PacketKey& key);
+  PairSync& PairOf(uint16_t a, uint16_t b);
+  void Match(const Pending& send, uint16_t recv_host, int64_t recv_ts);
+  void Expire();
+
+  std::vector<std::string> hosts_;
+  size_t reference_;
+  bool two_phase_;
+  int64_t bootstrap_window_, window_;
+  std::unordered_map<uint64_t, std::deque<Pending>> pending_;  // by key
+  std::deque<Pending> order_;                                  // arrival order, for expiry
+  std::vector<int64_t> watermark_;
+  std::unordered_map<uint32_t, PairSync> pairs_;
+  std::vector<HostClock> clocks_;
+  bool dirty_ = true;
+  SyncCounters counters_;
+};
+
+}  // namespace waitpath

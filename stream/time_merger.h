@@ -1,0 +1,49 @@
+// Merges several hosts' event streams into one, in reference-clock order: each host's
+// timestamps go through its clock transform, and an event is released only when every
+// unfinished host has shown data (or a watermark) at least as late.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "live/batch.h"
+#include "stream/clock_transform.h"
+
+namespace waitpath {
+
+class TimeMerger {
+ public:
+  explicit TimeMerger(size_t hosts);
+
+  void SetTransform(uint16_t host, const ClockTransform& t) { hosts_[host].transform = t; }
+  void Push(std::unique_ptr<Batch> batch);
+
+  // The next event (its ts in the reference clock, monotonic per host) and the batch it
+  // came from; false when more input is needed, or when everything has been merged.
+  bool Next(Event* event, const Batch** batch);
+  bool done() const;
+  // After Next() returned false: a host whose data is needed before anything can be
+  // released (read from it next), or -1 when every host's input has ended.
+  int needed() const { return needed_; }
+  // Batches fully merged, for reuse.
+  std::vector<std::unique_ptr<Batch>> TakeConsumed() { return std::move(consumed_); }
+
+ private:
+  struct Host {
+    ClockTransform transform;
+    std::deque<std::unique_ptr<Batch>> batches;
+    size_t pos = 0;              // next event in batches.front()
+    int64_t last = std::numeric_limits<int64_t>::min();       // last released (reference)
+    int64_t watermark = std::numeric_limits<int64_t>::min();  // host clock
+    bool ended = false;
+  };
+  // Skips empty batches; true when the host has a next event.
+  bool Head(Host& h);
+
+  std::vector<Host> hosts_;
+  int needed_ = -1;
+  std::vector<std::unique_ptr<Batch>> consumed_;
+};
+
+}  // namespace waitpath
