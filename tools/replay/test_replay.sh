@@ -62,30 +62,37 @@ sessiond_pid=$(cat "$work/run/lttng-sessiond.pid" 2>/dev/null)
 "$gen" --scenario "$repo/tools/gen/scenarios/fork-chain.toml" --out "$work/gen" >/dev/null ||
   fail "waitpath-gen failed"
 
-# replay_case NAME TRACE: records TRACE's replay into $work/out-NAME and compares.
-replay_case() {
+# record NAME TRACE REPLAY_ARGS...: replays TRACE into $work/out-NAME.
+record() {
   local name=$1 trace=$2
+  shift 2
   local host
   host=$("$waitpath" stats --json "$trace" | jq -r .host) || fail "$name: cannot read $trace"
   # The session's trace environment takes the daemon's hostname at session creation.
   hostname "$host" || fail "cannot set the hostname"
-  local out="$work/out-$name"
-  lttng create "rp-$name" --output="$out" >/dev/null || fail "$name: lttng create"
+  lttng create "rp-$name" --output="$work/out-$name" >/dev/null || fail "$name: lttng create"
   # Blocking channel: with --asap the replayer outruns the consumer daemon; it waits for room
   # instead of discarding (LTTNG_UST_ALLOW_BLOCKING below).
   lttng enable-channel -u --subbuf-size 4M --num-subbuf 8 --blocking-timeout=inf rp >/dev/null ||
     fail "$name: enable-channel"
   lttng enable-event -u -c rp 'waitpath_replay:*' >/dev/null || fail "$name: enable-event"
   lttng start >/dev/null || fail "$name: start"
-  LTTNG_UST_ALLOW_BLOCKING=1 "$replay" --asap "$trace" 2>"$work/$name.replay.log" ||
+  LTTNG_UST_ALLOW_BLOCKING=1 "$replay" "$@" "$trace" 2>"$work/$name.replay.log" ||
     fail "$name: waitpath-replay failed: $(cat "$work/$name.replay.log")"
   cat "$work/$name.replay.log"
   lttng stop >/dev/null || fail "$name: stop"
   lttng destroy >/dev/null || fail "$name: destroy"
+}
 
+# replay_case NAME TRACE: records TRACE's replay into $work/out-NAME and compares.
+replay_case() {
+  local name=$1 trace=$2
+  record "$name" "$trace" --asap
+  local out="$work/out-$name"
   "$waitpath" stats --json "$trace" >"$work/$name.orig.stats" || fail "$name: stats on the original"
   "$waitpath" stats --json "$out" >"$work/$name.replay.stats" || fail "$name: stats on the replay"
-  [ "$(wc -l <"$work/$name.replay.stats")" -eq 1 ] || fail "$name: the replay is not one host: $(cat "$work/$name.replay.stats")"
+  [ "$(wc -l <"$work/$name.replay.stats")" -eq 1 ] ||
+    fail "$name: the replay is not one host: $(cat "$work/$name.replay.stats")"
   local want got
   want=$(jq -cS '{host, kinds, discarded, regressions}' "$work/$name.orig.stats")
   got=$(jq -cS '{host, kinds, discarded, regressions}' "$work/$name.replay.stats")
@@ -103,9 +110,36 @@ replay_case() {
   [ -s "$work/$name.orig.analyze" ] || fail "$name: no task records on the original"
   diff "$work/$name.orig.analyze" "$work/$name.replay.analyze" >"$work/$name.diff" ||
     fail "$name: analyze differs: $(head -c 2000 "$work/$name.diff")"
-  echo "ok: $name ($host): $(jq -c .kinds "$work/$name.replay.stats"), $(wc -l <"$work/$name.orig.analyze") identical task records"
+  echo "ok: $name ($(jq -r .host "$work/$name.replay.stats")): $(jq -c .kinds "$work/$name.replay.stats"), $(wc -l <"$work/$name.orig.analyze") identical task records"
 }
 
 replay_case gen "$work/gen"
 replay_case perf-rpc "$repo/tests/fixtures/perf/rpc"
+
+# --loop: three rounds, each shifted past the previous one, so no timestamp regresses.
+record loop "$work/gen" --asap --loop 3
+want=$(jq -cS '{host, kinds: (.kinds | map_values(. * 3)), regressions}' "$work/gen.orig.stats")
+got=$(jq -cS '{host, kinds, regressions}' <("$waitpath" stats --json "$work/out-loop"))
+[ "$want" = "$got" ] || fail "loop: stats differ
+  3 x original: $want
+  replayed:     $got"
+"$waitpath" analyze --json "$work/out-loop" >/dev/null || fail "loop: analyze failed"
+echo "ok: loop: 3 rounds, no regression"
+
+# SIGINT stops a paced replay promptly and cleanly.
+"$replay" --forever --speed 0.01 "$work/gen" 2>"$work/signal.log" &
+replay_pid=$!
+sleep 1
+kill -INT "$replay_pid"
+for _ in $(seq 50); do
+  kill -0 "$replay_pid" 2>/dev/null || break
+  sleep 0.1
+done
+if kill -0 "$replay_pid" 2>/dev/null; then
+  kill -9 "$replay_pid"
+  fail "signal: waitpath-replay still runs 5 s after SIGINT"
+fi
+wait "$replay_pid" || fail "signal: exit status $? after SIGINT: $(cat "$work/signal.log")"
+grep -q "stopped by signal" "$work/signal.log" || fail "signal: no summary: $(cat "$work/signal.log")"
+echo "ok: signal"
 echo PASS

@@ -1,0 +1,114 @@
+#include "tools/replay/record_builder.h"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <string>
+
+#include "live/replay_format.h"
+#include "live/string_table.h"
+
+namespace waitpath {
+namespace {
+
+constexpr uint32_t kSomeDialect = 0x31;  // any DialectFlags value
+
+Event MakeEvent(EventKind kind) {
+  Event e{};
+  e.ts = 1'000;
+  e.cpu = 3;
+  e.kind = kind;
+  e.ctx = kCtxKnown | kCtxSoftirq;
+  e.cur_tid = 42;
+  e.cur_pid = 41;
+  e.a = e.b = e.c = e.d = -1;
+  return e;
+}
+
+TEST(RecordBuilder, SwitchCarriesBothNamesAndShiftsTime) {
+  Event e = MakeEvent(EventKind::kSchedSwitch);
+  e.a = 10;
+  e.b = 11;
+  e.c = static_cast<int32_t>(StringTable::Global().Intern("make"));
+  e.d = static_cast<int32_t>(StringTable::Global().Intern("cc1"));
+  e.x = 1;
+  const ReplayRecord r = BuildReplayRecord(e, Batch{}, kSomeDialect, 500);
+  EXPECT_EQ(r.fields.format_version, kReplayFormatVersion);
+  EXPECT_EQ(r.fields.orig_ts, 1'500);
+  EXPECT_EQ(r.fields.cpu, 3);
+  EXPECT_EQ(r.fields.kind, static_cast<uint8_t>(EventKind::kSchedSwitch));
+  EXPECT_EQ(r.fields.ctx, kCtxKnown | kCtxSoftirq);
+  EXPECT_EQ(r.fields.cur_tid, 42);
+  EXPECT_EQ(r.fields.cur_pid, 41);
+  EXPECT_EQ(r.fields.a, 10);
+  EXPECT_EQ(r.fields.b, 11);
+  EXPECT_EQ(r.fields.c, 0);  // "has a name": the text is in c_str
+  EXPECT_EQ(r.fields.d, 0);
+  EXPECT_EQ(std::string(r.c_str), "make");
+  EXPECT_EQ(std::string(r.d_str), "cc1");
+  EXPECT_EQ(r.fields.x, 1);  // prev_state is not a time
+  EXPECT_EQ(r.fields.dialect, kSomeDialect);
+}
+
+TEST(RecordBuilder, MissingNameStaysMinusOne) {
+  Event e = MakeEvent(EventKind::kSchedWaking);
+  const ReplayRecord r = BuildReplayRecord(e, Batch{}, 0, 0);
+  EXPECT_EQ(r.fields.c, -1);
+  EXPECT_EQ(std::string(r.c_str), "");
+}
+
+TEST(RecordBuilder, IntegerCAndDTravelAsIntegers) {
+  Event e = MakeEvent(EventKind::kProcessFork);
+  e.d = 1234;  // child pid: an integer even though c is a name
+  const ReplayRecord r = BuildReplayRecord(e, Batch{}, 0, 0);
+  EXPECT_EQ(r.fields.d, 1234);
+  EXPECT_EQ(std::string(r.d_str), "");
+}
+
+TEST(RecordBuilder, PacketKeyReplacesTheBatchIndex) {
+  Batch batch;
+  batch.packets.resize(2);
+  PacketKey& k = batch.packets[1];
+  k.has_tcp = k.has_addresses = true;
+  k.saddr = 0x7f000001;
+  k.daddr = 0x7f000002;
+  k.sport = 5000;
+  k.dport = 80;
+  k.seq = 7;
+  k.ack_seq = 9;
+  k.flags = 0x18;
+  Event e = MakeEvent(EventKind::kPacketOut);
+  e.a = 1;
+  e.b = 60;
+  e.x = 0xdead;
+  const ReplayRecord r = BuildReplayRecord(e, batch, 0, 0);
+  EXPECT_EQ(r.fields.a, -1);
+  EXPECT_EQ(r.fields.b, 60);
+  EXPECT_EQ(r.fields.x, 0xdead);
+  EXPECT_EQ(r.fields.has_key, 1);
+  EXPECT_EQ(r.fields.has_addresses, 1);
+  EXPECT_EQ(r.fields.saddr, 0x7f000001u);
+  EXPECT_EQ(r.fields.daddr, 0x7f000002u);
+  EXPECT_EQ(r.fields.sport, 5000);
+  EXPECT_EQ(r.fields.dport, 80);
+  EXPECT_EQ(r.fields.seq, 7u);
+  EXPECT_EQ(r.fields.ack_seq, 9u);
+  EXPECT_EQ(r.fields.tcp_flags, 0x18);
+
+  e.a = -1;  // no key (e.g. perf's skbaddr-only packets)
+  EXPECT_EQ(BuildReplayRecord(e, batch, 0, 0).fields.has_key, 0);
+}
+
+TEST(RecordBuilder, LossBeginIsShiftedLikeTheTimestamp) {
+  Event e = MakeEvent(EventKind::kLost);
+  e.a = 17;
+  e.x = 900;
+  const ReplayRecord r = BuildReplayRecord(e, Batch{}, 0, 100);
+  EXPECT_EQ(r.fields.a, 17);
+  EXPECT_EQ(r.fields.x, 1'000);
+  e.x = std::numeric_limits<int64_t>::min();  // loss before any event: no begin time
+  EXPECT_EQ(BuildReplayRecord(e, Batch{}, 0, 100).fields.x, std::numeric_limits<int64_t>::min());
+}
+
+}  // namespace
+}  // namespace waitpath
