@@ -76,13 +76,17 @@ std::string ReplayRound(const HostSpec& host, int64_t shift, ReplayPacer& pacer,
 }
 
 int Run(const std::string& trace, const std::string& host_name, double speed, bool asap,
-        int64_t loops, bool verbose) {
+        int64_t loops, bool list_hosts, bool verbose) {
   ConfigureBabeltraceLogging(verbose);
   std::vector<HostSpec> hosts;
   std::string error;
   if (!DiscoverHosts({trace}, &hosts, &error)) {
     fmt::print(stderr, "waitpath-replay: {}\n", error);
     return 1;
+  }
+  if (list_hosts) {
+    for (const HostSpec& h : hosts) fmt::print("{}\n", h.hostname);
+    return 0;
   }
   const HostSpec* host = nullptr;
   std::string names;
@@ -142,7 +146,7 @@ int main(int argc, char** argv) {
       "(waitpath_replay:event), paced in real time"};
   std::string trace, host;
   double speed = 1.0;
-  bool asap = false, forever = false, verbose = false;
+  bool asap = false, forever = false, list_hosts = false, verbose = false;
   int64_t loops = 1;
   app.add_option("TRACE_DIR", trace, "recorded trace (a CTF trace or a directory of traces)")
       ->required()
@@ -156,6 +160,7 @@ int main(int argc, char** argv) {
   loop_opt->excludes(forever_flag);
   asap_flag->excludes(app.get_option("--speed"));
   app.add_option("--host", host, "the host to replay when TRACE_DIR holds several");
+  app.add_flag("--list-hosts", list_hosts, "print the hosts found in TRACE_DIR and exit");
   app.add_flag("--verbose", verbose, "babeltrace2 warnings and full error chains");
   try {
     app.parse(argc, argv);
@@ -165,5 +170,5 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "waitpath-replay: {} (see waitpath-replay --help)\n", e.what());
     return 2;
   }
-  return waitpath::Run(trace, host, speed, asap, forever ? 0 : loops, verbose);
+  return waitpath::Run(trace, host, speed, asap, forever ? 0 : loops, list_hosts, verbose);
 }
