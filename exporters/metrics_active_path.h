@@ -48,7 +48,8 @@ class ActivePathMetrics {
   };
 
   bool Watched(Utid u);
-  // Adds [from, to) of task u: `own` breakdown of [from, wait_start) plus `wait`.
+  // Counts [from, to) of task u: `states` (its breakdown over it) by process, and the expanded
+  // path over it by blamed process. The task's time is then counted up to `to`.
   void Account(Utid u, int64_t from, int64_t to, const StateVec& states);
   StateCounters& ProcessSeries(uint16_t host, uint32_t process);
   prometheus::Counter& BlameSeries(const BlameKey& key);
