@@ -184,6 +184,12 @@ const PairSync* ClockSync::Pair(uint16_t a, uint16_t b) const {
 
 void ClockSync::Match(const Pending& send, uint16_t recv_host, int64_t recv_ts) {
   ++counters_.matched;
+  const MatchRecord record{send.host, recv_host, send.ts, recv_ts};
+  if (kept_.size() < kKeptMatches) {
+    kept_.push_back(record);
+  } else {
+    kept_[kept_next_++ % kKeptMatches] = record;
+  }
   PairSync& pair = PairOf(send.host, recv_host);
   if (send.host < recv_host) {
     pair.AddAtoB(send.ts, recv_ts);
@@ -237,8 +243,7 @@ void ClockSync::Expire() {
   const std::vector<HostClock>& clocks = Clocks();
   while (!order_.empty()) {
     const Pending& p = order_.front();
-    const bool synced = clocks[p.host].quality == SyncQuality::kAccurate ||
-                        clocks[p.host].quality == SyncQuality::kApproximate;
+    const bool synced = linked_[p.host];
     const int64_t window = (two_phase_ && synced) ? window_ : bootstrap_window_;
     const int64_t at = clocks[p.host].transform.ToReference(p.ts);
     bool behind_everyone = true;
@@ -265,6 +270,15 @@ void ClockSync::Expire() {
     }
     order_.pop_front();
   }
+}
+
+uint64_t ClockSync::CountInversions() {
+  const std::vector<HostClock>& clocks = Clocks();
+  uint64_t n = 0;
+  for (const MatchRecord& m : kept_) {
+    if (clocks[m.recv_host].transform.ToReference(m.received) < clocks[m.send_host].transform.ToReference(m.sent)) ++n;
+  }
+  return n;
 }
 
 const std::vector<HostClock>& ClockSync::Clocks() {
@@ -301,7 +315,9 @@ const std::vector<HostClock>& ClockSync::Clocks() {
     return x;
   };
   std::vector<std::vector<const Edge*>> adjacent(n);
+  linked_.assign(n, false);
   for (const Edge& e : edges) {
+    linked_[e.a] = linked_[e.b] = true;
     const size_t ra = find(e.a), rb = find(e.b);
     if (ra == rb) continue;
     parent[ra] = rb;

@@ -81,6 +81,10 @@ class ClockSync {
   const std::vector<HostClock>& Clocks();
   const PairSync* Pair(uint16_t a, uint16_t b) const;
   const SyncCounters& counters() const { return counters_; }
+  // Matched packets that the current transforms show received before they were sent
+  // (message inversions), over the last kKeptMatches matches.
+  uint64_t CountInversions();
+  static constexpr size_t kKeptMatches = 1 << 20;
   size_t reference() const { return reference_; }
 
  private:
@@ -104,6 +108,13 @@ class ClockSync {
   std::vector<int64_t> watermark_;
   std::unordered_map<uint32_t, PairSync> pairs_;
   std::vector<HostClock> clocks_;
+  std::vector<bool> linked_;  // has a usable pair: its packets can use the short window
+  struct MatchRecord {
+    uint16_t send_host, recv_host;
+    int64_t sent, received;
+  };
+  std::vector<MatchRecord> kept_;  // ring of the last kKeptMatches, to check inversions
+  size_t kept_next_ = 0;
   bool dirty_ = true;
   SyncCounters counters_;
 };

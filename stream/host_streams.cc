@@ -1,6 +1,10 @@
 #include "stream/host_streams.h"
 
+#include <chrono>
+#include <cstdlib>
 #include <limits>
+#include <string>
+#include <thread>
 
 namespace waitpath {
 
@@ -9,6 +13,14 @@ HostStreams::HostStreams(std::vector<HostSpec> hosts, ReaderOptions options) {
     readers_.push_back(std::make_unique<HostReader>(static_cast<uint16_t>(i), std::move(hosts[i]), options, &ready_));
   }
   front_.resize(readers_.size());
+  slow_ms_.assign(readers_.size(), 0);
+  if (const char* slow = std::getenv("WAITPATH_TEST_SLOW_HOST")) {
+    const std::string spec(slow);
+    const size_t colon = spec.rfind(':');
+    for (size_t i = 0; colon != std::string::npos && i < readers_.size(); ++i) {
+      if (readers_[i]->spec().hostname == spec.substr(0, colon)) slow_ms_[i] = std::atoi(spec.c_str() + colon + 1);
+    }
+  }
   ended_.assign(readers_.size(), false);
   watermark_.assign(readers_.size(), std::numeric_limits<int64_t>::min());
 }
@@ -45,6 +57,7 @@ bool HostStreams::TryFill(size_t host) {
   if (front_[host] || ended_[host]) return front_[host] != nullptr;
   Batch* b = nullptr;
   if (!readers_[host]->queue().try_dequeue(b)) return false;
+  if (slow_ms_[host] > 0) std::this_thread::sleep_for(std::chrono::milliseconds(slow_ms_[host]));
   front_[host].reset(b);
   return true;
 }

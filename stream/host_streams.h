@@ -40,6 +40,9 @@ class HostStreams {
   std::vector<std::unique_ptr<Batch>> front_;  // dequeued, not yet delivered
   std::vector<bool> ended_;
   std::vector<int64_t> watermark_;
+  // Test knob (WAITPATH_TEST_SLOW_HOST=name:ms): that host's batches arrive this much later
+  // each, as if its relayd or disk were slow, to check that the output does not change.
+  std::vector<int> slow_ms_;
 };
 
 }  // namespace waitpath

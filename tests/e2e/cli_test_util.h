@@ -21,10 +21,11 @@ struct CommandResult {
   std::string err;  // stderr
 };
 
-inline CommandResult RunWaitpath(const std::string& args) {
+// `env`: optional "NAME=value" assignments put before the command.
+inline CommandResult RunWaitpath(const std::string& args, const std::string& env = "") {
   const std::string err_file = std::filesystem::temp_directory_path() /
                                ("waitpath-e2e-stderr-" + std::to_string(::getpid()));
-  const std::string cmd = kWaitpath + " " + args + " 2>" + err_file;
+  const std::string cmd = env + (env.empty() ? "" : " ") + kWaitpath + " " + args + " 2>" + err_file;
   CommandResult r;
   FILE* p = popen(cmd.c_str(), "r");
   char buf[65536];
