@@ -72,6 +72,11 @@ class EventDecoder {
 
   uint32_t dialect() const { return dialect_; }
 
+  // Learns the dialect from the names of a stream class's event classes (once per class).
+  // Decode does it too; the reader calls it on each new stream so that a replayed host is
+  // known as such before its first event (e.g. for a discarded-events message).
+  void NoteStreamClass(const bt_stream_class* stream_class);
+
  private:
   struct ClassInfo {
     bool known = false;
@@ -80,7 +85,7 @@ class EventDecoder {
     FieldRef a, b, c, d, x;           // per EventKind meaning (see event.h)
     FieldRef cur_tid, cur_pid, ctx;   // current-task context (perf common_*, LTTng contexts)
     // Packet key fields (network_header or seed-era top-level seq/ack_seq/flags).
-    FieldRef saddr, daddr, sport, dport, seq, ack_seq, flags;
+    FieldRef saddr, daddr, sport, dport, seq, ack_seq, flags, ip_len;
     // waitpath_replay:event: its flat payload is read by member index instead.
     bool replay = false;
     ReplayLayout replay_layout;
@@ -90,7 +95,6 @@ class EventDecoder {
                       std::vector<PacketKey>& packets);
 
   const ClassInfo& Resolve(const bt_event_class* event_class);
-  void NoteStreamClass(const bt_stream_class* stream_class);
 
   std::unordered_map<const bt_event_class*, ClassInfo> classes_;
   const bt_event_class* last_class_ = nullptr;

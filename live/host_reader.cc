@@ -89,6 +89,7 @@ struct HostReader::Sink {
     if (stream == p.stream) return;
     p.stream = stream;
     p.has_clock = bt_stream_class_borrow_default_clock_class_const(bt_stream_borrow_class_const(stream));
+    decoder.NoteStreamClass(bt_stream_borrow_class_const(stream));
     p.cpu = static_cast<uint16_t>(&p - ports.data());
     for (const StreamCpu& s : stream_cpus) {
       if (s.stream == stream) p.cpu = s.cpu;
