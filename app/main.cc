@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   const std::vector<waitpath::Command> commands = {
       waitpath::AddStatsCommand(app),
       waitpath::AddAnalyzeCommand(app),
+      waitpath::AddSyncCommand(app),
   };
 
   try {

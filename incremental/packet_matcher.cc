@@ -15,7 +15,7 @@ uint64_t PacketMatcher::KeyHash(uint16_t host, uint64_t skbaddr, const PacketKey
     h = Mix(h, key->flags);
     if (key->has_addresses) {
       h = Mix(h, (static_cast<uint64_t>(key->saddr) << 32) | key->daddr);
-      h = Mix(h, (static_cast<uint64_t>(key->sport) << 16) | key->dport);
+      h = Mix(h, (static_cast<uint64_t>(key->sport) << 16) | key->dport | (static_cast<uint64_t>(key->ip_len) << 32));
     }
     return h;
   }

@@ -68,6 +68,9 @@ struct PacketKey {
   uint16_t sport = 0, dport = 0;
   uint32_t seq = 0, ack_seq = 0;
   uint16_t flags = 0;
+  // IP total length: the same on both sides, and it tells a pure ACK from the data segment
+  // that follows it with the very same seq/ack_seq/flags. 0 when not carried.
+  uint16_t ip_len = 0;
   bool has_addresses = false;
   bool has_tcp = false;
 };

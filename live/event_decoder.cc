@@ -409,6 +409,7 @@ const EventDecoder::ClassInfo& EventDecoder::Resolve(const bt_event_class* event
       };
       info.saddr = ip({"saddr"});
       info.daddr = ip({"daddr"});
+      info.ip_len = ip({"tot_len"});
       info.sport = ip({"transport_header", "tcp", "source_port"});
       info.dport = ip({"transport_header", "tcp", "dest_port"});
       info.seq = ip({"transport_header", "tcp", "seq"});
@@ -496,6 +497,7 @@ bool EventDecoder::Decode(const bt_event* event, Event& out, std::vector<PacketK
           key.daddr = ReadAddress(event, info.daddr);
           key.sport = static_cast<uint16_t>(num(info.sport, 0));
           key.dport = static_cast<uint16_t>(num(info.dport, 0));
+          key.ip_len = static_cast<uint16_t>(num(info.ip_len, 0));
         }
         out.a = static_cast<int32_t>(packets.size());
         packets.push_back(key);

@@ -24,7 +24,8 @@ struct HostReader::Sink {
     bt_message_array_const messages = nullptr;
     uint64_t count = 0, pos = 0;
     bool ended = false;
-    bool head_is_event = false;
+    // What the port's next message is: it takes part in the merge at its time.
+    enum class Head : uint8_t { kEvent, kInactivity, kDiscarded } head = Head::kEvent;
     int64_t head_ts = 0;
     // Cache of the last stream seen on this port (one stream per port for src.ctf.fs).
     const bt_stream* stream = nullptr;
@@ -201,8 +202,11 @@ struct HostReader::Sink {
       end = ToNs(bt_message_discarded_events_borrow_end_default_clock_snapshot_const(m));
     }
     counters.discarded += known ? count : 0;
+    (void)end;
     Event e{};
-    e.ts = Clamp(std::max(end, last_ts));
+    // Merged at the start of the gap (see FillHead): later events of other CPUs are not
+    // pushed past it.
+    e.ts = Clamp(begin);
     e.host = owner.host_id_;
     e.cpu = p.cpu;
     e.kind = EventKind::kLost;
@@ -228,19 +232,26 @@ struct HostReader::Sink {
         case BT_MESSAGE_TYPE_EVENT: {
           NoteStream(p, bt_event_borrow_stream_const(bt_message_event_borrow_event_const(m)));
           p.head_ts = p.has_clock ? ToNs(bt_message_event_borrow_default_clock_snapshot_const(m)) : last_ts;
-          p.head_is_event = true;
+          p.head = Port::Head::kEvent;
           return Fill::kHead;
         }
         case BT_MESSAGE_TYPE_MESSAGE_ITERATOR_INACTIVITY:
           p.head_ts = ToNs(bt_message_message_iterator_inactivity_borrow_clock_snapshot_const(m));
-          p.head_is_event = false;
+          p.head = Port::Head::kInactivity;
           return Fill::kHead;
         case BT_MESSAGE_TYPE_PACKET_BEGINNING:
           OnPacket(p, bt_message_packet_beginning_borrow_packet_const(m));
           break;
-        case BT_MESSAGE_TYPE_DISCARDED_EVENTS:
-          OnDiscarded(p, m);
-          break;
+        case BT_MESSAGE_TYPE_DISCARDED_EVENTS: {
+          // Handled in time order like an event: done here, ahead of the merge, its marker
+          // would move the host's clock to this CPU's gap and clamp other CPUs' events.
+          const bt_stream* stream = bt_message_discarded_events_borrow_stream_const(m);
+          p.head_ts = bt_stream_class_discarded_events_have_default_clock_snapshots(bt_stream_borrow_class_const(stream))
+                          ? ToNs(bt_message_discarded_events_borrow_beginning_default_clock_snapshot_const(m))
+                          : last_ts;
+          p.head = Port::Head::kDiscarded;
+          return Fill::kHead;
+        }
         default:
           break;
       }
@@ -284,7 +295,9 @@ struct HostReader::Sink {
       heap.pop_back();
       Port& p = ports[index];
       const bt_message* m = p.messages[p.pos];
-      if (p.head_is_event) {
+      if (p.head == Port::Head::kDiscarded) {
+        OnDiscarded(p, m);
+      } else if (p.head == Port::Head::kEvent) {
         ++counters.events;
         Batch& b = CurrentBatch();
         Event& e = b.events.emplace_back();
