@@ -151,3 +151,33 @@ TEST(ScpSyncTest, PacketsMatchAndTheTransformIsAccurate) {
 
 }  // namespace
 }  // namespace waitpath::testing
+
+namespace waitpath::testing {
+namespace {
+
+// Events lost on the server: its other CPUs' events keep their times (a discarded-events
+// report is merged at its own time), packets still pair correctly, the sync stays accurate.
+TEST(LossySyncTest, LossDoesNotDisturbTimesOrMatching) {
+  const fs::path dir = fs::temp_directory_path() / ("waitpath-lossy-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const std::string cmd = std::string(WAITPATH_GEN) + " --scenario " + WAITPATH_SCENARIOS +
+                          "/rpc.toml --out " + dir.string() +
+                          " --set loss.host=server-host --set loss.cpu=0 --set loss.share=0.2 --set loss.chunk=50 "
+                          ">/dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  const auto stats = ByHost(JsonLines(RunWaitpath("stats --json " + dir.string()).out), "stats");
+  EXPECT_GT(stats.at("server-host")["discarded"].get<int>(), 0);
+  for (const auto& [host, s] : stats) EXPECT_EQ(s["regressions"], 0) << host;
+  const auto records = JsonLines(RunWaitpath("sync --json " + dir.string()).out);
+  EXPECT_EQ(ByHost(records, "clock").at("server-host")["quality"], "accurate");
+  for (const auto& r : records) {
+    if (r["type"] == "sync") {
+      EXPECT_EQ(r["inversions"], 0);
+      EXPECT_GT(r["matched"].get<int>(), 0);
+    }
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace waitpath::testing
