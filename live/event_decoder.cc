@@ -252,7 +252,8 @@ constexpr std::string_view kReplayFieldNames[ReplayLayout::kFieldCount] = {"form
                                                                            "dport",
                                                                            "seq",
                                                                            "ack_seq",
-                                                                           "tcp_flags"};
+                                                                           "tcp_flags",
+                                                                           "ip_len"};
 
 // False when a member is missing or of another type: such a class is not ours (or from a
 // future format) and is skipped like any unknown class.
@@ -561,6 +562,7 @@ bool EventDecoder::DecodeReplayed(const bt_event* event, const ReplayLayout& lay
         key.daddr = static_cast<uint32_t>(get(F::kDaddr));
         key.sport = static_cast<uint16_t>(get(F::kSport));
         key.dport = static_cast<uint16_t>(get(F::kDport));
+        key.ip_len = static_cast<uint16_t>(get(F::kIpLen));
       }
       out.a = static_cast<int32_t>(packets.size());
       packets.push_back(key);

@@ -53,7 +53,7 @@ struct ReplayLayout {
   enum Field : uint8_t {
     kFormatVersion, kOrigTs, kCpu, kKind, kCtx, kCurTid, kCurPid, kA, kB, kC, kD, kCStr, kDStr,
     kX, kDialect, kHasKey, kHasAddresses, kSaddr, kDaddr, kSport, kDport, kSeq, kAckSeq,
-    kTcpFlags, kFieldCount
+    kTcpFlags, kIpLen, kFieldCount
   };
   std::array<uint16_t, kFieldCount> index{};
   std::array<bool, kFieldCount> is_signed{};

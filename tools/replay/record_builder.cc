@@ -59,6 +59,7 @@ ReplayRecord BuildReplayRecord(const Event& e, const Batch& batch, uint32_t dial
         f.seq = k.seq;
         f.ack_seq = k.ack_seq;
         f.tcp_flags = k.flags;
+        f.ip_len = k.ip_len;
       }
       f.a = -1;
       break;

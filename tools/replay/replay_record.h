@@ -11,7 +11,7 @@ struct waitpath_replay_record {
   int32_t cur_tid, cur_pid, a, b, c, d;
   uint32_t dialect; /* the original host's DialectFlags */
   uint32_t saddr, daddr, seq, ack_seq;
-  uint16_t cpu, sport, dport, tcp_flags;
+  uint16_t cpu, sport, dport, tcp_flags, ip_len;
   uint8_t format_version, kind, ctx, has_key, has_addresses;
 };
 

@@ -45,6 +45,7 @@ LTTNG_UST_TRACEPOINT_EVENT(
         lttng_ust_field_integer(uint32_t, seq, r->seq)
         lttng_ust_field_integer(uint32_t, ack_seq, r->ack_seq)
         lttng_ust_field_integer_hex(uint16_t, tcp_flags, r->tcp_flags)
+        lttng_ust_field_integer(uint16_t, ip_len, r->ip_len)
         lttng_ust_field_string(host, host)))
 
 #endif /* WAITPATH_TOOLS_REPLAY_REPLAY_TP_H */
