@@ -1,0 +1,31 @@
+// `waitpath live` and `waitpath tail`: attach to LTTng relay daemons and analyse their
+// sessions continuously (or tail recorded traces), until stopped.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace waitpath {
+
+struct LiveOptions {
+  std::string relayd = "net://127.0.0.1";  // net://HOST[:PORT]
+  std::vector<std::string> sessions;       // session names to attach; with `all`, every one
+  bool all = false;
+  std::vector<std::string> traces;         // `tail` on recorded traces instead of a relayd
+  std::vector<std::string> watch;          // --watch selectors, as for analyze
+  std::string min_wait;                    // report waits at least this long ("" = all, tail)
+  bool tail = false;                       // print each resolved wait as it resolves
+  bool json = false;
+  std::string metrics;                     // ADDR:PORT for /metrics; empty: none
+  size_t max_processes = 50;
+  std::string retention = "30s";
+  bool verbose = false;
+};
+
+// Runs until `*stop` becomes true, or SIGINT/SIGTERM when `stop` is null (clean shutdown:
+// graphs torn down, reader threads joined). Returns the process exit code.
+int RunLive(const LiveOptions& options, std::atomic<bool>* stop);
+
+}  // namespace waitpath
