@@ -22,6 +22,7 @@ struct ReaderCounters {
   int64_t last_ns = std::numeric_limits<int64_t>::min();
   uint32_t dialect = 0;      // DialectFlags
   uint32_t cpus = 0;         // distinct CPU ids seen in packet contexts
+  uint32_t gaps = 0;         // live input breaks (relayd gone), each a loss on every CPU
 };
 
 struct Batch {

@@ -71,6 +71,8 @@ class EventDecoder {
   bool carries_time() const { return last_info_->replay; }
 
   uint32_t dialect() const { return dialect_; }
+  // What an earlier decoder of the same host learnt (a reattached live graph).
+  void AddDialect(uint32_t flags) { dialect_ |= flags; }
 
   // Learns the dialect from the names of a stream class's event classes (once per class).
   // Decode does it too; the reader calls it on each new stream so that a replayed host is

@@ -44,6 +44,7 @@ struct HostReader::Sink {
   std::vector<std::pair<int64_t, uint32_t>> heap;  // min-heap of (head ts, port)
   std::vector<uint32_t> missing;                   // ports whose head must be fetched
   std::vector<StreamCpu> stream_cpus;
+  std::vector<uint16_t> gap_cpus;  // CPUs known from earlier graphs of this host
   EventDecoder decoder;
   Batch* batch = nullptr;
   ReaderCounters counters;
@@ -60,11 +61,57 @@ struct HostReader::Sink {
   Sink(HostReader& o, size_t n) : owner(o), port_count(n) {}
 
   ~Sink() {
+    DetachGraph();
+    delete batch;
+  }
+
+  // Releases what this sink holds of its graph (pending messages, iterators).
+  void DetachGraph() {
     for (Port& p : ports) {
       for (uint64_t i = p.pos; i < p.count; ++i) bt_message_put_ref(p.messages[i]);
       bt_message_iterator_put_ref(p.iterator);
     }
-    delete batch;
+    ports.clear();
+    heap.clear();
+    missing.clear();
+  }
+
+  // A reattached graph goes on from where the previous one stopped: same counters, same
+  // host clock (kept monotonic), the batch not yet handed over.
+  void ContinueFrom(Sink& prev) {
+    counters = prev.counters;
+    last_ts = prev.last_ts;
+    watermark = prev.watermark;
+    replay_cpu_seen = prev.replay_cpu_seen;
+    replay_cpus = prev.replay_cpus;
+    for (const StreamCpu& s : prev.stream_cpus) gap_cpus.push_back(s.cpu);
+    gap_cpus.insert(gap_cpus.end(), prev.gap_cpus.begin(), prev.gap_cpus.end());
+    decoder.AddDialect(prev.decoder.dialect());
+    std::swap(batch, prev.batch);
+  }
+
+  // The input broke off (relayd gone): what happened until it is back is lost on every CPU.
+  void MarkGap() {
+    std::vector<uint16_t> cpus = gap_cpus;
+    for (const StreamCpu& s : stream_cpus) cpus.push_back(s.cpu);
+    for (uint16_t c = 0; c < replay_cpu_seen.size(); ++c) {
+      if (replay_cpu_seen[c]) cpus.push_back(c);
+    }
+    std::sort(cpus.begin(), cpus.end());
+    cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+    for (uint16_t cpu : cpus) {
+      Event e{};
+      e.ts = last_ts == std::numeric_limits<int64_t>::min() ? 0 : last_ts;
+      e.host = owner.host_id_;
+      e.cpu = cpu;
+      e.kind = EventKind::kLost;
+      e.cur_tid = e.cur_pid = -1;
+      e.a = -1;  // unknown count
+      e.x = e.ts;
+      CurrentBatch().events.push_back(e);
+    }
+    ++counters.gaps;
+    Flush(false);
   }
 
   int64_t ToNs(const bt_clock_snapshot* cs) {
@@ -343,7 +390,7 @@ struct HostReader::Sink {
       if (!missing.empty()) break;
     }
     if (heap.empty() && missing.empty()) {
-      Flush(true);
+      Flush(false);  // HostReader::Run hands over the last batch
       return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_END;
     }
     if (CurrentBatch().events.size() >= budget) Flush(false);
@@ -428,33 +475,45 @@ void HostReader::Push(Batch* batch) {
   ready_->signal();
 }
 
-void HostReader::Run() {
+// Builds and runs one graph until it ends, fails or is stopped. `sink` keeps the state a
+// reattached graph continues from (counters, the host's clock).
+HostReader::Attempt HostReader::RunGraph(std::unique_ptr<Sink>& sink, bool reattach) {
   const bt_logging_level level = options_.verbose ? BT_LOGGING_LEVEL_WARNING : BT_LOGGING_LEVEL_NONE;
-  std::string error;
+  Attempt result;
   bt_graph* graph = nullptr;
   const bt_plugin* plugin = nullptr;
   bt_component_class_sink* sink_class = nullptr;
-  std::unique_ptr<Sink> sink;
+  const bool live = !spec_.live_url.empty();
   {
     std::lock_guard lock(BabeltraceSetupMutex());
-    const bt_component_class_source* src_class = FindSourceClass("ctf", "fs", &plugin, &error);
+    const bt_component_class_source* src_class =
+        FindSourceClass("ctf", live ? "lttng-live" : "fs", &plugin, &result.error);
     graph = src_class ? bt_graph_create(0) : nullptr;
     std::vector<const bt_port_output*> outputs;
-    for (size_t i = 0; graph && error.empty() && i < spec_.trace_dirs.size(); ++i) {
-      ValueRef params(MakeInputsParams({spec_.trace_dirs[i]}));
+    const std::vector<std::string> inputs = live ? std::vector<std::string>{spec_.live_url} : spec_.trace_dirs;
+    for (size_t i = 0; graph && result.error.empty() && i < inputs.size(); ++i) {
+      ValueRef params(MakeInputsParams({inputs[i]}));
+      if (live) {
+        // A session that is gone ends the reader; after a reattach it may take a moment to
+        // be served again.
+        bt_value_map_insert_string_entry(params.value, "session-not-found-action", reattach ? "continue" : "end");
+      }
       const bt_component_source* src = nullptr;
       const std::string name = "src" + std::to_string(i);
       if (bt_graph_add_source_component(graph, src_class, name.c_str(), params.value, level, &src) !=
           BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
-        error = spec_.trace_dirs[i] + ": cannot open trace: " + TakeBabeltraceError(options_.verbose);
+        result.error = inputs[i] + (live ? ": cannot attach: " : ": cannot open trace: ") +
+                       TakeBabeltraceError(options_.verbose);
         break;
       }
       for (uint64_t p = 0; p < bt_component_source_get_output_port_count(src); ++p) {
         outputs.push_back(bt_component_source_borrow_output_port_by_index_const(src, p));
       }
     }
-    if (graph && error.empty()) {
-      sink = std::make_unique<Sink>(*this, outputs.size());
+    if (graph && result.error.empty()) {
+      auto next = std::make_unique<Sink>(*this, outputs.size());
+      if (sink) next->ContinueFrom(*sink);
+      sink = std::move(next);
       sink_class = bt_component_class_sink_create("waitpath", &Sink::ConsumeMethod);
       bt_component_class_sink_set_initialize_method(sink_class, &Sink::Init);
       bt_component_class_sink_set_graph_is_configured_method(sink_class, &Sink::Configured);
@@ -462,54 +521,75 @@ void HostReader::Run() {
       if (bt_graph_add_sink_component_with_initialize_method_data(graph, sink_class, "waitpath", nullptr,
                                                                   sink.get(), level, &sink_comp) !=
           BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
-        error = "cannot create the reading graph: " + TakeBabeltraceError(options_.verbose);
+        result.error = "cannot create the reading graph: " + TakeBabeltraceError(options_.verbose);
       }
-      for (size_t i = 0; error.empty() && i < outputs.size(); ++i) {
+      for (size_t i = 0; result.error.empty() && i < outputs.size(); ++i) {
         if (bt_graph_connect_ports(graph, outputs[i], bt_component_sink_borrow_input_port_by_index_const(sink_comp, i),
                                    nullptr) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
-          error = "cannot connect trace streams: " + TakeBabeltraceError(options_.verbose);
+          result.error = "cannot connect trace streams: " + TakeBabeltraceError(options_.verbose);
         }
       }
     }
   }
 
-  bool done = false;
-  while (error.empty() && !stop_.load(std::memory_order_relaxed)) {
+  while (result.error.empty() && !stop_.load(std::memory_order_relaxed)) {
     const bt_graph_run_once_status status = bt_graph_run_once(graph);
     if (status == BT_GRAPH_RUN_ONCE_STATUS_OK) continue;
     if (status == BT_GRAPH_RUN_ONCE_STATUS_END) {
-      done = true;
+      result.ended = true;
       break;
     }
     if (status == BT_GRAPH_RUN_ONCE_STATUS_AGAIN) {
+      // Live: nothing new yet. babeltrace2 2.0's live iterator wants us to come back later.
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
       continue;
     }
     const uint64_t read = sink ? sink->counters.events : 0;
-    error = "read stopped after " + std::to_string(read) + " events: " + TakeBabeltraceError(options_.verbose);
-  }
-
-  if (!done) {
-    // Hand over what was read, with the reason it stops here.
-    Batch* last = new Batch;
-    if (sink) {
-      if (sink->batch) std::swap(last, sink->batch);
-      delete sink->batch;
-      sink->batch = nullptr;
-      last->counters = sink->Snapshot();
-      last->watermark = sink->watermark;
-    }
-    last->host = host_id_;
-    last->last = true;
-    last->error = error.empty() ? "stopped" : error;
-    Push(last);
+    result.error = "read stopped after " + std::to_string(read) + " events: " + TakeBabeltraceError(options_.verbose);
   }
 
   std::lock_guard lock(BabeltraceSetupMutex());
-  sink.reset();  // releases our message iterators before the graph that owns their upstreams
+  if (sink) sink->DetachGraph();  // releases our message iterators before the graph
   bt_graph_put_ref(graph);
   bt_component_class_sink_put_ref(sink_class);
   bt_plugin_put_ref(plugin);
+  return result;
+}
+
+void HostReader::Run() {
+  std::unique_ptr<Sink> sink;
+  Attempt attempt = RunGraph(sink, /*reattach=*/false);
+  // Live: a relayd that goes away is reattached with backoff by building a new graph
+  // (babeltrace2 2.0's live iterator cannot recover in place); the gap is data loss.
+  auto backoff = std::chrono::milliseconds(250);
+  while (!spec_.live_url.empty() && !attempt.ended && !stop_.load(std::memory_order_relaxed)) {
+    reconnects_.fetch_add(1, std::memory_order_relaxed);
+    if (sink) sink->MarkGap();
+    for (auto waited = std::chrono::milliseconds(0); waited < backoff && !stop_.load(std::memory_order_relaxed);
+         waited += std::chrono::milliseconds(50)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(5000));
+    if (stop_.load(std::memory_order_relaxed)) break;
+    attempt = RunGraph(sink, /*reattach=*/true);
+    if (attempt.error.empty()) backoff = std::chrono::milliseconds(250);
+  }
+
+  // Hand over what was read, with the reason it stops here (none when the input ended).
+  Batch* last = new Batch;
+  if (sink) {
+    if (sink->batch) std::swap(last, sink->batch);
+    delete sink->batch;
+    sink->batch = nullptr;
+    last->counters = sink->Snapshot();
+    last->watermark = sink->watermark;
+  }
+  last->host = host_id_;
+  last->last = true;
+  if (!attempt.ended) last->error = attempt.error.empty() ? "stopped" : attempt.error;
+  Push(last);
+  std::lock_guard lock(BabeltraceSetupMutex());
+  sink.reset();
 }
 
 }  // namespace waitpath

@@ -43,11 +43,19 @@ class HostReader {
   const HostSpec& spec() const { return spec_; }
   uint16_t host_id() const { return host_id_; }
 
+  // Times the live input was reattached after breaking off.
+  uint64_t reconnects() const { return reconnects_.load(std::memory_order_relaxed); }
+
   // Used by the sink (live/host_reader.cc); not part of the public surface.
   struct Sink;
 
  private:
+  struct Attempt {
+    bool ended = false;  // the input ended (trace read, live session gone)
+    std::string error;   // why it stopped otherwise
+  };
   void Run();
+  Attempt RunGraph(std::unique_ptr<Sink>& sink, bool reattach);
   void Push(Batch* batch);
 
   const uint16_t host_id_;
@@ -58,6 +66,7 @@ class HostReader {
   BatchQueue free_;
   moodycamel::ProducerToken token_;
   std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> reconnects_{0};
   std::thread thread_;
 };
 

@@ -119,7 +119,7 @@ bool DiscoverHosts(const std::vector<std::string>& paths, std::vector<HostSpec>*
     auto it = std::find_if(hosts->begin(), hosts->end(),
                            [&](const HostSpec& h) { return h.hostname == host; });
     if (it == hosts->end()) {
-      hosts->push_back(HostSpec{host, {}, {}});
+      hosts->push_back(HostSpec{host, {}, {}, {}});
       it = hosts->end() - 1;
     }
     if (std::find(it->trace_dirs.begin(), it->trace_dirs.end(), dir) == it->trace_dirs.end()) {

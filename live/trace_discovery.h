@@ -19,6 +19,8 @@ struct HostSpec {
   std::string hostname;
   std::vector<std::string> trace_dirs;
   std::vector<TraceEnv> envs;  // parallel to trace_dirs
+  // Live instead: net://RELAYD/host/HOSTNAME/SESSION, read with src.ctf.lttng-live.
+  std::string live_url;
 };
 
 // Parses the env { ... } block of CTF 1.8 metadata text.
