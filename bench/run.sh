@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# All of waitpath's benchmarks in one run: throughput against babeltrace2, the engine alone,
+# memory, CPU use of the reader threads, callgrind instruction counts and a profile.
+# Prints a table, writes bench/results/bench.json (and bench/results/bench.md, the same table
+# in Markdown). Usage: bench/run.sh [--quick] [--keep]
+#   --quick  smaller traces and fewer repetitions (< 2 min instead of < ~10 min)
+#   --keep   keep the generated traces (printed path) instead of deleting them
+# Environment: BUILD_DIR (default build-bench; configured and built here if needed),
+# BENCH_WORK (where traces are generated, default a fresh directory under /var/tmp),
+# WAITPATH_SHARED_TRACES (default ../shared/traces; many-threads is skipped if absent).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${BUILD_DIR:-build-bench}
+
+# Tools the benchmarks need beyond scripts/setup.sh's (valgrind for instruction counts,
+# GNU time for peak RSS); installed only if missing.
+need=()
+command -v valgrind >/dev/null || need+=(valgrind)
+[ -x /usr/bin/time ] || need+=(time)
+command -v perf >/dev/null || need+=(linux-perf)
+if ((${#need[@]})); then
+  echo "bench: installing ${need[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+if ! { cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWAITPATH_WERROR="${WAITPATH_WERROR:-ON}" &&
+       cmake --build "$BUILD_DIR" -j"$(nproc)" --target waitpath waitpath-gen waitpath_engine_bench; } >"$log" 2>&1; then
+  tail -n 40 "$log"
+  echo "bench: build failed" >&2
+  exit 1
+fi
+exec python3 bench/run.py --build "$BUILD_DIR" "$@"
