@@ -16,5 +16,6 @@ struct Command {
 Command AddStatsCommand(CLI::App& app);
 Command AddAnalyzeCommand(CLI::App& app);
 Command AddSyncCommand(CLI::App& app);
+Command AddDemoCommand(CLI::App& app);
 
 }  // namespace waitpath

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
       waitpath::AddStatsCommand(app),
       waitpath::AddAnalyzeCommand(app),
       waitpath::AddSyncCommand(app),
+      waitpath::AddDemoCommand(app),
   };
 
   try {
