@@ -18,6 +18,7 @@
 #include "live/bt_util.h"
 #include "stream/host_stats.h"
 #include "app/pipeline.h"
+#include "exporters/wait_fanout.h"
 #include "app/sync_pass.h"
 #include "stream/host_streams.h"
 
@@ -33,17 +34,6 @@ struct MetricsFlags {
 };
 
 // The engine has one listener; analyze has two (the report and the metrics).
-class WaitFanout : public WaitListener {
- public:
-  explicit WaitFanout(std::vector<WaitListener*> listeners) : listeners_(std::move(listeners)) {}
-  void OnWait(const ResolvedWait& wait) override {
-    for (WaitListener* l : listeners_) l->OnWait(wait);
-  }
-
- private:
-  std::vector<WaitListener*> listeners_;
-};
-
 std::atomic<bool> g_stop{false};  // lock-free, hence async-signal-safe
 void OnStopSignal(int) { g_stop = true; }
 

@@ -16,6 +16,8 @@ struct Command {
 Command AddStatsCommand(CLI::App& app);
 Command AddAnalyzeCommand(CLI::App& app);
 Command AddSyncCommand(CLI::App& app);
+Command AddLiveCommand(CLI::App& app);
+Command AddTailCommand(CLI::App& app);
 Command AddDemoCommand(CLI::App& app);
 
 }  // namespace waitpath

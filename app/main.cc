@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
       waitpath::AddStatsCommand(app),
       waitpath::AddAnalyzeCommand(app),
       waitpath::AddSyncCommand(app),
+      waitpath::AddLiveCommand(app),
+      waitpath::AddTailCommand(app),
       waitpath::AddDemoCommand(app),
   };
 

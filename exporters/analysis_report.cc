@@ -4,6 +4,7 @@
 #include <fmt/ostream.h>
 
 #include <algorithm>
+#include <ctime>
 #include <nlohmann/json.hpp>
 
 #include "live/string_table.h"
@@ -117,15 +118,38 @@ void AnalysisReport::WriteWait(const ResolvedWait& wait, const std::vector<PathS
     return;
   }
   const int64_t d = wait.end - wait.start;
-  fmt::print(out_, "wait {}/{} {} [{:.6f} s .. +{:.3f} ms] cause {}: {}\n", hosts_[t.host], t.tid, TaskName(wait.task),
-             wait.start / 1e9, d / 1e6, CauseName(wait.link), Shares(wait.breakdown, d));
-  for (const PathSegment& p : pieces) {
-    fmt::print(out_, "    {:>10.3f} ms  {:<20} {:>8}  {}\n", (p.end - p.start) / 1e6, TaskName(p.task),
-               p.task == kNoTask ? -1 : engine_.tasks()[p.task].tid, LeafName(p.leaf));
+  // One line per wait, then its path as a tree: each task the path went through, indented by
+  // how many wake-ups led to it, with the time spent there per state.
+  const time_t secs = static_cast<time_t>(wait.end / 1000000000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  fmt::print(out_, "{:02}:{:02}:{:02}.{:06} {} {}/{} waited {:.3f} ms ({}): {}\n", tm.tm_hour, tm.tm_min, tm.tm_sec,
+             (wait.end % 1000000000) / 1000, TaskName(wait.task), hosts_[t.host], t.tid, d / 1e6, CauseName(wait.link),
+             Shares(wait.breakdown, d));
+  for (size_t i = 0; i < pieces.size();) {
+    size_t j = i;
+    StateVec here;
+    while (j < pieces.size() && pieces[j].task == pieces[i].task && pieces[j].depth == pieces[i].depth) {
+      here[pieces[j].leaf] += pieces[j].end - pieces[j].start;
+      ++j;
+    }
+    const PathSegment& p = pieces[i];
+    std::string states;
+    for (int k = 0; k < kLeafCount; ++k) {
+      if (here.ns[k] > 0) {
+        states += fmt::format("{}{} {:.3f} ms", states.empty() ? "" : ", ", LeafName(static_cast<Leaf>(k)), here.ns[k] / 1e6);
+      }
+    }
+    const std::string who = p.task == kNoTask ? std::string("?")
+                                              : fmt::format("{} ({}/{})", TaskName(p.task), hosts_[engine_.tasks()[p.task].host],
+                                                            engine_.tasks()[p.task].tid);
+    fmt::print(out_, "  {:>{}}{}: {}\n", "", 2 * std::min<int>(p.depth, 20), who, states);
+    i = j;
   }
 }
 
 void AnalysisReport::Finish() {
+  if (!options_.task_records) return;
   const TaskTable& tasks = engine_.tasks();
   for (Utid u = 0; u < tasks.size(); ++u) {
     const Task& task = tasks[u];

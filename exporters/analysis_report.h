@@ -21,6 +21,7 @@ struct AnalysisOptions {
   int64_t min_wait_ns = -1;  // < 0: no wait records
   size_t top = 10;
   bool json = false;
+  bool task_records = true;  // at Finish(); `tail` prints only waits
 };
 
 class AnalysisReport : public WaitListener {
@@ -29,6 +30,8 @@ class AnalysisReport : public WaitListener {
                  std::ostream& out);
 
   void OnWait(const ResolvedWait& wait) override;
+  // A host that appeared while running (live sessions); ids follow the engine's.
+  void AddHost(std::string name) { hosts_.push_back(std::move(name)); }
   // After the input ended: one record per watched task that ran.
   void Finish();
 

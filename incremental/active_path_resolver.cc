@@ -95,26 +95,28 @@ StateVec ActivePathResolver::ResolveWait(const WaitLink& link, int64_t a, int64_
   return LinkValue(link, a, b, 0) - *origin;
 }
 
-void ActivePathResolver::Emit(std::vector<PathSegment>* out, Utid task, Leaf leaf, int64_t a, int64_t b) {
+void ActivePathResolver::Emit(std::vector<PathSegment>* out, Utid task, Leaf leaf, int64_t a, int64_t b, int depth) {
   if (a >= b) return;
-  if (!out->empty() && out->back().task == task && out->back().leaf == leaf && out->back().end == a) {
+  const uint16_t d = static_cast<uint16_t>(std::min(depth, 0xffff));
+  if (!out->empty() && out->back().task == task && out->back().leaf == leaf && out->back().end == a &&
+      out->back().depth == d) {
     out->back().end = b;
     return;
   }
-  out->push_back(PathSegment{task, leaf, a, b});
+  out->push_back(PathSegment{task, leaf, a, b, d});
 }
 
 void ActivePathResolver::Expand(Utid x, int64_t a, int64_t b, std::vector<PathSegment>* out, int depth) {
   if (a >= b) return;
   if (x == kNoTask || depth > max_depth_) {
-    Emit(out, x, Leaf::kUnknown, a, b);
+    Emit(out, x, Leaf::kUnknown, a, b, depth);
     return;
   }
   const Task& task = tasks_[x];
   const TaskHistory& h = histories_[x];
   const int64_t hz = horizon(task.host);
   if (a < hz) {
-    Emit(out, x, Leaf::kUnknown, a, std::min(b, hz));
+    Emit(out, x, Leaf::kUnknown, a, std::min(b, hz), depth);
     a = std::min(b, hz);
   }
   if (a < h.start()) {
@@ -122,9 +124,9 @@ void ActivePathResolver::Expand(Utid x, int64_t a, int64_t b, std::vector<PathSe
     if (task.parent != kNoTask && task.birth != kNever && a < task.birth) {
       const int64_t fork_cut = std::min(cut, task.birth);
       Expand(task.parent, a, fork_cut, out, depth + 1);
-      Emit(out, x, Leaf::kUnknown, fork_cut, cut);
+      Emit(out, x, Leaf::kUnknown, fork_cut, cut, depth);
     } else {
-      Emit(out, x, Leaf::kUnknown, a, cut);
+      Emit(out, x, Leaf::kUnknown, a, cut, depth);
     }
     a = cut;
   }
@@ -136,7 +138,7 @@ void ActivePathResolver::Expand(Utid x, int64_t a, int64_t b, std::vector<PathSe
     if (s.kind == SegmentKind::kBlocked) {
       ExpandLink(x, s.link, lo, hi, out, depth + 1);
     } else {
-      Emit(out, x, OwnLeaf(s.kind), lo, hi);
+      Emit(out, x, OwnLeaf(s.kind), lo, hi, depth);
     }
   }
 }
@@ -151,22 +153,22 @@ void ActivePathResolver::ExpandLink(Utid waiter, const WaitLink& link, int64_t a
     case WaitLink::Type::kPacket: {
       const int64_t send = std::clamp(link.ts, a, b);
       if (link.task == kNoTask) {
-        Emit(out, waiter, Leaf::kNetwork, a, send);
+        Emit(out, waiter, Leaf::kNetwork, a, send, depth);
       } else {
         Expand(link.task, a, send, out, depth);
       }
-      Emit(out, waiter, Leaf::kNetwork, send, b);
+      Emit(out, waiter, Leaf::kNetwork, send, b, depth);
       return;
     }
     case WaitLink::Type::kLeaf:
-      Emit(out, waiter, link.leaf, a, b);
+      Emit(out, waiter, link.leaf, a, b, depth);
       return;
     case WaitLink::Type::kUnknown:
-      Emit(out, waiter, Leaf::kUnknown, a, b);
+      Emit(out, waiter, Leaf::kUnknown, a, b, depth);
       return;
     case WaitLink::Type::kNone:
     case WaitLink::Type::kPending:
-      Emit(out, waiter, Leaf::kBlocked, a, b);
+      Emit(out, waiter, Leaf::kBlocked, a, b, depth);
       return;
   }
 }

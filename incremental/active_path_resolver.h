@@ -17,6 +17,7 @@ struct PathSegment {
   Utid task;
   Leaf leaf;
   int64_t start, end;
+  uint16_t depth;  // wake-up links followed from the watched task to get here
 };
 
 struct ResolverCounters {
@@ -61,7 +62,7 @@ class ActivePathResolver {
   StateVec CumInside(const TaskHistory& h, int64_t t, int depth);
   void ExpandLink(Utid waiter, const WaitLink& link, int64_t a, int64_t b, std::vector<PathSegment>* out,
                   int depth);
-  static void Emit(std::vector<PathSegment>* out, Utid task, Leaf leaf, int64_t a, int64_t b);
+  static void Emit(std::vector<PathSegment>* out, Utid task, Leaf leaf, int64_t a, int64_t b, int depth);
 
   const TaskTable& tasks_;
   const std::vector<TaskHistory>& histories_;

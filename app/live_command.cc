@@ -1,0 +1,269 @@
+// `waitpath live` and `waitpath tail`: one reader thread per live session (discovered on the
+// relayd and picked up while running), the engine on this thread, until stopped.
+#include "app/live_command.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <csignal>
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include "app/analyze_command.h"
+#include "app/command.h"
+#include "app/pipeline.h"
+#include "exporters/analysis_report.h"
+#include "exporters/metrics.h"
+#include "exporters/metrics_server.h"
+#include "exporters/wait_fanout.h"
+#include "live/bt_util.h"
+#include "live/host_reader.h"
+#include "live/session_discovery.h"
+
+namespace waitpath {
+namespace {
+
+std::atomic<bool> g_signalled{false};  // lock-free, hence async-signal-safe
+void OnSignal(int) { g_signalled = true; }
+
+// The sessions to follow, as they come and go on the relayd.
+class LiveSessions {
+ public:
+  LiveSessions(const LiveOptions& options, Engine& engine, AnalysisReport& report, MetricsExporter* metrics)
+      : options_(options), engine_(engine), report_(report), metrics_(metrics) {
+    reader_options_.verbose = options.verbose;
+  }
+
+  ~LiveSessions() { StopAll(); }
+
+  // Lists the relayd's sessions and attaches to the wanted ones not followed yet.
+  void Discover() {
+    std::vector<LiveSession> sessions;
+    std::string error;
+    if (!QuerySessions(options_.relayd, &sessions, &error)) {
+      if (error != last_error_) fmt::print(stderr, "waitpath: {} (retrying)\n", error);
+      last_error_ = error;
+      return;
+    }
+    if (!last_error_.empty()) fmt::print(stderr, "waitpath: relayd {} reachable\n", options_.relayd);
+    last_error_.clear();
+    for (const LiveSession& s : sessions) {
+      if (by_url_.count(s.url)) continue;
+      const bool wanted = options_.all || std::find(options_.sessions.begin(), options_.sessions.end(), s.name) !=
+                                              options_.sessions.end();
+      if (!wanted) continue;
+      const auto id = static_cast<uint16_t>(readers_.size());
+      HostSpec spec{s.hostname, {}, {}, s.url};
+      report_.AddHost(s.hostname);
+      if (metrics_) metrics_->AddHost(s.hostname);
+      stats_.emplace_back().host = s.hostname;
+      readers_.push_back(std::make_unique<HostReader>(id, spec, reader_options_, &ready_));
+      reconnects_.push_back(0);
+      by_url_[s.url] = id;
+      readers_.back()->Start();
+      fmt::print(stderr, "waitpath: following session {} of host {}\n", s.name, s.hostname);
+    }
+  }
+
+  // Feeds whatever the readers have read to the engine; waits up to `timeout_us` for more.
+  void Pump(int64_t timeout_us) {
+    bool any = false;
+    for (size_t h = 0; h < readers_.size(); ++h) {
+      Batch* b = nullptr;
+      while (readers_[h]->queue().try_dequeue(b)) {
+        any = true;
+        stats_[h].Add(*b);
+        engine_.Push(*b);
+        if (metrics_) {
+          metrics_->ObserveBatch(*b);
+          const auto wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count();
+          metrics_->ObserveEngine(wall);
+        }
+        if (b->last) {
+          fmt::print(stderr, "waitpath: host {}: {}\n", stats_[h].host,
+                     b->error.empty() ? "session ended" : b->error);
+        }
+        readers_[h]->Recycle(b);
+      }
+      const uint64_t r = readers_[h]->reconnects();
+      if (r != reconnects_[h]) {
+        fmt::print(stderr, "waitpath: host {}: lost the relayd; reattaching (the gap is counted as lost data)\n",
+                   stats_[h].host);
+        if (metrics_) metrics_->health().AddRelaydReconnect(options_.relayd);
+        reconnects_[h] = r;
+      }
+    }
+    if (!any) ready_.wait(timeout_us);
+  }
+
+  void StopAll() {
+    for (auto& r : readers_) r->RequestStop();
+    for (auto& r : readers_) r->Join();
+    Pump(0);
+  }
+
+ private:
+  const LiveOptions& options_;
+  Engine& engine_;
+  AnalysisReport& report_;
+  MetricsExporter* metrics_;
+  ReaderOptions reader_options_;
+  moodycamel::LightweightSemaphore ready_;
+  std::vector<std::unique_ptr<HostReader>> readers_;
+  std::vector<HostStats> stats_;
+  std::vector<uint64_t> reconnects_;
+  std::map<std::string, uint16_t> by_url_;
+  std::string last_error_;
+};
+
+}  // namespace
+
+int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
+  ConfigureBabeltraceLogging(options.verbose);
+  std::atomic<bool>* stopping = stop;
+  if (!stopping) {
+    g_signalled = false;
+    std::signal(SIGINT, OnSignal);
+    std::signal(SIGTERM, OnSignal);
+    stopping = &g_signalled;
+  }
+  WatchSet watch;
+  std::string error;
+  for (const std::string& w : options.watch) {
+    WatchSelector s;
+    if (!ParseWatch(w, &s, &error)) {
+      fmt::print(stderr, "waitpath: {}\n", error);
+      return 2;
+    }
+    watch.Add(std::move(s));
+  }
+  AnalysisOptions report_options;
+  report_options.json = options.json;
+  report_options.task_records = !options.tail;
+  // tail shows every wait unless told otherwise; live only with --min-wait.
+  report_options.min_wait_ns = options.tail ? 0 : -1;
+  if (!options.min_wait.empty() && !ParseDuration(options.min_wait, &report_options.min_wait_ns)) {
+    fmt::print(stderr, "waitpath: --min-wait '{}': expected a duration such as 5ms, 200us or 1s\n", options.min_wait);
+    return 2;
+  }
+  EngineOptions engine_options;
+  if (!ParseDuration(options.retention, &engine_options.retention_ns)) {
+    fmt::print(stderr, "waitpath: --retention '{}': expected a duration such as 30s\n", options.retention);
+    return 2;
+  }
+  Engine engine(engine_options);
+
+  // Recorded traces (`tail TRACE...`): the offline pipeline, waits printed as they resolve.
+  if (!options.traces.empty()) {
+    std::vector<HostSpec> hosts;
+    if (!DiscoverHosts(options.traces, &hosts, &error)) {
+      fmt::print(stderr, "waitpath: {}\n", error);
+      return 1;
+    }
+    std::vector<std::string> names;
+    for (const HostSpec& h : hosts) names.push_back(h.hostname);
+    AnalysisReport report(engine, names, std::move(watch), report_options, std::cout);
+    engine.SetListener(&report);
+    ReaderOptions reader_options;
+    reader_options.verbose = options.verbose;
+    std::vector<HostStats> stats;
+    if (!RunPipeline(hosts, reader_options, "", engine, &stats, {}, &error)) {
+      fmt::print(stderr, "waitpath: {}\n", error);
+      return 2;
+    }
+    report.Finish();
+    for (const HostStats& s : stats) {
+      if (!s.error.empty()) {
+        fmt::print(stderr, "waitpath: host {}: {}\n", s.host, s.error);
+        return 1;
+      }
+    }
+    return 0;
+  }
+
+  AnalysisReport report(engine, {}, watch, report_options, std::cout);
+  std::unique_ptr<MetricsExporter> metrics;
+  std::unique_ptr<MetricsServer> server;
+  if (!options.metrics.empty()) {
+    metrics = std::make_unique<MetricsExporter>(engine, std::vector<std::string>{}, watch,
+                                                MetricsOptions{options.max_processes});
+    server = MetricsServer::Start(options.metrics, metrics->registry(), &error);
+    if (!server) {
+      fmt::print(stderr, "waitpath: {}\n", error);
+      return 1;
+    }
+    fmt::print(stderr, "waitpath: metrics on http://{}/metrics\n", server->bound());
+  }
+  WaitFanout listeners(metrics ? std::vector<WaitListener*>{&report, metrics.get()}
+                               : std::vector<WaitListener*>{&report});
+  engine.SetListener(&listeners);
+  {
+    LiveSessions sessions(options, engine, report, metrics.get());
+    auto next_discovery = std::chrono::steady_clock::now();
+    while (!stopping->load()) {
+      if (std::chrono::steady_clock::now() >= next_discovery) {
+        sessions.Discover();
+        next_discovery = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+      }
+      sessions.Pump(100000);
+      std::cout.flush();
+    }
+    sessions.StopAll();
+  }
+  report.Finish();
+  if (metrics) metrics->Finish();
+  std::cout.flush();
+  return 0;
+}
+
+namespace {
+
+void AddCommonFlags(CLI::App* cmd, LiveOptions* o) {
+  cmd->add_option("--watch", o->watch, "Tasks to report: key=value[,key=value] (comm, tid, pid, host); repeat to OR");
+  cmd->add_option("--min-wait", o->min_wait, "Report each wait at least this long (e.g. 5ms)");
+  cmd->add_flag("--json", o->json, "JSON Lines");
+  cmd->add_option("--retention", o->retention, "History kept behind the newest event")->capture_default_str();
+  cmd->add_flag("-v,--verbose", o->verbose, "babeltrace2 warnings and full error chains");
+}
+
+}  // namespace
+
+Command AddLiveCommand(CLI::App& app) {
+  auto o = std::make_shared<LiveOptions>();
+  CLI::App* cmd = app.add_subcommand("live", "Attach to an LTTng relay daemon and analyse its sessions until stopped");
+  cmd->add_option("--relayd", o->relayd, "net://HOST[:PORT] of the relay daemon")->capture_default_str();
+  cmd->add_option("--session", o->sessions, "A session to follow (repeat); see --all");
+  cmd->add_flag("--all", o->all, "Follow every session, including ones that start later");
+  cmd->add_flag("--tail", o->tail, "Print each wait as it resolves instead of task records at the end");
+  cmd->add_option("--metrics", o->metrics, "Serve Prometheus metrics on ADDR:PORT (e.g. 127.0.0.1:9464)");
+  cmd->add_option("--max-processes", o->max_processes, "Process label values per metric family")->capture_default_str();
+  AddCommonFlags(cmd, o.get());
+  return Command{cmd, [o] {
+                   if (!o->all && o->sessions.empty()) {
+                     fmt::print(stderr, "waitpath: live: give --session NAME or --all\n");
+                     return 2;
+                   }
+                   return RunLive(*o, nullptr);
+                 }};
+}
+
+Command AddTailCommand(CLI::App& app) {
+  auto o = std::make_shared<LiveOptions>();
+  o->tail = true;
+  o->all = true;
+  CLI::App* cmd = app.add_subcommand("tail", "Print each resolved wait of watched tasks as it resolves (live or traces)");
+  cmd->add_option("--relayd", o->relayd, "net://HOST[:PORT]: follow its sessions (default when no TRACE)")
+      ->capture_default_str();
+  cmd->add_option("--session", o->sessions, "Only these sessions (default: all)");
+  AddCommonFlags(cmd, o.get());
+  cmd->add_option("TRACE", o->traces, "Recorded traces instead of a relayd");
+  return Command{cmd, [o] {
+                   if (!o->sessions.empty()) o->all = false;
+                   return RunLive(*o, nullptr);
+                 }};
+}
+
+}  // namespace waitpath
