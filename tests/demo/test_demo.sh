@@ -1,0 +1,110 @@
+#!/bin/bash
+# End to end test of `waitpath demo` with real daemons: a private lttng-relayd, one lttng-sessiond
+# per generated host (own mount + UTS namespaces) and the live analysis. Runs it twice:
+#  1. --duration 20s --json --no-metrics: exits 0 by itself with wait records of >= 2 hosts;
+#  2. until SIGINT (as Ctrl-C), serving /metrics on a free port: exits 0 promptly.
+# Each time, every process the demo reported in its --pid-file must be gone afterwards, and its
+# work directory removed.
+#
+# usage: test_demo.sh WAITPATH
+# Exit 77 (skipped) without root, lttng-tools, namespaces or jq.
+set -u
+waitpath=$1
+
+skip() {
+  echo "SKIP: $*"
+  exit 77
+}
+fail() {
+  echo "FAIL: $*"
+  exit 1
+}
+
+for tool in lttng lttng-sessiond lttng-relayd unshare jq; do
+  command -v "$tool" >/dev/null || skip "$tool not found (apt-get install lttng-tools jq)"
+done
+[ "$(id -u)" -eq 0 ] || skip "needs root (one session daemon per host in private namespaces)"
+unshare -m -u true 2>/dev/null || skip "cannot create mount/UTS namespaces here"
+
+work=$(mktemp -d /tmp/waitpath-demo-test.XXXXXX)
+demo_pid=""
+cleanup() {
+  # Only if a check failed half way: the demo's own shutdown is what is under test.
+  if [ -n "$demo_pid" ] && kill -0 "$demo_pid" 2>/dev/null; then
+    kill -TERM "$demo_pid"
+    wait "$demo_pid"
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# check_ended PIDFILE: the processes listed (ROLE [HOST] PID) are gone, the work dir removed.
+check_ended() {
+  local pids=$1 role pid comm n=0
+  [ -s "$pids" ] || fail "no pid file"
+  while read -r role rest; do
+    pid=${rest##* }
+    if [ "$role" = workdir ]; then
+      [ -e "$pid" ] && fail "work directory $pid left behind"
+      continue
+    fi
+    n=$((n + 1))
+    # Gone, a zombie about to be reaped by init, or the pid reused by an unrelated program.
+    [ -r "/proc/$pid/stat" ] || continue
+    comm=$(sed 's/^[0-9]* (\(.*\)) \(.\).*/\1 \2/' "/proc/$pid/stat")
+    case $comm in
+      *" Z") ;;
+      lttng-* | waitpath-replay* | bash* | unshare*) fail "$role $rest still runs ($comm)" ;;
+    esac
+  done <"$pids"
+  for role in relayd sessiond replay; do
+    grep -q "^$role " "$pids" || fail "the pid file has no $role: $(cat "$pids")"
+  done
+  echo "ok: the $n processes it started have ended, $(grep -c '^sessiond ' "$pids") session daemons"
+}
+
+# 1. A fixed duration, JSON output.
+start=$(date +%s)
+timeout -s KILL 80 "$waitpath" demo --duration 20s --no-metrics --json --pid-file "$work/pids1" \
+  >"$work/out1" 2>"$work/err1"
+status=$?
+cat "$work/err1"
+[ $status -eq 0 ] || fail "demo --duration 20s: exit status $status: $(tail -1 "$work/err1")"
+echo "ok: exit 0 after $(($(date +%s) - start)) s"
+jq -e . "$work/out1" >/dev/null || fail "stdout is not JSON Lines: $(head -c 500 "$work/out1")"
+hosts=$(jq -r 'select(.type == "wait") | .host' "$work/out1" | sort | uniq -c)
+echo "wait records per host:"
+echo "$hosts"
+[ "$(grep -c . <<<"$hosts")" -ge 2 ] || fail "wait records of fewer than two hosts"
+check_ended "$work/pids1"
+
+# 2. Until SIGINT, with metrics on a free port.
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$waitpath" demo --metrics "127.0.0.1:$port" --pid-file "$work/pids2" >"$work/out2" 2>"$work/err2" &
+demo_pid=$!
+for _ in $(seq 300); do
+  grep -q "^replay " "$work/pids2" 2>/dev/null && break
+  kill -0 "$demo_pid" 2>/dev/null || break
+  sleep 0.1
+done
+grep -q "^replay " "$work/pids2" 2>/dev/null || fail "the demo did not start: $(tail -1 "$work/err2")"
+sleep 5
+if command -v curl >/dev/null; then
+  curl -sf "http://127.0.0.1:$port/metrics" | grep -q "^waitpath_" ||
+    fail "no waitpath metrics at 127.0.0.1:$port"
+  echo "ok: /metrics served on 127.0.0.1:$port"
+fi
+kill -INT "$demo_pid"
+for _ in $(seq 300); do
+  kill -0 "$demo_pid" 2>/dev/null || break
+  sleep 0.1
+done
+kill -0 "$demo_pid" 2>/dev/null && fail "still running 30 s after SIGINT"
+wait "$demo_pid"
+status=$?
+demo_pid=""
+cat "$work/err2"
+[ $status -eq 0 ] || fail "exit status $status after SIGINT"
+grep -q . "$work/out2" || fail "nothing printed before SIGINT"
+check_ended "$work/pids2"
+echo PASS
