@@ -683,12 +683,4 @@ Command AddDemoCommand(CLI::App& app) {
   return Command{cmd, [o] { return Demo(*o).Run(); }};
 }
 
-// Temporary, until app/live_command.cc lands: a weak definition so that the real one simply
-// replaces it (no duplicate symbol for the other engineer's first build).
-__attribute__((weak)) int RunLive(const LiveOptions&, std::atomic<bool>* stop) {
-  fmt::print(stderr, "waitpath demo: live analysis (RunLive) is not built yet; daemons only\n");
-  while (!stop->load()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  return 0;
-}
-
 }  // namespace waitpath
