@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <iostream>
@@ -48,6 +49,20 @@ class LiveSessions {
     }
     if (!last_error_.empty()) fmt::print(stderr, "waitpath: relayd {} reachable\n", options_.relayd);
     last_error_.clear();
+    // A session gone from the relayd whose reader still waits (babeltrace2 2.0's live
+    // iterator can wait forever on a session that ended before it attached) is let go after
+    // a grace period for its last data.
+    const auto now = std::chrono::steady_clock::now();
+    for (const auto& [url, id] : by_url_) {
+      const bool listed = std::any_of(sessions.begin(), sessions.end(), [&](const LiveSession& s) { return s.url == url; });
+      if (listed || ended_[id]) {
+        gone_since_[id] = {};
+      } else if (gone_since_[id] == std::chrono::steady_clock::time_point{}) {
+        gone_since_[id] = now;
+      } else if (now - gone_since_[id] > std::chrono::seconds(5)) {
+        readers_[id]->RequestStop();
+      }
+    }
     for (const LiveSession& s : sessions) {
       if (by_url_.count(s.url)) continue;
       const bool wanted = options_.all || std::find(options_.sessions.begin(), options_.sessions.end(), s.name) !=
@@ -60,6 +75,8 @@ class LiveSessions {
       stats_.emplace_back().host = s.hostname;
       readers_.push_back(std::make_unique<HostReader>(id, spec, reader_options_, &ready_));
       reconnects_.push_back(0);
+      ended_.push_back(false);
+      gone_since_.emplace_back();
       by_url_[s.url] = id;
       readers_.back()->Start();
       fmt::print(stderr, "waitpath: following session {} of host {}\n", s.name, s.hostname);
@@ -83,8 +100,12 @@ class LiveSessions {
           metrics_->ObserveEngine(wall);
         }
         if (b->last) {
+          ended_[h] = true;
+          const bool let_go = b->error == "stopped" && !stopping_;
           fmt::print(stderr, "waitpath: host {}: {}\n", stats_[h].host,
-                     b->error.empty() ? "session ended" : b->error);
+                     b->error.empty() ? "session ended"
+                     : let_go         ? "session ended (gone from the relayd)"
+                                      : b->error);
         }
         readers_[h]->Recycle(b);
       }
@@ -100,6 +121,7 @@ class LiveSessions {
   }
 
   void StopAll() {
+    stopping_ = true;
     for (auto& r : readers_) r->RequestStop();
     for (auto& r : readers_) r->Join();
     Pump(0);
@@ -115,6 +137,9 @@ class LiveSessions {
   std::vector<std::unique_ptr<HostReader>> readers_;
   std::vector<HostStats> stats_;
   std::vector<uint64_t> reconnects_;
+  std::vector<bool> ended_;
+  std::vector<std::chrono::steady_clock::time_point> gone_since_;
+  bool stopping_ = false;
   std::map<std::string, uint16_t> by_url_;
   std::string last_error_;
 };

@@ -6,6 +6,8 @@
 
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <limits>
 #include <memory>
 #include <string>
@@ -76,7 +78,7 @@ std::string ReplayRound(const HostSpec& host, int64_t shift, ReplayPacer& pacer,
 }
 
 int Run(const std::string& trace, const std::string& host_name, double speed, bool asap,
-        int64_t loops, bool list_hosts, bool verbose) {
+        int64_t loops, bool list_hosts, bool verbose, int64_t start_delay_ms) {
   ConfigureBabeltraceLogging(verbose);
   std::vector<HostSpec> hosts;
   std::string error;
@@ -109,6 +111,11 @@ int Run(const std::string& trace, const std::string& host_name, double speed, bo
         "events go nowhere\n");
   }
 
+  // A live viewer attaching to a new session starts at the live position: a delay lets it
+  // attach before the first event (waitpath live discovers sessions once a second).
+  for (int64_t waited = 0; waited < start_delay_ms && !g_stop.load(); waited += 50) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
   ReplayPacer pacer(asap ? 0.0 : speed);
   UstEmitter emitter(host->hostname);
   Totals totals;
@@ -147,7 +154,9 @@ int main(int argc, char** argv) {
   std::string trace, host;
   double speed = 1.0;
   bool asap = false, forever = false, list_hosts = false, verbose = false;
-  int64_t loops = 1;
+  int64_t loops = 1, start_delay_ms = 0;
+  app.add_option("--start-delay-ms", start_delay_ms, "wait this long before the first event (lets live viewers attach)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("TRACE_DIR", trace, "recorded trace (a CTF trace or a directory of traces)")
       ->required()
       ->check(CLI::ExistingDirectory);
@@ -170,5 +179,5 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "waitpath-replay: {} (see waitpath-replay --help)\n", e.what());
     return 2;
   }
-  return waitpath::Run(trace, host, speed, asap, forever ? 0 : loops, list_hosts, verbose);
+  return waitpath::Run(trace, host, speed, asap, forever ? 0 : loops, list_hosts, verbose, start_delay_ms);
 }
