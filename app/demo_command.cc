@@ -323,8 +323,10 @@ sessiond=$(cat "$dir/run/lttng-sessiond.pid") || fail "no pid file from lttng-se
 lttng create "$session" --live="$timer" --ctrl-url="$ctrl" --data-url="$data" >/dev/null ||
   fail "lttng create failed (is the relayd reachable at $ctrl?)"
 # Blocking channel: a slow consumer makes the replayer wait instead of discarding. 1 MiB x 4
-# per CPU is ample at the demo's few thousand events per second and host.
-lttng enable-channel -u --subbuf-size 1M --num-subbuf 4 --blocking-timeout=inf rp >/dev/null ||
+# per CPU is ample at the demo's few thousand events per second and host. The relayd rotates
+# each stream's file and keeps the last 4 x 8 MiB: a demo left running does not fill /tmp.
+lttng enable-channel -u --subbuf-size 1M --num-subbuf 4 --blocking-timeout=inf \
+  --tracefile-size 8M --tracefile-count 4 rp >/dev/null ||
   fail "lttng enable-channel failed"
 lttng enable-event -u -c rp 'waitpath_replay:*' >/dev/null || fail "lttng enable-event failed"
 lttng start >/dev/null || fail "lttng start failed"
@@ -380,6 +382,7 @@ class Demo {
   std::vector<Host> hosts_;
   std::atomic<bool> child_failed_{false};
   bool stopped_ = false;
+  bool builtin_scenario_ = false;
 };
 
 bool Demo::CheckTools() {
@@ -406,7 +409,8 @@ bool Demo::CheckTools() {
   if (o_.traces.empty()) {
     gen_ = FindTool("waitpath-gen", "gen");
     if (gen_.empty()) return Fail("waitpath-gen not found (or pass --traces DIR)");
-    if (o_.scenario.empty()) o_.scenario = FindScenario();
+    builtin_scenario_ = o_.scenario.empty();
+    if (builtin_scenario_) o_.scenario = FindScenario();
     if (o_.scenario.empty()) {
       return Fail("no demo scenario found (pass --scenario FILE or --traces DIR)");
     }
@@ -516,7 +520,8 @@ bool Demo::StartHosts() {
       if (Reap(h.shell)) {
         return Fail(fmt::format("host {} did not start: {}", h.name, LastLine(h.shell.log)));
       }
-      if (Clock::now() >= deadline || g_stop) {
+      if (g_stop) return false;  // Ctrl-C while starting: not an error
+      if (Clock::now() >= deadline) {
         return Fail(
             fmt::format("host {} did not start within 30 s: {}", h.name, LastLine(h.shell.log)));
       }
@@ -638,12 +643,19 @@ int Demo::Run() {
              o_.no_metrics ? "" : fmt::format("metrics at http://{}/metrics; ", o_.metrics),
              duration_ns > 0 ? fmt::format("stopping after {}", o_.duration) : "Ctrl-C stops");
 
+  // The built-in scenario's three programs, not its background noise (a logger, a monitoring
+  // agent): their waits are the story the demo tells.
+  std::vector<std::string> watch = o_.watch;
+  if (watch.empty() && builtin_scenario_) {
+    watch.push_back("comm=^(wrk|nginx|postgres)$");
+  }
+
   LiveOptions live;
   live.relayd = live_url;
   live.all = true;
   live.tail = true;
   live.json = o_.json;
-  live.watch = o_.watch;
+  live.watch = watch;
   live.min_wait = o_.min_wait;
   live.metrics = o_.no_metrics ? "" : o_.metrics;
   live.verbose = o_.verbose;
@@ -668,7 +680,9 @@ Command AddDemoCommand(CLI::App& app) {
   cmd->add_option("--speed", o->speed, "Replay speed (1 = real time)")->capture_default_str();
   cmd->add_option("--duration", o->duration, "Stop by itself after this long (e.g. 30s)");
   cmd->add_flag("--json", o->json, "JSON Lines output, as waitpath live --json");
-  cmd->add_option("--watch", o->watch, "Tasks to watch, as for analyze (default: all)");
+  cmd->add_option("--watch", o->watch,
+                  "Tasks to watch, as for analyze (default: the built-in scenario's client, web "
+                  "server and database; all tasks of --traces or --scenario)");
   cmd->add_option("--min-wait", o->min_wait, "Print waits at least this long (e.g. 1ms)");
   cmd->add_option("--metrics", o->metrics, "Serve Prometheus /metrics at ADDR:PORT")
       ->capture_default_str();
