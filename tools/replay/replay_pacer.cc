@@ -1,3 +1,6 @@
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include "tools/replay/replay_pacer.h"
 
 #include <time.h>
@@ -36,7 +39,17 @@ int64_t ReplayPacer::DueAfterNs(int64_t ts) const {
 bool ReplayPacer::WaitUntilDue(int64_t ts, const std::atomic<bool>& stop) {
   if (stop.load(std::memory_order_relaxed)) return false;
   if (speed_ <= 0) return true;
-  if (!started_) Start(ts, MonotonicNs());
+  if (!started_) {
+    Start(ts, MonotonicNs());
+    // For latency measurements downstream: the wall-clock instant the first event is due.
+    if (std::getenv("WAITPATH_REPLAY_ANNOUNCE")) {
+      const auto wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+      std::fprintf(stderr, "waitpath-replay: first event at trace time %lld due at wall %lld speed %g\n",
+                   static_cast<long long>(ts), static_cast<long long>(wall), speed_);
+    }
+  }
   const int64_t due = start_ns_ + DueAfterNs(ts);
   for (;;) {
     const int64_t left = due - MonotonicNs();
