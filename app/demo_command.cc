@@ -301,7 +301,9 @@ constexpr const char* kHostScript = R"SH(
 host=$1 dir=$2 ctrl=$3 data=$4 session=$5 timer=$6 trace=$7 replay=$8 speed=$9
 sessiond="" replayer=""
 stop() {
-  trap '' INT TERM
+  # A second signal while stopping changes nothing (re-trapping inside a handler upsets bash).
+  [ -n "${stopping:-}" ] && return
+  stopping=1
   if [ -n "$replayer" ]; then kill -INT "$replayer" 2>/dev/null; wait "$replayer"; fi
   lttng stop "$session" >/dev/null 2>&1
   lttng destroy "$session" >/dev/null 2>&1
@@ -422,12 +424,51 @@ bool Demo::CheckTools() {
   return true;
 }
 
+// This process as "PID STARTTIME": a pid alone could be reused by the time someone checks.
+std::string ProcessIdentity(pid_t pid) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string stat;
+  if (!std::getline(in, stat)) return {};
+  const size_t close = stat.rfind(')');
+  if (close == std::string::npos) return {};
+  std::istringstream rest(stat.substr(close + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && rest >> field; ++i) {  // field 22 of proc(5) is starttime
+    if (i == 22) return fmt::format("{} {}", pid, field);
+  }
+  return {};
+}
+
+// Work directories of earlier demos whose waitpath was killed outright (SIGKILL, a crash):
+// their children were ended (PR_SET_PDEATHSIG) but nobody removed the directory. Removed only
+// when the `owner` file names a process that no longer exists.
+void RemoveStaleWorkDirs(const std::string& tmp) {
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(tmp, ec)) {
+    if (e.path().filename().string().rfind("waitpath-demo.", 0) != 0) continue;
+    std::ifstream in(e.path() / "owner");
+    pid_t pid = 0;
+    std::string owner, start;
+    if (!(in >> pid >> start) || pid <= 0) continue;
+    owner = fmt::format("{} {}", pid, start);
+    if (ProcessIdentity(pid) == owner) continue;  // still running
+    std::error_code rm;
+    fs::remove_all(e.path(), rm);
+    if (!rm)
+      fmt::print(stderr, "waitpath demo: removed {} (left by a demo that was killed)\n",
+                 e.path().string());
+  }
+}
+
 bool Demo::MakeWorkDir() {
-  const char* tmp = getenv("TMPDIR");
-  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/waitpath-demo.XXXXXX";
+  const char* env = getenv("TMPDIR");
+  const std::string tmp = env && *env ? env : "/tmp";
+  RemoveStaleWorkDirs(tmp);
+  std::string pattern = tmp + "/waitpath-demo.XXXXXX";
   if (!mkdtemp(pattern.data())) return Fail(fmt::format("cannot create {}", pattern));
   work_ = pattern;
   fs::create_directories(work_ + "/relay");
+  std::ofstream(work_ + "/owner") << ProcessIdentity(getpid()) << '\n';
   return true;
 }
 
