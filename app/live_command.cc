@@ -18,6 +18,8 @@
 #include "exporters/metrics.h"
 #include "exporters/metrics_server.h"
 #include "exporters/wait_fanout.h"
+#include "incremental/clock_sync.h"
+#include "stream/time_merger.h"
 #include "live/bt_util.h"
 #include "live/host_reader.h"
 #include "live/session_discovery.h"
@@ -28,7 +30,10 @@ namespace {
 std::atomic<bool> g_signalled{false};  // lock-free, hence async-signal-safe
 void OnSignal(int) { g_signalled = true; }
 
-// The sessions to follow, as they come and go on the relayd.
+// The sessions to follow, as they come and go on the relayd. Their packets feed the clock
+// sync as they arrive; their events reach the engine merged in reference time, so that a wait
+// ended by another host's packet follows the sender there, as offline (docs/sync.md). The
+// first seconds are buffered (bootstrap) until the hosts that talk are synchronized.
 class LiveSessions {
  public:
   LiveSessions(const LiveOptions& options, Engine& engine, AnalysisReport& report, MetricsExporter* metrics)
@@ -73,6 +78,10 @@ class LiveSessions {
       report_.AddHost(s.hostname);
       if (metrics_) metrics_->AddHost(s.hostname);
       stats_.emplace_back().host = s.hostname;
+      labels_.push_back(s.hostname + " (session " + s.name + ")");
+      sync_.AddHost(s.hostname);
+      merger_.AddHost();
+      last_arrival_.push_back(std::chrono::steady_clock::now());
       readers_.push_back(std::make_unique<HostReader>(id, spec, reader_options_, &ready_));
       reconnects_.push_back(0);
       ended_.push_back(false);
@@ -86,38 +95,86 @@ class LiveSessions {
   // Feeds whatever the readers have read to the engine; waits up to `timeout_us` for more.
   void Pump(int64_t timeout_us) {
     bool any = false;
+    const auto now = std::chrono::steady_clock::now();
     for (size_t h = 0; h < readers_.size(); ++h) {
       Batch* b = nullptr;
+      const auto host = static_cast<uint16_t>(h);
       while (readers_[h]->queue().try_dequeue(b)) {
         any = true;
+        last_arrival_[h] = now;
+        merger_.SetIdle(host, false);
         stats_[h].Add(*b);
-        engine_.Push(*b);
-        if (metrics_) {
-          metrics_->ObserveBatch(*b);
-          const auto wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                std::chrono::system_clock::now().time_since_epoch())
-                                .count();
-          metrics_->ObserveEngine(wall);
+        for (const Event& e : b->events) {
+          if ((e.kind == EventKind::kPacketOut || e.kind == EventKind::kPacketIn) && e.a >= 0) {
+            sync_.OnPacket(host, e.ts, e.kind == EventKind::kPacketOut, b->packets[static_cast<size_t>(e.a)]);
+          }
         }
+        sync_.OnWatermark(host, b->watermark);
+        if (first_batch_ == std::chrono::steady_clock::time_point{}) first_batch_ = now;
         if (b->last) {
           ended_[h] = true;
           const bool let_go = b->error == "stopped" && !stopping_;
-          fmt::print(stderr, "waitpath: host {}: {}\n", stats_[h].host,
+          fmt::print(stderr, "waitpath: host {}: {}\n", labels_[h],
                      b->error.empty() ? "session ended"
                      : let_go         ? "session ended (gone from the relayd)"
                                       : b->error);
         }
-        readers_[h]->Recycle(b);
+        merger_.Push(std::unique_ptr<Batch>(b));
       }
+      // A host quiet for two seconds is not waited for (a stalled host must not stall all).
+      if (!ended_[h] && now - last_arrival_[h] > std::chrono::seconds(2)) merger_.SetIdle(host, true);
       const uint64_t r = readers_[h]->reconnects();
       if (r != reconnects_[h]) {
         fmt::print(stderr, "waitpath: host {}: lost the relayd; reattaching (the gap is counted as lost data)\n",
-                   stats_[h].host);
+                   labels_[h]);
         if (metrics_) metrics_->health().AddRelaydReconnect(options_.relayd);
         reconnects_[h] = r;
       }
     }
+    Release(now);
     if (!any) ready_.wait(timeout_us);
+  }
+
+  // Bootstrap: until every host that exchanged packets is synchronized (or 3 s have passed,
+  // or the input is being drained), events stay buffered; then they go out in reference time.
+  void Release(std::chrono::steady_clock::time_point now) {
+    if (bootstrapping_) {
+      const auto& clocks = sync_.Clocks();
+      bool linked = clocks.size() >= 2;
+      for (const HostClock& c : clocks) {
+        linked = linked && (c.quality == SyncQuality::kAccurate || c.quality == SyncQuality::kApproximate);
+      }
+      const bool waited = first_batch_ != std::chrono::steady_clock::time_point{} &&
+                          now - first_batch_ > std::chrono::seconds(3);
+      if (!linked && !waited && !stopping_) return;
+      bootstrapping_ = false;
+      engine_.SetSynchronized(true);
+    }
+    if (sync_.version() != sync_version_ || merger_.host_count() != transforms_set_) {
+      const auto& clocks = sync_.Clocks();
+      for (size_t h = 0; h < clocks.size(); ++h) {
+        merger_.SetTransform(static_cast<uint16_t>(h), clocks[h].transform);
+        if (metrics_) {
+          metrics_->health().SetClockSync(clocks[h].host, std::string(SyncQualityName(clocks[h].quality)),
+                                          clocks[h].accuracy / 1e9);
+        }
+      }
+      sync_version_ = sync_.version();
+      transforms_set_ = merger_.host_count();
+    }
+    Event e;
+    const Batch* from = nullptr;
+    while (merger_.Next(&e, &from)) engine_.Process(e, *from);
+    for (auto& done : merger_.TakeConsumed()) {
+      if (metrics_) {
+        metrics_->ObserveBatch(*done);
+        const auto wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count();
+        metrics_->ObserveEngine(wall);
+      }
+      readers_[done->host]->Recycle(done.release());
+    }
   }
 
   void StopAll() {
@@ -125,6 +182,9 @@ class LiveSessions {
     for (auto& r : readers_) r->RequestStop();
     for (auto& r : readers_) r->Join();
     Pump(0);
+    // Everything has arrived: nobody is worth waiting for any more.
+    for (size_t h = 0; h < readers_.size(); ++h) merger_.SetIdle(static_cast<uint16_t>(h), true);
+    Release(std::chrono::steady_clock::now());
   }
 
  private:
@@ -136,10 +196,18 @@ class LiveSessions {
   moodycamel::LightweightSemaphore ready_;
   std::vector<std::unique_ptr<HostReader>> readers_;
   std::vector<HostStats> stats_;
+  std::vector<std::string> labels_;  // "host (session name)", for messages
   std::vector<uint64_t> reconnects_;
   std::vector<bool> ended_;
   std::vector<std::chrono::steady_clock::time_point> gone_since_;
+  std::vector<std::chrono::steady_clock::time_point> last_arrival_;
   bool stopping_ = false;
+  ClockSync sync_{{}, 0};
+  TimeMerger merger_{0};
+  bool bootstrapping_ = true;
+  std::chrono::steady_clock::time_point first_batch_{};
+  uint64_t sync_version_ = ~uint64_t{0};
+  size_t transforms_set_ = 0;
   std::map<std::string, uint16_t> by_url_;
   std::string last_error_;
 };

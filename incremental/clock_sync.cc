@@ -286,6 +286,10 @@ const std::vector<HostClock>& ClockSync::Clocks() {
   if (!dirty_ && !clocks_.empty()) return clocks_;
   dirty_ = false;
   const size_t n = hosts_.size();
+  if (n == 0) {
+    clocks_.clear();
+    return clocks_;
+  }
   clocks_.assign(n, HostClock{});
   for (size_t i = 0; i < n; ++i) {
     clocks_[i].host = hosts_[i];

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -71,6 +72,15 @@ class ClockSync {
   // (clocks may be seconds apart); after, only `window` beyond the estimated arrival.
   ClockSync(std::vector<std::string> hosts, size_t reference, bool two_phase = true,
             int64_t bootstrap_window_ns = 60'000'000'000, int64_t window_ns = 2'000'000'000);
+
+  // Live: a host that appeared while running.
+  void AddHost(std::string name) {
+    hosts_.push_back(std::move(name));
+    watermark_.push_back(std::numeric_limits<int64_t>::min());
+    dirty_ = true;
+  }
+  // Changes whenever a match may have changed the transforms.
+  uint64_t version() const { return counters_.matched; }
 
   // Packet events as they are read (host timestamps). Only keyed (TCP) packets match across hosts.
   void OnPacket(uint16_t host, int64_t ts, bool out, const PacketKey& key);

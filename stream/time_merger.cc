@@ -44,7 +44,7 @@ bool TimeMerger::Next(Event* event, const Batch** batch) {
   needed_ = -1;
   if (best == hosts_.size()) {
     for (size_t i = 0; i < hosts_.size(); ++i) {
-      if (!hosts_[i].ended) needed_ = static_cast<int>(i);
+      if (!hosts_[i].ended && !hosts_[i].idle) needed_ = static_cast<int>(i);
     }
     return false;
   }
@@ -52,7 +52,7 @@ bool TimeMerger::Next(Event* event, const Batch** batch) {
   // watermark is past this event.
   for (size_t i = 0; i < hosts_.size(); ++i) {
     const Host& h = hosts_[i];
-    if (i == best || h.ended || !h.batches.empty()) continue;
+    if (i == best || h.ended || h.idle || !h.batches.empty()) continue;
     if (h.watermark == std::numeric_limits<int64_t>::min() || h.transform.ToReference(h.watermark) < best_ts) {
       needed_ = static_cast<int>(i);
       return false;

@@ -17,6 +17,12 @@ class TimeMerger {
   explicit TimeMerger(size_t hosts);
 
   void SetTransform(uint16_t host, const ClockTransform& t) { hosts_[host].transform = t; }
+  // Live: hosts appear while running.
+  void AddHost() { hosts_.emplace_back(); }
+  size_t host_count() const { return hosts_.size(); }
+  // Live: a host that has sent nothing for a while is not waited for (its late events are
+  // still merged, after what was released meanwhile).
+  void SetIdle(uint16_t host, bool idle) { hosts_[host].idle = idle; }
   void Push(std::unique_ptr<Batch> batch);
 
   // The next event (its ts in the reference clock, monotonic per host) and the batch it
@@ -37,11 +43,12 @@ class TimeMerger {
     int64_t last = std::numeric_limits<int64_t>::min();       // last released (reference)
     int64_t watermark = std::numeric_limits<int64_t>::min();  // host clock
     bool ended = false;
+    bool idle = false;
   };
   // Skips empty batches; true when the host has a next event.
   bool Head(Host& h);
 
-  std::vector<Host> hosts_;
+  std::deque<Host> hosts_;  // a deque: hosts are added while running, never moved
   int needed_ = -1;
   std::vector<std::unique_ptr<Batch>> consumed_;
 };

@@ -68,7 +68,7 @@ start_relayd a
 "$W" live --relayd "$live_url" --all --json >"$tmp/l2.out" 2>"$tmp/l2.err" &
 l2=$!
 pids+=("$l2")
-bash "$SRC/tools/replay/replay-hosts.sh" -r "$relayd_url" -s first -R "$REPLAY" "$tmp/set" --start-delay-ms 2500 --speed 0.2 \
+bash "$SRC/tools/replay/replay-hosts.sh" -r "$relayd_url" -s first -R "$REPLAY" "$tmp/set" --start-delay-ms 4000 --speed 0.2 \
   >"$tmp/r2.log" 2>&1 &
 pids+=($!)
 wait_for "$tmp/l2.err" "session ended" 2 60
@@ -94,11 +94,11 @@ kill -TERM "$r3" 2>/dev/null || true
 sleep 2
 start_relayd b
 wait_for "$tmp/l3.err" "reachable" 1 20 || true  # the relayd query may not have failed in between
-bash "$SRC/tools/replay/replay-hosts.sh" -r "$relayd_url" -s third -R "$REPLAY" "$tmp/set" --start-delay-ms 2500 --speed 0.2 \
+bash "$SRC/tools/replay/replay-hosts.sh" -r "$relayd_url" -s third -R "$REPLAY" "$tmp/set" --start-delay-ms 4000 --speed 0.2 \
   >"$tmp/r4.log" 2>&1 &
 pids+=($!)
 wait_for "$tmp/l3.err" "following session third" 2 30
-wait_for "$tmp/l3.err" "session ended" 2 60
+wait_for "$tmp/l3.err" "(session third): session ended" 2 60
 stop_and_wait "$l3" INT
 # After the gap: the new sessions' hosts give exactly the original results.
 if ! python3 - "$tmp/analyze.json" "$tmp/l3.out" <<'PY'
