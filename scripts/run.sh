@@ -1,15 +1,12 @@
 #!/usr/bin/env bash
-# Sets up and runs waitpath. With no arguments it runs on the embedded default: the bundled
-# sample traces. With arguments, they are passed to `waitpath` as they are.
+# Sets up and runs waitpath. With no arguments it runs the main job on its embedded default:
+# `waitpath demo` (a generated three-host system replayed live through a private LTTng relay
+# daemon, analysed continuously, tailed here, metrics on 127.0.0.1:9464; Ctrl-C stops it all).
+# With arguments, they are passed to `waitpath` as they are.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh build
 if (($#)); then
   exec build/app/waitpath "$@"
 fi
-# Embedded default: the bundled real traces, one workload at a time.
-for w in rpc forkchain mutex diskwrite; do
-  echo "== $w: $(python3 -c "import json; print(json.load(open('tests/fixtures/perf/$w.expect.json'))['description'])")"
-  build/app/waitpath analyze --watch 'comm=wl-(?!idle).*' --top 4 "tests/fixtures/perf/$w"
-  echo
-done
+exec build/app/waitpath demo
