@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -30,6 +31,7 @@
 #include "app/analyze_command.h"
 #include "app/command.h"
 #include "app/live_command.h"
+#include "exporters/metrics_server.h"
 
 namespace waitpath {
 namespace {
@@ -209,9 +211,14 @@ bool EndDaemon(pid_t pid, const std::string& comm) {
   return !ProcessAlive(pid, comm);
 }
 
-// Children of `parent` (the session daemon's consumer daemons), from /proc.
-std::vector<pid_t> ChildrenOf(pid_t parent) {
-  std::vector<pid_t> out;
+struct Proc {
+  pid_t pid;
+  std::string comm;
+};
+
+// Children of `parent` (the session daemon's consumer daemons and run-as helpers), from /proc.
+std::vector<Proc> ChildrenOf(pid_t parent) {
+  std::vector<Proc> out;
   std::error_code ec;
   for (const fs::directory_entry& e : fs::directory_iterator("/proc", ec)) {
     const std::string name = e.path().filename().string();
@@ -224,7 +231,10 @@ std::vector<pid_t> ChildrenOf(pid_t parent) {
     std::istringstream rest(stat.substr(close + 2));
     char state = 0;
     pid_t ppid = 0;
-    if (rest >> state >> ppid && ppid == parent) out.push_back(std::stoi(name));
+    const size_t open = stat.find('(');
+    if (rest >> state >> ppid && ppid == parent && open < close) {
+      out.push_back(Proc{std::stoi(name), stat.substr(open + 1, close - open - 1)});
+    }
   }
   return out;
 }
@@ -304,7 +314,14 @@ stop() {
   # A second signal while stopping changes nothing (re-trapping inside a handler upsets bash).
   [ -n "${stopping:-}" ] && return
   stopping=1
-  if [ -n "$replayer" ]; then kill -INT "$replayer" 2>/dev/null; wait "$replayer"; fi
+  # SIGTERM, not SIGINT: a non-interactive shell starts background jobs with SIGINT ignored,
+  # so a replayer that has not installed its handler yet would never see a SIGINT.
+  if [ -n "$replayer" ]; then
+    kill -TERM "$replayer" 2>/dev/null
+    for _ in $(seq 100); do kill -0 "$replayer" 2>/dev/null || break; sleep 0.05; done
+    kill -KILL "$replayer" 2>/dev/null
+    wait "$replayer"
+  fi
   lttng stop "$session" >/dev/null 2>&1
   lttng destroy "$session" >/dev/null 2>&1
   if [ -n "$sessiond" ]; then
@@ -348,7 +365,7 @@ struct Host {
   Child shell;
   pid_t sessiond = -1;
   pid_t replayer = -1;
-  std::vector<pid_t> consumerds;
+  std::vector<Proc> helpers;  // the session daemon's children
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -568,7 +585,7 @@ bool Demo::StartHosts() {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    h.consumerds = ChildrenOf(h.sessiond);
+    h.helpers = ChildrenOf(h.sessiond);
   }
   WritePidFile();
   return true;
@@ -584,7 +601,7 @@ void Demo::WritePidFile() {
   for (const Host& h : hosts_) {
     if (h.shell.pid > 0) out << "shell " << h.name << ' ' << h.shell.pid << '\n';
     if (h.sessiond > 0) out << "sessiond " << h.name << ' ' << h.sessiond << '\n';
-    for (pid_t c : h.consumerds) out << "consumerd " << h.name << ' ' << c << '\n';
+    for (const Proc& c : h.helpers) out << c.comm << ' ' << h.name << ' ' << c.pid << '\n';
     if (h.replayer > 0) out << "replay " << h.name << ' ' << h.replayer << '\n';
   }
   out.close();
@@ -623,9 +640,13 @@ void Demo::Stop() {
   for (Host& h : hosts_) {
     if (!Reap(h.shell)) kill(h.shell.pid, SIGTERM);
   }
+  // The shells stop in parallel: each destroys its session (a flush to the relayd) and waits
+  // for its daemon; one deadline for all of them.
+  const auto deadline = Clock::now() + std::chrono::seconds(15);
   for (Host& h : hosts_) {
-    // The shell destroys its session (a flush to the relayd) and waits for its daemon.
-    if (h.shell.pid > 0 && !WaitExit(h.shell, std::chrono::seconds(15))) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (h.shell.pid > 0 && !WaitExit(h.shell, std::max(left, std::chrono::milliseconds(0)))) {
       fmt::print(stderr, "waitpath demo: host {} did not stop in 15 s; killing it\n", h.name);
       Terminate(h.shell, std::chrono::seconds(1));
     }
@@ -633,7 +654,7 @@ void Demo::Stop() {
       kill(h.replayer, SIGKILL);
     }
     bool ended = h.sessiond <= 0 || EndDaemon(h.sessiond, "lttng-sessiond");
-    for (pid_t c : h.consumerds) ended = EndDaemon(c, "lttng-consumerd") && ended;
+    for (const Proc& c : h.helpers) ended = EndDaemon(c.pid, c.comm) && ended;
     if (!ended) {
       fmt::print(stderr, "waitpath demo: host {}: lttng-sessiond {} would not end\n", h.name,
                  h.sessiond);
@@ -665,6 +686,20 @@ int Demo::Run() {
   sigaction(SIGTERM, &action, nullptr);
   sigaction(SIGHUP, &action, nullptr);
 
+  // Before any daemon starts: the default port may well be taken by a `waitpath live` service.
+  if (!o_.no_metrics) {
+    std::string error, address;
+    if (!ParseListenAddress(o_.metrics, &address, &error)) {
+      fmt::print(stderr, "waitpath demo: {}\n", error);
+      return 2;
+    }
+    if (!MetricsServer::Start(o_.metrics, std::make_shared<prometheus::Registry>(), &error)) {
+      fmt::print(stderr,
+                 "waitpath demo: {} (choose another with --metrics ADDR:PORT, or --no-metrics)\n",
+                 error);
+      return 1;
+    }
+  }
   if (!CheckTools() || !MakeWorkDir()) return 1;
   WritePidFile();
   if (!PrepareTraces() || !StartRelayd() || !StartHosts()) {
