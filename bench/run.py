@@ -233,7 +233,7 @@ class Bench:
             if m:
                 total = int(m.group(1).replace(",", ""))
                 continue
-            m = re.match(r"^\s*([\d,]+)\s+(?:\([\d.]+%\)\s+)?(\S.*?):(.*?)(?: \[(.*)\])?$", line)
+            m = re.match(r"^\s*([\d,]+)\s+(?:\([\d.]+%\)\s+)?(\S.*?):(.*?) \[(/[^\]]*)\]$", line)
             if m and total:
                 ir = int(m.group(1).replace(",", ""))
                 fn = m.group(3).strip()
