@@ -27,7 +27,7 @@ FULL = dict(duration="5s", rate=1_000_000, hosts=[1, 4, 16], reps=3, mt_reps=5, 
             mem_rate=200_000, mem_base=8.0, mem_retention="1s",
             cg_duration="0.5s", cg_tiny="0.01s", cg_many_threads=True, profile_hz=999)
 QUICK = dict(duration="1s", rate=1_000_000, hosts=[1, 4, 16], reps=3, mt_reps=3, engine_reps=3,
-             mem_rate=200_000, mem_base=2.0, mem_retention="500ms",
+             mem_rate=100_000, mem_base=2.0, mem_retention="500ms",
              cg_duration="0.1s", cg_tiny="0.01s", cg_many_threads=False, profile_hz=499)
 
 TARGETS = {"analyze_over_babeltrace2": 1.30, "engine_ns_per_event": 150.0, "memory_growth_1x_16x": 1.10}
