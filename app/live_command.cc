@@ -161,6 +161,9 @@ class LiveSessions {
       }
       sync_version_ = sync_.version();
       transforms_set_ = merger_.host_count();
+      // Remote waits never queue here (released in reference time, a missing send counts as
+      // network at once): the gauge says so.
+      if (metrics_) metrics_->health().SetPendingCrossHostWaits(0);
     }
     Event e;
     const Batch* from = nullptr;

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -106,7 +107,16 @@ def main():
     p.add_argument("--scenario", required=True)
     p.add_argument("--rules", required=True)
     p.add_argument("--dashboard", required=True)
+    p.add_argument("--source", choices=["analyze", "demo"], default="analyze",
+                   help="what Prometheus scrapes: `analyze --metrics`, or the live pipeline of `waitpath demo`")
     args = p.parse_args()
+    if args.source == "demo":
+        if os.geteuid() != 0:
+            print("SKIP: the demo needs root (namespaces for its per-host session daemons)")
+            return 77
+        if not shutil.which("lttng-relayd") or not shutil.which("lttng-sessiond"):
+            print("SKIP: lttng-tools is not installed")
+            return 77
 
     prometheus_bin = shutil.which("prometheus")
     if not prometheus_bin:
@@ -120,10 +130,17 @@ def main():
         subprocess.run([args.gen, "--scenario", args.scenario, "--out", trace], check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         err_path = os.path.join(tmp, "waitpath.err")
-        waitpath = subprocess.Popen(
-            [args.waitpath, "analyze", "--metrics", "127.0.0.1:0", "--metrics-linger", "30s", trace],
-            stdout=subprocess.DEVNULL, stderr=open(err_path, "w"))
+        if args.source == "demo":
+            # The live pipeline: a private relayd, one session daemon per host, the engine
+            # following the sessions, /metrics served by `waitpath live`'s exporter.
+            command = [args.waitpath, "demo", "--metrics", f"127.0.0.1:{free_port()}", "--duration", "90s"]
+        else:
+            command = [args.waitpath, "analyze", "--metrics", "127.0.0.1:0", "--metrics-linger", "30s", trace]
+        waitpath = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=open(err_path, "w"))
         procs.append(waitpath)
+        if args.source == "demo":
+            # SIGTERM (not a kill) lets the demo stop the daemons it started.
+            waitpath.terminate = lambda: waitpath.send_signal(signal.SIGTERM)
 
         def metrics_address():
             m = re.search(r"metrics on http://(\S+)/metrics", open(err_path).read())
@@ -174,6 +191,10 @@ scrape_configs:
         expect(prom.vector("waitpath_history_bytes > 0"), "history bytes not positive")
         expect(prom.vector('waitpath_active_path_seconds_total{process="nginx",state="running"} > 0'),
                "nginx has no running time")
+        if args.source == "demo":
+            expect(prom.vector('waitpath_clock_sync_quality{quality="accurate"} == 1'),
+                   "no host synchronized accurately while live")
+            expect(prom.vector("waitpath_stream_lag_seconds"), "no stream lag reported while live")
 
         # The rule files: loaded, and every rule evaluated without error.
         rule_exprs = len(re.findall(r"^\s*expr:", open(args.rules).read(), re.M))
