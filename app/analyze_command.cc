@@ -18,6 +18,7 @@
 #include "live/bt_util.h"
 #include "stream/host_stats.h"
 #include "app/pipeline.h"
+#include "app/report_flags.h"
 #include "exporters/wait_fanout.h"
 #include "app/sync_pass.h"
 #include "stream/host_streams.h"
@@ -83,24 +84,13 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
   ConfigureBabeltraceLogging(options.verbose);
   WatchSet watch;
   std::string error;
-  for (const std::string& w : options.watch) {
-    WatchSelector s;
-    if (!ParseWatch(w, &s, &error)) {
-      fmt::print(stderr, "waitpath: {}\n", error);
-      return 2;
-    }
-    watch.Add(std::move(s));
-  }
   AnalysisOptions report_options;
   report_options.json = options.json;
   report_options.top = options.top;
-  if (!options.min_wait.empty() && !ParseDuration(options.min_wait, &report_options.min_wait_ns)) {
-    fmt::print(stderr, "waitpath: --min-wait '{}': expected a duration such as 5ms, 200us or 1s\n", options.min_wait);
-    return 2;
-  }
   EngineOptions engine_options;
-  if (!ParseDuration(options.retention, &engine_options.retention_ns)) {
-    fmt::print(stderr, "waitpath: --retention '{}': expected a duration such as 30s\n", options.retention);
+  if (!ParseReportFlags(options.watch, options.min_wait, options.retention, &watch, &report_options,
+                        &engine_options, &error)) {
+    fmt::print(stderr, "waitpath: {}\n", error);
     return 2;
   }
   engine_options.max_history_bytes = options.max_history_mb << 20;

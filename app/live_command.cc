@@ -14,6 +14,7 @@
 #include "app/analyze_command.h"
 #include "app/command.h"
 #include "app/pipeline.h"
+#include "app/report_flags.h"
 #include "exporters/analysis_report.h"
 #include "exporters/metrics.h"
 #include "exporters/metrics_server.h"
@@ -228,26 +229,15 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
   }
   WatchSet watch;
   std::string error;
-  for (const std::string& w : options.watch) {
-    WatchSelector s;
-    if (!ParseWatch(w, &s, &error)) {
-      fmt::print(stderr, "waitpath: {}\n", error);
-      return 2;
-    }
-    watch.Add(std::move(s));
-  }
   AnalysisOptions report_options;
   report_options.json = options.json;
   report_options.task_records = !options.tail;
   // tail shows every wait unless told otherwise; live only with --min-wait.
   report_options.min_wait_ns = options.tail ? 0 : -1;
-  if (!options.min_wait.empty() && !ParseDuration(options.min_wait, &report_options.min_wait_ns)) {
-    fmt::print(stderr, "waitpath: --min-wait '{}': expected a duration such as 5ms, 200us or 1s\n", options.min_wait);
-    return 2;
-  }
   EngineOptions engine_options;
-  if (!ParseDuration(options.retention, &engine_options.retention_ns)) {
-    fmt::print(stderr, "waitpath: --retention '{}': expected a duration such as 30s\n", options.retention);
+  if (!ParseReportFlags(options.watch, options.min_wait, options.retention, &watch, &report_options,
+                        &engine_options, &error)) {
+    fmt::print(stderr, "waitpath: {}\n", error);
     return 2;
   }
   Engine engine(engine_options);
