@@ -140,6 +140,7 @@ class LiveSessions {
   // or the input is being drained), events stay buffered; then they go out in reference time.
   void Release(std::chrono::steady_clock::time_point now) {
     if (bootstrapping_) {
+      if (first_batch_ == std::chrono::steady_clock::time_point{} && !stopping_) return;  // no data yet
       const auto& clocks = sync_.Clocks();
       bool linked = clocks.size() >= 2;
       for (const HostClock& c : clocks) {
@@ -147,9 +148,13 @@ class LiveSessions {
       }
       const bool waited = first_batch_ != std::chrono::steady_clock::time_point{} &&
                           now - first_batch_ > std::chrono::seconds(3);
-      if (!linked && !waited && !stopping_) return;
+      // One host has nobody to synchronize with: nothing to wait for.
+      if (!linked && !waited && !stopping_ && clocks.size() >= 2) return;
       bootstrapping_ = false;
       engine_.SetSynchronized(true);
+      if (clocks.size() >= 2) {
+        fmt::print(stderr, "waitpath: times are in the clock of host {} (the reference)\n", clocks[0].host);
+      }
     }
     if (sync_.version() != sync_version_ || merger_.host_count() != transforms_set_) {
       const auto& clocks = sync_.Clocks();

@@ -116,6 +116,8 @@ int Run(const std::string& trace, const std::string& host_name, double speed, bo
   for (int64_t waited = 0; waited < start_delay_ms && !g_stop.load(); waited += 50) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
+  // Latency benches ask the pacer to say when the first event is due (and for which host).
+  if (std::getenv("WAITPATH_REPLAY_ANNOUNCE")) setenv("WAITPATH_REPLAY_ANNOUNCE", host->hostname.c_str(), 1);
   ReplayPacer pacer(asap ? 0.0 : speed);
   UstEmitter emitter(host->hostname);
   Totals totals;

@@ -46,8 +46,9 @@ bool ReplayPacer::WaitUntilDue(int64_t ts, const std::atomic<bool>& stop) {
       const auto wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
                             std::chrono::system_clock::now().time_since_epoch())
                             .count();
-      std::fprintf(stderr, "waitpath-replay: first event at trace time %lld due at wall %lld speed %g\n",
-                   static_cast<long long>(ts), static_cast<long long>(wall), speed_);
+      std::fprintf(stderr, "waitpath-replay: host %s: first event at trace time %lld due at wall %lld speed %g\n",
+                   std::getenv("WAITPATH_REPLAY_ANNOUNCE"), static_cast<long long>(ts), static_cast<long long>(wall),
+                   speed_);
     }
   }
   const int64_t due = start_ns_ + DueAfterNs(ts);

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Live scale: hosts x event rate that the whole pipeline on this machine (replayers, one
+# lttng-sessiond per host, lttng-relayd and waitpath live, all on its 2 cores) keeps up with.
+# A configuration keeps up when the latency at the end of the run is no worse than at its
+# start (no growing lag). Usage: bench/live_scale.sh [SECONDS]   (root)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECS=${1:-10}
+mkdir -p bench/results
+printf "%-6s %12s %8s %9s %9s %12s %12s %s\n" hosts "events/s" waits "p50 ms" "p99 ms" "p50 start" "p50 end" verdict
+for cfg in "1 20000" "2 20000" "4 20000" "1 80000" "2 80000" "4 80000" "4 200000" "4 400000"; do
+  read -r hosts rate <<<"$cfg"
+  out="bench/results/live_scale_${hosts}_${rate}.json"
+  SCENARIO=tools/gen/scenarios/scale.toml LOOPS=1 OUT="$out" \
+    GEN_ARGS="--set scale.hosts=$hosts --set scale.event_rate=$rate --set duration=${SECS}s" \
+    bench/live_latency.sh 200000 "$SECS" >/dev/null 2>&1 || { echo "$hosts $rate: run failed"; continue; }
+  python3 - "$out" "$hosts" "$rate" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+keeps = r["p50_last_third_ms"] <= max(2 * r["p50_first_third_ms"], r["p50_first_third_ms"] + 200)
+print(f'{sys.argv[2]:<6} {int(sys.argv[3]):>12} {r["waits"]:>8} {r["p50_ms"]:>9} {r["p99_ms"]:>9} '
+      f'{r["p50_first_third_ms"]:>12} {r["p50_last_third_ms"]:>12} {"keeps up" if keeps else "falls behind"}')
+PY
+done
