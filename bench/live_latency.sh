@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LIVE_US=${1:-200000} SECS=${2:-10}
-W=build/app/waitpath GEN=build/tools/gen/waitpath-gen REPLAY=build/tools/replay/waitpath-replay
+W=${W:-build/app/waitpath} GEN=${GEN:-build/tools/gen/waitpath-gen} REPLAY=${REPLAY:-build/tools/replay/waitpath-replay}
 tmp=$(mktemp -d /tmp/waitpath-latency.XXXXXX)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done; sleep 1; rm -rf "$tmp"; }

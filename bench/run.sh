@@ -28,9 +28,22 @@ fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 if ! { cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWAITPATH_WERROR="${WAITPATH_WERROR:-ON}" &&
-       cmake --build "$BUILD_DIR" -j"$(nproc)" --target waitpath waitpath-gen waitpath_engine_bench; } >"$log" 2>&1; then
+       cmake --build "$BUILD_DIR" -j"$(nproc)" --target waitpath waitpath-gen waitpath-replay waitpath_engine_bench; } >"$log" 2>&1; then
   tail -n 40 "$log"
   echo "bench: build failed" >&2
   exit 1
 fi
-exec python3 bench/run.py --build "$BUILD_DIR" "$@"
+python3 bench/run.py --build "$BUILD_DIR" "$@"
+# Live latency and scale need real LTTng daemons in namespaces (root); not in --quick.
+if [[ " $* " != *" --quick "* ]]; then
+  if [ "$(id -u)" -eq 0 ] && command -v lttng-relayd >/dev/null && command -v unshare >/dev/null; then
+    echo; echo "== live latency (live timer 200 ms)"
+    W=$BUILD_DIR/app/waitpath GEN=$BUILD_DIR/tools/gen/waitpath-gen REPLAY=$BUILD_DIR/tools/replay/waitpath-replay \
+      bench/live_latency.sh 200000 8
+    echo; echo "== live scale"
+    W=$BUILD_DIR/app/waitpath GEN=$BUILD_DIR/tools/gen/waitpath-gen REPLAY=$BUILD_DIR/tools/replay/waitpath-replay \
+      bench/live_scale.sh 8
+  else
+    echo "bench: live latency and scale skipped (they need root and lttng-tools)"
+  fi
+fi
