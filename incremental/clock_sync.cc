@@ -66,29 +66,26 @@ void PairSync::PushUpperHull(std::vector<Point>& hull, Point p) {
   hull.push_back(p);
 }
 
-void PairSync::AddAtoB(int64_t sent_a, int64_t received_b) {
-  if (!anchored_) {
-    anchored_ = true;
-    anchor_ = sent_a;
-  }
-  const Point p{static_cast<double>(sent_a - anchor_), static_cast<double>(received_b - anchor_)};
-  min_x_ = matches_ ? std::min(min_x_, p.x) : p.x;
-  max_x_ = matches_ ? std::max(max_x_, p.x) : p.x;
-  ++matches_;
-  PushLowerHull(upper_, p);
-  Update();
-}
+void PairSync::AddAtoB(int64_t sent_a, int64_t received_b) { AddPoint(sent_a, received_b, /*a_to_b=*/true); }
 
-void PairSync::AddBtoA(int64_t sent_b, int64_t received_a) {
+void PairSync::AddBtoA(int64_t sent_b, int64_t received_a) { AddPoint(received_a, sent_b, /*a_to_b=*/false); }
+
+// A message as a point (time on a, time on b): a->b ones bound the line from above, b->a
+// ones from below.
+void PairSync::AddPoint(int64_t t_a, int64_t t_b, bool a_to_b) {
   if (!anchored_) {
     anchored_ = true;
-    anchor_ = received_a;
+    anchor_ = t_a;
   }
-  const Point p{static_cast<double>(received_a - anchor_), static_cast<double>(sent_b - anchor_)};
+  const Point p{static_cast<double>(t_a - anchor_), static_cast<double>(t_b - anchor_)};
   min_x_ = matches_ ? std::min(min_x_, p.x) : p.x;
   max_x_ = matches_ ? std::max(max_x_, p.x) : p.x;
   ++matches_;
-  PushUpperHull(lower_, p);
+  if (a_to_b) {
+    PushLowerHull(upper_, p);
+  } else {
+    PushUpperHull(lower_, p);
+  }
   Update();
 }
 

@@ -38,6 +38,7 @@ class PairSync {
   struct Point {
     double x, y;  // ns relative to anchor_ (x on host a, y on host b, minus anchor_)
   };
+  void AddPoint(int64_t t_a, int64_t t_b, bool a_to_b);
   void Update();
   static void PushLowerHull(std::vector<Point>& hull, Point p);
   static void PushUpperHull(std::vector<Point>& hull, Point p);
