@@ -24,11 +24,11 @@ lttng-relayd -C tcp://127.0.0.1:$base -D tcp://127.0.0.1:$((base + 1)) -L tcp://
 pids+=($!)
 sleep 1
 # Every line of tail's output is stamped with the wall clock when it arrives.
-"$W" tail --relayd net://127.0.0.1:$((base + 2)) --json 2>"$tmp/tail.err" |
-  python3 -u -c '
+# (Process substitution, not a pipe, so that $! is waitpath's pid and cleanup stops it.)
+"$W" tail --relayd net://127.0.0.1:$((base + 2)) --json 2>"$tmp/tail.err" > >(python3 -u -c '
 import sys, time
 for line in sys.stdin:
-    print(time.time_ns(), line, end="", flush=True)' >"$tmp/tail.out" &
+    print(time.time_ns(), line, end="", flush=True)' >"$tmp/tail.out") &
 pids+=($!)
 WAITPATH_REPLAY_ANNOUNCE=1 bash tools/replay/replay-hosts.sh -r net://127.0.0.1:$base:$((base + 1)) -l "$LIVE_US" \
   -R "$REPLAY" "$tmp/g" --start-delay-ms 2500 --speed 1 --loop "$LOOPS" >"$tmp/replay.log" 2>&1 &
