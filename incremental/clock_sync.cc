@@ -160,17 +160,6 @@ ClockSync::ClockSync(std::vector<std::string> hosts, size_t reference, bool two_
       window_(window_ns),
       watermark_(hosts_.size(), std::numeric_limits<int64_t>::min()) {}
 
-uint64_t ClockSync::KeyOf(const PacketKey& key) {
-  uint64_t h = (static_cast<uint64_t>(key.seq) << 32) | key.ack_seq;
-  h ^= static_cast<uint64_t>(key.flags) * 0x9e3779b97f4a7c15ULL;
-  if (key.has_addresses) {
-    h ^= ((static_cast<uint64_t>(key.saddr) << 32) | key.daddr) * 0xc2b2ae3d27d4eb4fULL;
-    h ^= ((static_cast<uint64_t>(key.sport) << 16) | key.dport | (static_cast<uint64_t>(key.ip_len) << 32)) *
-         0x165667b19e3779f9ULL;
-  }
-  return h;
-}
-
 PairSync& ClockSync::PairOf(uint16_t a, uint16_t b) {
   return pairs_[(static_cast<uint32_t>(std::min(a, b)) << 16) | std::max(a, b)];
 }
@@ -200,7 +189,7 @@ void ClockSync::Match(const Pending& send, uint16_t recv_host, int64_t recv_ts) 
 void ClockSync::OnPacket(uint16_t host, int64_t ts, bool out, const PacketKey& key) {
   if (!key.has_tcp) return;
   (out ? counters_.sends : counters_.receives)++;
-  const uint64_t k = KeyOf(key);
+  const uint64_t k = TcpKeyHash(key);
   auto it = pending_.find(k);
   if (it != pending_.end()) {
     auto& q = it->second;

@@ -105,7 +105,6 @@ class ClockSync {
     int64_t ts;
     uint64_t key;
   };
-  static uint64_t KeyOf(const PacketKey& key);
   PairSync& PairOf(uint16_t a, uint16_t b);
   void Match(const Pending& send, uint16_t recv_host, int64_t recv_ts);
   void Expire();

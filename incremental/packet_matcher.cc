@@ -9,16 +9,7 @@ uint64_t Mix(uint64_t h, uint64_t v) {
 }  // namespace
 
 uint64_t PacketMatcher::KeyHash(uint16_t host, uint64_t skbaddr, const PacketKey* key) {
-  if (key && key->has_tcp) {
-    uint64_t h = 0x7c9ULL;
-    h = Mix(h, (static_cast<uint64_t>(key->seq) << 32) | key->ack_seq);
-    h = Mix(h, key->flags);
-    if (key->has_addresses) {
-      h = Mix(h, (static_cast<uint64_t>(key->saddr) << 32) | key->daddr);
-      h = Mix(h, (static_cast<uint64_t>(key->sport) << 16) | key->dport | (static_cast<uint64_t>(key->ip_len) << 32));
-    }
-    return h;
-  }
+  if (key && key->has_tcp) return TcpKeyHash(*key);
   // skbaddr identifies a packet only within one host, and only until the skb is freed.
   return Mix(Mix(0x5cbULL, host), skbaddr);
 }

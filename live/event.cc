@@ -15,4 +15,15 @@ std::string_view EventKindName(EventKind kind) {
   return i < std::size(kNames) ? kNames[i] : "invalid";
 }
 
+uint64_t TcpKeyHash(const PacketKey& key) {
+  uint64_t h = (static_cast<uint64_t>(key.seq) << 32) | key.ack_seq;
+  h ^= static_cast<uint64_t>(key.flags) * 0x9e3779b97f4a7c15ULL;
+  if (key.has_addresses) {
+    h ^= ((static_cast<uint64_t>(key.saddr) << 32) | key.daddr) * 0xc2b2ae3d27d4eb4fULL;
+    h ^= ((static_cast<uint64_t>(key.sport) << 16) | key.dport | (static_cast<uint64_t>(key.ip_len) << 32)) *
+         0x165667b19e3779f9ULL;
+  }
+  return h;
+}
+
 }  // namespace waitpath

@@ -75,4 +75,8 @@ struct PacketKey {
   bool has_tcp = false;
 };
 
+// Hash of a packet's TCP key (has_tcp must be set): the same on the sending and the
+// receiving side, so both packet matchers key their tables with it.
+uint64_t TcpKeyHash(const PacketKey& key);
+
 }  // namespace waitpath
