@@ -72,6 +72,32 @@ const bt_component_class_source* FindSourceClass(const char* plugin, const char*
   return cls;
 }
 
+QueryOutcome QuerySource(const char* plugin_name, const char* name, const char* object, const bt_value* params) {
+  QueryOutcome out;
+  std::lock_guard lock(BabeltraceSetupMutex());
+  const bt_plugin* plugin = nullptr;
+  const bt_component_class_source* cls = FindSourceClass(plugin_name, name, &plugin, &out.error);
+  if (!cls) {
+    out.setup_error = true;
+    return out;
+  }
+  bt_query_executor* q =
+      bt_query_executor_create(bt_component_class_source_as_component_class_const(cls), object, params);
+  bt_query_executor_query_status status = BT_QUERY_EXECUTOR_QUERY_STATUS_ERROR;
+  for (int attempt = 0; q && attempt < 50; ++attempt) {
+    status = bt_query_executor_query(q, &out.result);
+    if (status != BT_QUERY_EXECUTOR_QUERY_STATUS_AGAIN) break;
+  }
+  if (status != BT_QUERY_EXECUTOR_QUERY_STATUS_OK) {
+    bt_value_put_ref(out.result);
+    out.result = nullptr;
+    out.error = TakeBabeltraceError();
+  }
+  bt_query_executor_put_ref(q);
+  bt_plugin_put_ref(plugin);
+  return out;
+}
+
 bt_value* MakeInputsParams(const std::vector<std::string>& inputs) {
   bt_value* params = bt_value_map_create();
   bt_value* array = bt_value_array_create();

@@ -34,6 +34,17 @@ struct ValueRef {
   ~ValueRef() { bt_value_put_ref(value); }
 };
 
+// Runs query `object` of source component class `plugin`.`name` with `params`, retrying while
+// it answers AGAIN (a live relayd may). Holds BabeltraceSetupMutex. `result` receives a new
+// reference (put it). On failure: `setup_error` when the class could not be loaded (then
+// `error` is the full line to show), else `error` is babeltrace2's root cause (may be empty).
+struct QueryOutcome {
+  const bt_value* result = nullptr;
+  bool setup_error = false;
+  std::string error;
+};
+QueryOutcome QuerySource(const char* plugin, const char* name, const char* object, const bt_value* params);
+
 // {"inputs": [paths...]} plus optional string entries, as src.ctf.fs and friends want.
 bt_value* MakeInputsParams(const std::vector<std::string>& inputs);
 

@@ -19,33 +19,21 @@ bool IsTraceDir(const fs::path& dir) {
 
 // Asks src.ctf.fs for the decoded metadata text (handles packetized LTTng metadata).
 bool ReadMetadataText(const std::string& dir, std::string* text, std::string* error) {
-  std::lock_guard lock(BabeltraceSetupMutex());
-  const bt_plugin* plugin = nullptr;
-  const bt_component_class_source* cls = FindSourceClass("ctf", "fs", &plugin, error);
-  if (!cls) return false;
-  bt_value* params = bt_value_map_create();
-  bt_value_map_insert_string_entry(params, "path", dir.c_str());
-  bt_query_executor* q =
-      bt_query_executor_create(bt_component_class_source_as_component_class_const(cls),
-                               "metadata-info", params);
-  const bt_value* result = nullptr;
-  const auto status = q ? bt_query_executor_query(q, &result) : BT_QUERY_EXECUTOR_QUERY_STATUS_ERROR;
-  bool ok = false;
-  if (status == BT_QUERY_EXECUTOR_QUERY_STATUS_OK && result) {
-    const bt_value* t = bt_value_map_borrow_entry_value_const(result, "text");
-    if (t && bt_value_is_string(t)) {
-      *text = bt_value_string_get(t);
-      ok = true;
-    }
+  ValueRef params(bt_value_map_create());
+  bt_value_map_insert_string_entry(params.value, "path", dir.c_str());
+  QueryOutcome q = QuerySource("ctf", "fs", "metadata-info", params.value);
+  if (q.setup_error) {
+    *error = q.error;
+    return false;
   }
-  if (!ok) {
-    const std::string cause = TakeBabeltraceError();
-    *error = dir + ": cannot read CTF metadata" + (cause.empty() ? "" : ": " + cause);
+  const bt_value* t = q.result ? bt_value_map_borrow_entry_value_const(q.result, "text") : nullptr;
+  const bool ok = t && bt_value_is_string(t);
+  if (ok) {
+    *text = bt_value_string_get(t);
+  } else {
+    *error = dir + ": cannot read CTF metadata" + (q.error.empty() ? "" : ": " + q.error);
   }
-  bt_value_put_ref(result);
-  bt_query_executor_put_ref(q);
-  bt_value_put_ref(params);
-  bt_plugin_put_ref(plugin);
+  bt_value_put_ref(q.result);
   return ok;
 }
 
