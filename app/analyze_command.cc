@@ -126,12 +126,8 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
     metrics->health().SetPendingCrossHostWaits(0);
   }
   if (!metrics_flags.listen.empty()) {
-    server = MetricsServer::Start(metrics_flags.listen, metrics->registry(), &error);
-    if (!server) {
-      fmt::print(stderr, "waitpath: {}\n", error);
-      return 1;
-    }
-    fmt::print(stderr, "waitpath: metrics on http://{}/metrics\n", server->bound());
+    server = MetricsServer::StartAnnounced(metrics_flags.listen, metrics->registry());
+    if (!server) return 1;
   }
   WaitFanout listeners(metrics ? std::vector<WaitListener*>{&report, metrics.get()}
                                : std::vector<WaitListener*>{&report});

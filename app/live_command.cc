@@ -281,12 +281,8 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
   if (!options.metrics.empty()) {
     metrics = std::make_unique<MetricsExporter>(engine, std::vector<std::string>{}, watch,
                                                 MetricsOptions{options.max_processes});
-    server = MetricsServer::Start(options.metrics, metrics->registry(), &error);
-    if (!server) {
-      fmt::print(stderr, "waitpath: {}\n", error);
-      return 1;
-    }
-    fmt::print(stderr, "waitpath: metrics on http://{}/metrics\n", server->bound());
+    server = MetricsServer::StartAnnounced(options.metrics, metrics->registry());
+    if (!server) return 1;
   }
   WaitFanout listeners(metrics ? std::vector<WaitListener*>{&report, metrics.get()}
                                : std::vector<WaitListener*>{&report});

@@ -47,4 +47,16 @@ std::unique_ptr<MetricsServer> MetricsServer::Start(const std::string& listen,
   return server;
 }
 
+std::unique_ptr<MetricsServer> MetricsServer::StartAnnounced(const std::string& listen,
+                                                             std::shared_ptr<prometheus::Registry> registry) {
+  std::string error;
+  auto server = Start(listen, std::move(registry), &error);
+  if (server) {
+    fmt::print(stderr, "waitpath: metrics on http://{}/metrics\n", server->bound());
+  } else {
+    fmt::print(stderr, "waitpath: {}\n", error);
+  }
+  return server;
+}
+
 }  // namespace waitpath
