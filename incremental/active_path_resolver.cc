@@ -38,7 +38,8 @@ StateVec ActivePathResolver::CumInside(const TaskHistory& h, int64_t t, int dept
   const Segment& s = h.at(h.Find(t));
   if (s.kind != SegmentKind::kBlocked) return s.cum + StateVec::Of(OwnLeaf(s.kind), t - s.start);
   if (s.link.type == WaitLink::Type::kPending) return s.cum + StateVec::Of(Leaf::kBlocked, t - s.start);
-  return s.cum + LinkValue(s.link, s.start, t, depth) - s.origin;
+  if (!NeedsOrigin(s.link)) return s.cum + LinkValue(s.link, s.start, t, 0) - LinkValue(s.link, s.start, s.start, 0);
+  return s.cum + LinkValue(s.link, s.start, t, depth) - h.origin(s);
 }
 
 StateVec ActivePathResolver::Cum(Utid x, int64_t t, int depth) {

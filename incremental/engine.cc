@@ -51,8 +51,10 @@ void Engine::ResolveWait(Utid u, int64_t ts, const WaitLink& link, SegmentKind n
   StateVec origin;
   const StateVec delta = resolver_.ResolveWait(link, start, ts, &origin);
   const size_t before = h.size();
+  const size_t origins_before = h.origins();
   h.Resolve(ts, link, delta, origin, next);
   counters_.history_segments += h.size() - before;
+  counters_.history_origins += h.origins() - origins_before;
   ++counters_.waits;
   if (listener_ && ts > start) listener_->OnWait(ResolvedWait{u, start, ts, link, delta});
 }
@@ -323,9 +325,7 @@ void Engine::Evict(uint16_t host) {
     resolver_.SetHorizon(host, cutoff);
     for (Utid u = 0; u < histories_.size(); ++u) {
       if (tasks_[u].host != host) continue;
-      const size_t n = histories_[u].EvictBefore(cutoff);
-      counters_.evicted_segments += n;
-      counters_.history_segments -= n;
+      Evicted(histories_[u].EvictBefore(cutoff));
     }
   }
   // A slice of tasks per pass keeps each pass cheap; all are visited within a few passes.
@@ -333,10 +333,14 @@ void Engine::Evict(uint16_t host) {
   for (size_t i = 0; i < slice && !histories_.empty(); ++i) {
     evict_cursor_ = (evict_cursor_ + 1) % histories_.size();
     if (tasks_[evict_cursor_].host != host) continue;
-    const size_t n = histories_[evict_cursor_].EvictBefore(cutoff);
-    counters_.evicted_segments += n;
-    counters_.history_segments -= n;
+    Evicted(histories_[evict_cursor_].EvictBefore(cutoff));
   }
+}
+
+void Engine::Evicted(const TaskHistory::Evicted& n) {
+  counters_.evicted_segments += n.segments;
+  counters_.history_segments -= n.segments;
+  counters_.history_origins -= n.origins;
 }
 
 }  // namespace waitpath

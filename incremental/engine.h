@@ -45,6 +45,7 @@ struct EngineCounters {
   uint64_t loss_markers = 0;
   uint64_t evicted_segments = 0;
   uint64_t history_segments = 0;  // retained now
+  uint64_t history_origins = 0;   // retained now (resolved waits that follow a task)
 };
 
 class Engine {
@@ -75,7 +76,9 @@ class Engine {
   int64_t TaskEnd(Utid u) const;
   // Breakdown of the task's active path over [a, b).
   StateVec Breakdown(Utid u, int64_t a, int64_t b) { return resolver_.Delta(u, a, b); }
-  size_t history_bytes() const { return counters_.history_segments * TaskHistory::kSegmentBytes; }
+  size_t history_bytes() const {
+    return counters_.history_segments * TaskHistory::kSegmentBytes + counters_.history_origins * TaskHistory::kOriginBytes;
+  }
 
  private:
   struct HostState {
@@ -104,6 +107,7 @@ class Engine {
   void OnPacketIn(uint16_t host, const Event& e, const Batch& batch);
   void OnPacketOut(uint16_t host, const Event& e, const Batch& batch);
   void Evict(uint16_t host);
+  void Evicted(const TaskHistory::Evicted& n);
 
   const EngineOptions options_;
   TaskTable tasks_;

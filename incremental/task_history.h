@@ -8,6 +8,7 @@
 #include <vector>
 #include <limits>
 
+#include "incremental/chunked_queue.h"
 #include "incremental/leaf_state.h"
 #include "incremental/task_table.h"
 
@@ -33,13 +34,20 @@ struct WaitLink {
 
 struct Segment {
   int64_t start;
-  SegmentKind kind;
   WaitLink link;    // blocked segments only
   StateVec cum;     // F_X(start)
-  // Resolved blocked segments: the link's cumulative value at `start` (e.g. F_W(start) for
-  // a waker W), so F_X(t) = cum + F_W(t) - origin follows one chain, not two.
-  StateVec origin;
+  SegmentKind kind;
+  // Resolved blocked segments following a task (see NeedsOrigin): where the history keeps
+  // the link's cumulative value at `start` (e.g. F_W(start) for a waker W), so F_X(t) =
+  // cum + F_W(t) - origin follows one chain, not two. Read it with TaskHistory::origin.
+  uint32_t origin_seq;
 };
+
+// Whether a resolved wait needs its origin kept: a leaf's (timer, disk, unknown, a packet
+// from an unknown sender...) is just that leaf's time at the segment's start.
+constexpr bool NeedsOrigin(const WaitLink& link) {
+  return (link.type == WaitLink::Type::kTask || link.type == WaitLink::Type::kPacket) && link.task != kNoTask;
+}
 
 // The leaf a task's own (non-blocked) segment counts as.
 constexpr Leaf OwnLeaf(SegmentKind kind) {
@@ -55,18 +63,21 @@ constexpr Leaf OwnLeaf(SegmentKind kind) {
 
 class TaskHistory {
  public:
-  bool empty() const { return segments_.size() == first_; }
-  size_t size() const { return segments_.size() - first_; }
-  const Segment& at(size_t i) const { return segments_[first_ + i]; }
+  bool empty() const { return segments_.empty(); }
+  size_t size() const { return segments_.size(); }
+  const Segment& at(size_t i) const { return segments_[i]; }
   const Segment& back() const { return segments_.back(); }
   // Start of the retained history (what came before was evicted or never seen).
-  int64_t start() const { return empty() ? std::numeric_limits<int64_t>::max() : segments_[first_].start; }
+  int64_t start() const { return empty() ? std::numeric_limits<int64_t>::max() : segments_[0].start; }
   int64_t evicted_until() const { return evicted_until_; }
   bool blocked() const { return !empty() && back().kind == SegmentKind::kBlocked; }
-
-  void Begin(int64_t ts, SegmentKind kind) {
-    segments_.push_back(Segment{ts, kind, {}, {}, {}});
+  // The origin kept for a resolved blocked segment with NeedsOrigin(s.link).
+  const StateVec& origin(const Segment& s) const {
+    return origins_[static_cast<uint32_t>(s.origin_seq - origins_front_seq_)];
   }
+  size_t origins() const { return origins_.size(); }
+
+  void Begin(int64_t ts, SegmentKind kind) { segments_.push_back(Segment{ts, {}, {}, kind, 0}); }
 
   // Closes the open own-state segment at `ts` and continues as `kind`.
   void Switch(int64_t ts, SegmentKind kind) {
@@ -76,61 +87,78 @@ class TaskHistory {
   }
 
   // Closes the open blocked segment at `ts`: `delta` is its active path's breakdown and
-  // `origin` the link's cumulative value at the segment's start.
+  // `origin` the link's cumulative value at the segment's start (kept if NeedsOrigin).
   void Resolve(int64_t ts, const WaitLink& link, const StateVec& delta, const StateVec& origin,
                SegmentKind next) {
     Segment& open = segments_.back();
     open.link = link;
-    open.origin = origin;
+    if (ts > open.start && NeedsOrigin(link)) {
+      open.origin_seq = origins_front_seq_ + static_cast<uint32_t>(origins_.size());
+      origins_.push_back(origin);
+    }
     Append(ts, next, open.cum + delta);
   }
 
   // Index of the segment holding time t; t must be >= start().
   size_t Find(int64_t t) const {
-    const auto begin = segments_.begin() + static_cast<std::ptrdiff_t>(first_);
-    auto it = std::upper_bound(begin, segments_.end(), t, [](int64_t v, const Segment& s) { return v < s.start; });
-    return static_cast<size_t>(it - begin) - 1;
+    size_t lo = 0, n = segments_.size();  // the answer is in [lo, lo + n)
+    while (n > 1) {
+      const size_t half = n / 2;
+      if (segments_[lo + half].start <= t) {
+        lo += half;
+        n -= half;
+      } else {
+        n = half;
+      }
+    }
+    return lo;
   }
   // End of segment i: the next one's start, or `open_end` for the last, open segment.
   int64_t EndOf(size_t i, int64_t open_end) const {
     return i + 1 < size() ? at(i + 1).start : open_end;
   }
 
-  // Drops segments that ended before `t`, keeping the open one. Returns segments dropped.
-  size_t EvictBefore(int64_t t) {
-    size_t n = 0;
+  // Drops segments that ended before `t`, keeping the open one.
+  struct Evicted {
+    size_t segments = 0;
+    size_t origins = 0;
+  };
+  Evicted EvictBefore(int64_t t) {
+    Evicted n;
     while (size() > 1 && at(1).start <= t) {
       evicted_until_ = at(1).start;
-      ++first_;
-      ++n;
-    }
-    // Compact once the dead front outweighs the live part: amortized O(1) per segment.
-    if (first_ >= 64 && first_ * 2 >= segments_.size()) {
-      segments_.erase(segments_.begin(), segments_.begin() + static_cast<std::ptrdiff_t>(first_));
-      first_ = 0;
-      if (segments_.capacity() > 4 * segments_.size() + 64) segments_.shrink_to_fit();
+      if (at(0).kind == SegmentKind::kBlocked && NeedsOrigin(at(0).link)) {
+        origins_.pop_front();
+        ++origins_front_seq_;
+        ++n.origins;
+      }
+      segments_.pop_front();
+      ++n.segments;
     }
     return n;
   }
 
   static constexpr size_t kSegmentBytes = sizeof(Segment);
+  static constexpr size_t kOriginBytes = sizeof(StateVec);
 
  private:
   void Append(int64_t ts, SegmentKind kind, const StateVec& cum) {
     Segment& open = segments_.back();
     if (ts <= open.start) {
       // Zero-length: replace rather than keep an empty segment (same F at the same instant).
+      // A zero-length wait kept no origin (Resolve).
       open.kind = kind;
       open.link = {};
       return;
     }
-    segments_.push_back(Segment{ts, kind, {}, cum, {}});
+    segments_.push_back(Segment{ts, {}, cum, kind, 0});
   }
 
-  // Contiguous (a deque of 208-byte segments allocated every second append, which profiling
-  // showed as a third of analysis time); evicted ones are skipped by `first_` until compacted.
-  std::vector<Segment> segments_;
-  size_t first_ = 0;
+  // Chunked rather than one vector (whose growth copied every segment, a fifth of analysis
+  // time in a profile) or a std::deque (a 512-byte node allocated every two segments).
+  ChunkedQueue<Segment> segments_;
+  ChunkedQueue<StateVec> origins_;  // in the order of their segments
+  uint32_t origins_front_seq_ = 0;  // origin_seq of origins_[0] (wraps harmlessly)
   int64_t evicted_until_ = std::numeric_limits<int64_t>::min();
 };
 

@@ -61,7 +61,7 @@ TEST(TaskHistoryTest, ResolveAddsTheWaitsDeltaAndKeepsItsLink) {
   ASSERT_EQ(h.size(), 3u);
   EXPECT_EQ(h.at(1).link.type, WaitLink::Type::kLeaf);
   EXPECT_EQ(h.at(1).link.leaf, Leaf::kDisk);
-  EXPECT_EQ(h.at(1).origin[Leaf::kDisk], 10);
+  EXPECT_EQ(h.origins(), 0u);  // a leaf's origin is its time at the start: not kept
   EXPECT_EQ(h.at(2).start, 40);
   EXPECT_EQ(h.at(2).kind, SegmentKind::kPreempted);
   EXPECT_EQ(h.at(2).cum[Leaf::kRunning], 15);
@@ -90,15 +90,84 @@ TEST(TaskHistoryTest, EvictBeforeDropsEndedSegmentsKeepsTheOpenOne) {
   h.Switch(10, SegmentKind::kPreempted);
   h.Switch(20, SegmentKind::kRunning);
   h.Switch(30, SegmentKind::kBlocked);
-  EXPECT_EQ(h.EvictBefore(9), 0u);  // the first segment has not ended by 9
-  EXPECT_EQ(h.EvictBefore(20), 2u);
+  EXPECT_EQ(h.EvictBefore(9).segments, 0u);  // the first segment has not ended by 9
+  EXPECT_EQ(h.EvictBefore(20).segments, 2u);
   EXPECT_EQ(h.start(), 20);
   EXPECT_EQ(h.evicted_until(), 20);
   EXPECT_EQ(h.at(0).cum[Leaf::kRunning], 10);  // cumulative vectors survive eviction
-  EXPECT_EQ(h.EvictBefore(1000), 1u);
+  EXPECT_EQ(h.EvictBefore(1000).segments, 1u);
   ASSERT_EQ(h.size(), 1u);
   EXPECT_TRUE(h.blocked());
   EXPECT_EQ(h.start(), 30);
+}
+
+TEST(TaskHistoryTest, WaitsFollowingATaskKeepTheirOriginUntilEvicted) {
+  TaskHistory h;
+  h.Begin(0, SegmentKind::kRunning);
+  const WaitLink waker{WaitLink::Type::kTask, Leaf::kBlocked, 7, 0};
+  const WaitLink timer{WaitLink::Type::kLeaf, Leaf::kTimer};
+  // Three waits: woken by task 7, by a timer, by task 7 again; origins 100, -, 300.
+  for (int i = 0; i < 3; ++i) {
+    const int64_t t = 10 + 20 * i;
+    h.Switch(t, SegmentKind::kBlocked);
+    h.Resolve(t + 10, i == 1 ? timer : waker, StateVec::Of(Leaf::kRunning, 10),
+              StateVec::Of(Leaf::kRunning, 100 * (i + 1)), SegmentKind::kRunning);
+  }
+  ASSERT_EQ(h.size(), 7u);
+  EXPECT_EQ(h.origins(), 2u);
+  EXPECT_EQ(h.origin(h.at(1))[Leaf::kRunning], 100);
+  EXPECT_EQ(h.origin(h.at(5))[Leaf::kRunning], 300);
+  // Evicting the first wait drops its origin; the later one is still found.
+  const TaskHistory::Evicted n = h.EvictBefore(25);
+  EXPECT_EQ(n.segments, 2u);
+  EXPECT_EQ(n.origins, 1u);
+  EXPECT_EQ(h.origins(), 1u);
+  EXPECT_EQ(h.origin(h.at(3))[Leaf::kRunning], 300);
+  // A zero-length wait keeps nothing.
+  h.Switch(80, SegmentKind::kBlocked);
+  h.Resolve(80, waker, {}, StateVec::Of(Leaf::kRunning, 1), SegmentKind::kRunning);
+  EXPECT_EQ(h.origins(), 1u);
+}
+
+TEST(TaskHistoryTest, LongHistoryAcrossChunksFindsAndEvicts) {
+  TaskHistory h;
+  h.Begin(0, SegmentKind::kRunning);
+  // 10,000 segments of 10 ns: running and preempted alternating.
+  for (int i = 1; i < 10000; ++i) h.Switch(10 * i, i % 2 ? SegmentKind::kPreempted : SegmentKind::kRunning);
+  ASSERT_EQ(h.size(), 10000u);
+  for (int64_t t : {0, 9, 10, 639, 640, 12345, 99989, 99990, 200000}) {
+    EXPECT_EQ(h.Find(t), static_cast<size_t>(std::min<int64_t>(t / 10, 9999))) << t;
+  }
+  EXPECT_EQ(h.EvictBefore(50000).segments, 5000u);
+  EXPECT_EQ(h.start(), 50000);
+  EXPECT_EQ(h.Find(50000), 0u);
+  EXPECT_EQ(h.Find(76543), 2654u);
+  EXPECT_EQ(h.at(0).cum[Leaf::kRunning], 25000);
+  EXPECT_EQ(h.at(0).cum[Leaf::kPreempted], 25000);
+  for (int i = 10000; i < 20000; ++i) h.Switch(10 * i, i % 2 ? SegmentKind::kPreempted : SegmentKind::kRunning);
+  EXPECT_EQ(h.EvictBefore(190000).segments, 14000u);
+  EXPECT_EQ(h.size(), 1000u);
+  EXPECT_EQ(h.back().cum[Leaf::kRunning] + h.back().cum[Leaf::kPreempted], 199990);
+}
+
+TEST(ChunkedQueueTest, PushPopIndexAcrossChunks) {
+  ChunkedQueue<int, 4> q;
+  EXPECT_TRUE(q.empty());
+  int next_in = 0, next_out = 0;
+  for (int round = 0; round < 50; ++round) {
+    for (int i = 0; i < round % 7 + 1; ++i) q.push_back(next_in++);
+    for (int i = 0; i < round % 5 && !q.empty(); ++i) {
+      EXPECT_EQ(q[0], next_out++);
+      q.pop_front();
+    }
+    ASSERT_EQ(q.size(), static_cast<size_t>(next_in - next_out));
+    for (size_t i = 0; i < q.size(); ++i) ASSERT_EQ(q[i], next_out + static_cast<int>(i));
+    if (!q.empty()) {
+      EXPECT_EQ(q.back(), next_in - 1);
+    }
+  }
+  // Whole chunks only: what is held plus at most one partly used chunk at each end and a spare.
+  EXPECT_LE(q.capacity_bytes(), (q.size() / 4 + 3) * 4 * sizeof(int));
 }
 
 TEST(TaskHistoryTest, OwnLeafMapsEveryKind) {

@@ -1,0 +1,57 @@
+// A FIFO of trivially copyable values in fixed-size chunks: append at the back, drop from the
+// front, index in O(1). Unlike a vector it never copies what it holds when it grows, and the
+// memory of dropped chunks is reused, so a long-running history touches no new pages in its
+// steady state; unlike std::deque (512-byte nodes) a chunk holds many values.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace waitpath {
+
+template <typename T, size_t kChunk = 64>
+class ChunkedQueue {
+  static_assert(std::is_trivially_copyable_v<T>);
+  static_assert((kChunk & (kChunk - 1)) == 0, "chunk size must be a power of two");
+
+ public:
+  bool empty() const { return first_ == end_; }
+  size_t size() const { return end_ - first_; }
+  T& operator[](size_t i) { return Slot(first_ + i); }
+  const T& operator[](size_t i) const { return Slot(first_ + i); }
+  T& back() { return Slot(end_ - 1); }
+  const T& back() const { return Slot(end_ - 1); }
+
+  void push_back(const T& value) {
+    if (end_ == chunks_.size() * kChunk) {
+      chunks_.push_back(spare_ ? std::move(spare_) : std::make_unique_for_overwrite<T[]>(kChunk));
+    }
+    Slot(end_++) = value;
+  }
+
+  // Drops the first value; its chunk is kept as the spare once all of it is dropped.
+  void pop_front() {
+    if (++first_ < kChunk) return;
+    spare_ = std::move(chunks_.front());
+    chunks_.erase(chunks_.begin());
+    first_ -= kChunk;
+    end_ -= kChunk;
+  }
+
+  // Bytes allocated (whole chunks, the spare included).
+  size_t capacity_bytes() const { return (chunks_.size() + (spare_ ? 1 : 0)) * kChunk * sizeof(T); }
+
+ private:
+  T& Slot(size_t j) { return chunks_[j / kChunk][j % kChunk]; }
+  const T& Slot(size_t j) const { return chunks_[j / kChunk][j % kChunk]; }
+
+  std::vector<std::unique_ptr<T[]>> chunks_;
+  std::unique_ptr<T[]> spare_;
+  size_t first_ = 0;  // in chunks_[0]
+  size_t end_ = 0;    // counted from chunks_[0][0]
+};
+
+}  // namespace waitpath
