@@ -113,7 +113,9 @@ class ClockSync {
   size_t reference_;
   bool two_phase_;
   int64_t bootstrap_window_, window_;
-  std::unordered_map<uint64_t, std::deque<Pending>> pending_;  // by key
+  // By key. Almost always one packet per key, so a vector (one small allocation) rather than
+  // a deque (a 512-byte node per key: a fifth of the sync pass's time in a profile).
+  std::unordered_map<uint64_t, std::vector<Pending>> pending_;
   std::deque<Pending> order_;                                  // arrival order, for expiry
   std::vector<int64_t> watermark_;
   std::unordered_map<uint32_t, PairSync> pairs_;
