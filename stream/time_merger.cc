@@ -14,12 +14,15 @@ void TimeMerger::Push(std::unique_ptr<Batch> batch) {
 }
 
 bool TimeMerger::Head(Host& h) {
+  if (h.head_ts) return true;
   while (!h.batches.empty() && h.pos >= h.batches.front()->events.size()) {
     consumed_.push_back(std::move(h.batches.front()));
     h.batches.pop_front();
     h.pos = 0;
   }
-  return !h.batches.empty();
+  if (h.batches.empty()) return false;
+  h.head_ts = std::max(h.last, h.transform.ToReference(h.batches.front()->events[h.pos].ts));
+  return true;
 }
 
 bool TimeMerger::done() const {
@@ -35,7 +38,7 @@ bool TimeMerger::Next(Event* event, const Batch** batch) {
   for (size_t i = 0; i < hosts_.size(); ++i) {
     Host& h = hosts_[i];
     if (!Head(h)) continue;
-    const int64_t ts = std::max(h.last, h.transform.ToReference(h.batches.front()->events[h.pos].ts));
+    const int64_t ts = *h.head_ts;
     if (best == hosts_.size() || ts < best_ts) {
       best = i;
       best_ts = ts;
@@ -63,6 +66,7 @@ bool TimeMerger::Next(Event* event, const Batch** batch) {
   *event = b.events[h.pos++];
   event->ts = best_ts;
   h.last = best_ts;
+  h.head_ts.reset();
   *batch = &b;
   return true;
 }

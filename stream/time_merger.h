@@ -5,6 +5,7 @@
 
 #include <deque>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "live/batch.h"
@@ -16,7 +17,10 @@ class TimeMerger {
  public:
   explicit TimeMerger(size_t hosts);
 
-  void SetTransform(uint16_t host, const ClockTransform& t) { hosts_[host].transform = t; }
+  void SetTransform(uint16_t host, const ClockTransform& t) {
+    hosts_[host].transform = t;
+    hosts_[host].head_ts.reset();
+  }
   // Live: hosts appear while running.
   void AddHost() { hosts_.emplace_back(); }
   size_t host_count() const { return hosts_.size(); }
@@ -40,6 +44,7 @@ class TimeMerger {
     ClockTransform transform;
     std::deque<std::unique_ptr<Batch>> batches;
     size_t pos = 0;              // next event in batches.front()
+    std::optional<int64_t> head_ts;  // that event's reference time, once computed
     int64_t last = std::numeric_limits<int64_t>::min();       // last released (reference)
     int64_t watermark = std::numeric_limits<int64_t>::min();  // host clock
     bool ended = false;
