@@ -133,8 +133,10 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
                                : std::vector<WaitListener*>{&report});
   engine.SetListener(&listeners);
 
-  ReaderOptions reader_options;
-  reader_options.verbose = options.verbose;
+  PipelineOptions pipeline;
+  pipeline.reader.verbose = options.verbose;
+  pipeline.reference = options.reference;
+  pipeline.keep_decoded_bytes = options.keep_decoded_mb << 20;
   std::vector<HostStats> stats;
   PipelineCallbacks callbacks;
   callbacks.on_clocks = [&](const std::vector<HostClock>& clocks) {
@@ -150,7 +152,7 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
       metrics->ObserveEngine();
     }
   };
-  if (!RunPipeline(hosts, reader_options, options.reference, engine, &stats, callbacks, &error)) {
+  if (!RunPipeline(hosts, pipeline, engine, &stats, callbacks, &error)) {
     fmt::print(stderr, "waitpath: {}\n", error);
     return 2;
   }
@@ -200,6 +202,10 @@ Command AddAnalyzeCommand(CLI::App& app) {
   cmd->add_option("--top", o->top, "Tasks listed per watched task (by time on its path)")->capture_default_str();
   cmd->add_option("--retention", o->retention, "History kept behind the newest event")->capture_default_str();
   cmd->add_option("--max-history-mb", o->max_history_mb, "Cap on retained history")->capture_default_str();
+  cmd->add_option("--keep-decoded-mb", o->keep_decoded_mb,
+                  "Several hosts: analyse the events the clock-sync pass decoded from memory, up to "
+                  "this much; larger input is decoded twice (0: always)")
+      ->capture_default_str();
   cmd->add_option("--reference", o->reference, "Several hosts: the host whose clock times are reported in");
   cmd->add_flag("-v,--verbose", o->verbose, "babeltrace2 warnings and full error chains");
   cmd->add_option("--metrics-file", m->file, "Write the Prometheus text exposition there at the end");

@@ -258,10 +258,10 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
     for (const HostSpec& h : hosts) names.push_back(h.hostname);
     AnalysisReport report(engine, names, std::move(watch), report_options, std::cout);
     engine.SetListener(&report);
-    ReaderOptions reader_options;
-    reader_options.verbose = options.verbose;
+    PipelineOptions pipeline;
+    pipeline.reader.verbose = options.verbose;
     std::vector<HostStats> stats;
-    if (!RunPipeline(hosts, reader_options, "", engine, &stats, {}, &error)) {
+    if (!RunPipeline(hosts, pipeline, engine, &stats, {}, &error)) {
       fmt::print(stderr, "waitpath: {}\n", error);
       return 2;
     }

@@ -1,19 +1,20 @@
 #include "app/pipeline.h"
 
+#include <optional>
+
 #include "app/sync_pass.h"
 #include "stream/host_streams.h"
 #include "stream/time_merger.h"
 
 namespace waitpath {
 
-bool RunPipeline(const std::vector<HostSpec>& hosts, const ReaderOptions& reader_options,
-                 const std::string& reference, Engine& engine, std::vector<HostStats>* stats,
-                 const PipelineCallbacks& callbacks, std::string* error) {
+bool RunPipeline(const std::vector<HostSpec>& hosts, const PipelineOptions& options, Engine& engine,
+                 std::vector<HostStats>* stats, const PipelineCallbacks& callbacks, std::string* error) {
   stats->assign(hosts.size(), HostStats{});
   for (size_t i = 0; i < hosts.size(); ++i) (*stats)[i].host = hosts[i].hostname;
-  HostStreams streams(hosts, reader_options);
 
   if (hosts.size() == 1) {
+    HostStreams streams(hosts, options.reader);
     if (callbacks.on_clocks) callbacks.on_clocks({});
     streams.Start();
     while (auto batch = streams.Next()) {
@@ -26,26 +27,40 @@ bool RunPipeline(const std::vector<HostSpec>& hosts, const ReaderOptions& reader
   }
 
   // Offline, the whole input is there: synchronize on all of it first (deterministic, and
-  // the most accurate transform), then analyse in reference time.
+  // the most accurate transform), then analyse in reference time: from the batches the sync
+  // pass kept when they fit the budget, else by decoding the traces again.
   SyncPassResult sync;
-  if (!RunSyncPass(hosts, reference, reader_options.verbose, /*two_phase=*/true, &sync, error)) return false;
+  KeptBatches kept;
+  kept.budget_bytes = options.keep_decoded_bytes;
+  if (!RunSyncPass(hosts, options.reference, options.reader, /*two_phase=*/true, &sync, error, &kept)) return false;
   const std::vector<HostClock>& clocks = sync.sync->Clocks();
   if (callbacks.on_clocks) callbacks.on_clocks(clocks);
   TimeMerger merger(hosts.size());
   for (size_t h = 0; h < hosts.size(); ++h) merger.SetTransform(static_cast<uint16_t>(h), clocks[h].transform);
   engine.SetSynchronized(true);
 
-  streams.Start();
+  std::optional<HostStreams> streams;
+  if (!kept.complete) {
+    streams.emplace(hosts, options.reader);
+    streams->Start();
+  }
+  auto next_from = [&](size_t host) -> std::unique_ptr<Batch> {
+    if (streams) return streams->NextFrom(host);
+    if (host >= kept.hosts.size() || kept.hosts[host].empty()) return nullptr;
+    std::unique_ptr<Batch> batch = std::move(kept.hosts[host].front());
+    kept.hosts[host].pop_front();
+    return batch;
+  };
   for (;;) {
     Event e;
     const Batch* from = nullptr;
     while (merger.Next(&e, &from)) engine.Process(e, *from);
     for (auto& done : merger.TakeConsumed()) {
       if (callbacks.on_batch) callbacks.on_batch(*done);
-      streams.Recycle(std::move(done));
+      if (streams) streams->Recycle(std::move(done));  // kept batches are freed as they go
     }
     if (merger.done() || merger.needed() < 0) break;
-    auto batch = streams.NextFrom(static_cast<size_t>(merger.needed()));
+    auto batch = next_from(static_cast<size_t>(merger.needed()));
     if (!batch) break;
     (*stats)[batch->host].Add(*batch);
     merger.Push(std::move(batch));

@@ -18,9 +18,18 @@ struct PipelineCallbacks {
   std::function<void(const Batch&)> on_batch;                     // per batch, once processed
 };
 
-// `reference`: host name or empty (the first). False with `error` on a bad reference.
-bool RunPipeline(const std::vector<HostSpec>& hosts, const ReaderOptions& reader_options,
-                 const std::string& reference, Engine& engine, std::vector<HostStats>* stats,
-                 const PipelineCallbacks& callbacks, std::string* error);
+inline constexpr size_t kDefaultKeepDecodedMb = 1024;
+
+struct PipelineOptions {
+  ReaderOptions reader;
+  std::string reference;  // several hosts: the reference clock's host name, or empty (the first)
+  // Several hosts: the events the clock-sync pass decodes are kept, up to this many bytes, and
+  // analysed from memory; a larger input is decoded a second time instead.
+  size_t keep_decoded_bytes = kDefaultKeepDecodedMb << 20;
+};
+
+// False with `error` on a bad reference.
+bool RunPipeline(const std::vector<HostSpec>& hosts, const PipelineOptions& options, Engine& engine,
+                 std::vector<HostStats>* stats, const PipelineCallbacks& callbacks, std::string* error);
 
 }  // namespace waitpath

@@ -28,7 +28,9 @@ int RunSync(const SyncOptions& o) {
     return 1;
   }
   SyncPassResult result;
-  if (!RunSyncPass(hosts, o.reference, o.verbose, !o.single_phase, &result, &error)) {
+  ReaderOptions reader_options;
+  reader_options.verbose = o.verbose;
+  if (!RunSyncPass(hosts, o.reference, reader_options, !o.single_phase, &result, &error)) {
     fmt::print(stderr, "waitpath: {}\n", error);
     return 2;
   }

@@ -1,13 +1,30 @@
 #include "app/sync_pass.h"
 
+#include <limits>
+
 #include <nlohmann/json.hpp>
 
 #include "stream/host_streams.h"
 
 namespace waitpath {
 
-bool RunSyncPass(const std::vector<HostSpec>& hosts, const std::string& reference, bool verbose, bool two_phase,
-                 SyncPassResult* out, std::string* error) {
+bool KeptBatches::Keep(std::unique_ptr<Batch>& batch) {
+  if (bytes == std::numeric_limits<size_t>::max()) return false;  // over budget already
+  const size_t size = sizeof(Batch) + batch->events.capacity() * sizeof(Event) +
+                      batch->packets.capacity() * sizeof(PacketKey) + batch->error.capacity();
+  if (bytes + size > budget_bytes) {
+    hosts.clear();
+    bytes = std::numeric_limits<size_t>::max();
+    return false;
+  }
+  if (batch->host >= hosts.size()) hosts.resize(batch->host + 1u);
+  bytes += size;
+  hosts[batch->host].push_back(std::move(batch));
+  return true;
+}
+
+bool RunSyncPass(const std::vector<HostSpec>& hosts, const std::string& reference, const ReaderOptions& reader_options,
+                 bool two_phase, SyncPassResult* out, std::string* error, KeptBatches* keep) {
   std::vector<std::string> names;
   size_t ref = 0;
   for (size_t i = 0; i < hosts.size(); ++i) {
@@ -21,9 +38,7 @@ bool RunSyncPass(const std::vector<HostSpec>& hosts, const std::string& referenc
   out->sync = std::make_unique<ClockSync>(names, ref, two_phase);
   out->stats.assign(hosts.size(), HostStats{});
   for (size_t i = 0; i < hosts.size(); ++i) out->stats[i].host = names[i];
-  ReaderOptions options;
-  options.verbose = verbose;
-  HostStreams streams(hosts, options);
+  HostStreams streams(hosts, reader_options);
   streams.Start();
   while (auto batch = streams.Next()) {
     out->stats[batch->host].Add(*batch);
@@ -33,8 +48,9 @@ bool RunSyncPass(const std::vector<HostSpec>& hosts, const std::string& referenc
       }
     }
     out->sync->OnWatermark(batch->host, batch->watermark);
-    streams.Recycle(std::move(batch));
+    if (!keep || !keep->Keep(batch)) streams.Recycle(std::move(batch));
   }
+  if (keep) keep->complete = keep->bytes != std::numeric_limits<size_t>::max();
   return true;
 }
 

@@ -1,5 +1,6 @@
 #include "stream/host_streams.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <limits>
@@ -9,6 +10,11 @@
 namespace waitpath {
 
 HostStreams::HostStreams(std::vector<HostSpec> hosts, ReaderOptions options) {
+  // Past 4 hosts the queue bound is shared (256 batches in all, at least 16 per host): one
+  // consumer cannot use more look-ahead, and per-host queues multiplied memory by the host count.
+  options.max_queued_batches =
+      std::clamp<size_t>(256 / std::max<size_t>(1, hosts.size()), std::min<size_t>(16, options.max_queued_batches),
+                         options.max_queued_batches);
   for (size_t i = 0; i < hosts.size(); ++i) {
     readers_.push_back(std::make_unique<HostReader>(static_cast<uint16_t>(i), std::move(hosts[i]), options, &ready_));
   }
