@@ -132,6 +132,23 @@ TEST_F(GeneratedScenarioTest, MultiHostScenariosKeepTheInvariants) {
   }
 }
 
+// Several hosts: the analysis reads the batches the sync pass kept, or decodes the traces a
+// second time when they do not fit --keep-decoded-mb; the answer is the same either way.
+TEST_F(GeneratedScenarioTest, KeptOrDecodedAgainTheAnswerIsTheSame) {
+  const fs::path dir = Generate(
+      "scale", "--set duration=300ms --set scale.hosts=4 --set scale.event_rate=200000 --set scale.tasks_per_host=4");
+  const std::string args = "analyze --json --top 100000 --min-wait 0ns " + dir.string();
+  CommandResult kept = RunWaitpath(args);  // ~60k events: kept
+  ASSERT_EQ(kept.exit_code, 0) << kept.err;
+  ASSERT_FALSE(Records(JsonLines(kept.out), "wait").empty());
+  for (const char* budget : {"0", "1"}) {  // never kept; kept until the budget ran out
+    SCOPED_TRACE(budget);
+    CommandResult again = RunWaitpath(args + " --keep-decoded-mb " + budget);
+    ASSERT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_EQ(again.out, kept.out);
+  }
+}
+
 TEST_F(GeneratedScenarioTest, LossBecomesUnknownAndSumsStillHold) {
   const fs::path dir =
       Generate("cpu-contention", "--set loss.host=busy --set loss.cpu=0 --set loss.share=0.5 --set loss.chunk=4");
