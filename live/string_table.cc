@@ -1,5 +1,7 @@
 #include "live/string_table.h"
 
+#include <cstring>
+
 #include <stdexcept>
 
 namespace waitpath {
@@ -35,6 +37,29 @@ std::string_view StringTable::Get(uint32_t id) const {
 }
 
 uint32_t LocalInterner::Intern(std::string_view s) {
+  // Task names (at most 15 characters) repeat on every switch and wake-up: a direct-mapped
+  // cache of short strings answers them with two word compares instead of a string hash.
+  Short key{};
+  const bool short_string = s.size() <= sizeof(key.bytes);
+  Short* slot = nullptr;
+  if (short_string) {
+    std::memcpy(key.bytes, s.data(), s.size());
+    key.len = static_cast<uint32_t>(s.size());
+    uint64_t w[2];
+    std::memcpy(w, key.bytes, sizeof(w));
+    slot = &recent_[((w[0] ^ (w[1] * 0x9e3779b97f4a7c15ull) ^ key.len) * 0xff51afd7ed558ccdull) >> 56];
+    if (slot->used && slot->len == key.len && std::memcmp(slot->bytes, key.bytes, sizeof(key.bytes)) == 0) return slot->id;
+  }
+  const uint32_t id = Slow(s);
+  if (slot) {
+    key.id = id;
+    key.used = true;
+    *slot = key;
+  }
+  return id;
+}
+
+uint32_t LocalInterner::Slow(std::string_view s) {
   auto it = cache_.find(s);
   if (it != cache_.end()) return it->second;
   const uint32_t id = StringTable::Global().Intern(s);

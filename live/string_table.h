@@ -45,6 +45,15 @@ class LocalInterner {
   uint32_t Intern(std::string_view s);
 
  private:
+  struct Short {
+    char bytes[16];
+    uint32_t len;
+    uint32_t id;
+    bool used;
+  };
+  uint32_t Slow(std::string_view s);
+
+  std::array<Short, 256> recent_{};
   struct Hash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
