@@ -33,6 +33,13 @@ bool TimeMerger::done() const {
 }
 
 bool TimeMerger::Next(Event* event, const Batch** batch) {
+  // Fast path: the host chosen last time goes on while it stays strictly before the bound
+  // that choice computed (every other host's head, or watermark if it has nothing buffered).
+  if (run_host_ >= 0) {
+    Host& h = hosts_[static_cast<size_t>(run_host_)];
+    if (Head(h) && *h.head_ts < run_bound_) return Release(h, event, batch);
+    run_host_ = -1;
+  }
   size_t best = hosts_.size();
   int64_t best_ts = 0;
   for (size_t i = 0; i < hosts_.size(); ++i) {
@@ -53,19 +60,31 @@ bool TimeMerger::Next(Event* event, const Batch** batch) {
   }
   // A host with nothing buffered may still send something older, unless it ended or its
   // watermark is past this event.
+  int64_t bound = std::numeric_limits<int64_t>::max();
   for (size_t i = 0; i < hosts_.size(); ++i) {
     const Host& h = hosts_[i];
-    if (i == best || h.ended || h.idle || !h.batches.empty()) continue;
+    if (i == best) continue;
+    if (!h.batches.empty()) {
+      bound = std::min(bound, *h.head_ts);
+      continue;
+    }
+    if (h.ended || h.idle) continue;
     if (h.watermark == std::numeric_limits<int64_t>::min() || h.transform.ToReference(h.watermark) < best_ts) {
       needed_ = static_cast<int>(i);
       return false;
     }
+    bound = std::min(bound, h.transform.ToReference(h.watermark));
   }
-  Host& h = hosts_[best];
+  run_host_ = static_cast<int>(best);
+  run_bound_ = bound;
+  return Release(hosts_[best], event, batch);
+}
+
+bool TimeMerger::Release(Host& h, Event* event, const Batch** batch) {
   const Batch& b = *h.batches.front();
   *event = b.events[h.pos++];
-  event->ts = best_ts;
-  h.last = best_ts;
+  event->ts = *h.head_ts;
+  h.last = event->ts;
   h.head_ts.reset();
   *batch = &b;
   return true;

@@ -20,13 +20,20 @@ class TimeMerger {
   void SetTransform(uint16_t host, const ClockTransform& t) {
     hosts_[host].transform = t;
     hosts_[host].head_ts.reset();
+    run_host_ = -1;
   }
   // Live: hosts appear while running.
-  void AddHost() { hosts_.emplace_back(); }
+  void AddHost() {
+    hosts_.emplace_back();
+    run_host_ = -1;
+  }
   size_t host_count() const { return hosts_.size(); }
   // Live: a host that has sent nothing for a while is not waited for (its late events are
   // still merged, after what was released meanwhile).
-  void SetIdle(uint16_t host, bool idle) { hosts_[host].idle = idle; }
+  void SetIdle(uint16_t host, bool idle) {
+    hosts_[host].idle = idle;
+    run_host_ = -1;
+  }
   void Push(std::unique_ptr<Batch> batch);
 
   // The next event (its ts in the reference clock, monotonic per host) and the batch it
@@ -50,11 +57,16 @@ class TimeMerger {
     bool ended = false;
     bool idle = false;
   };
-  // Skips empty batches; true when the host has a next event.
+  // Skips empty batches; true when the host has a next event (its head_ts then set).
   bool Head(Host& h);
+  bool Release(Host& h, Event* event, const Batch** batch);
 
   std::deque<Host> hosts_;  // a deque: hosts are added while running, never moved
   int needed_ = -1;
+  // The host Next last chose by a full comparison, and the reference time it may run to
+  // without another: strictly before every other host's head or empty host's watermark.
+  int run_host_ = -1;
+  int64_t run_bound_ = 0;
   std::vector<std::unique_ptr<Batch>> consumed_;
 };
 
