@@ -18,7 +18,7 @@ struct PipelineCallbacks {
   std::function<void(const Batch&)> on_batch;                     // per batch, once processed
 };
 
-inline constexpr size_t kDefaultKeepDecodedMb = 1024;
+inline constexpr size_t kDefaultKeepDecodedMb = 512;
 
 struct PipelineOptions {
   ReaderOptions reader;
