@@ -30,13 +30,26 @@ import sys, time
 for line in sys.stdin:
     print(time.time_ns(), line, end="", flush=True)' >"$tmp/tail.out") &
 pids+=($!)
+wp=$!
 WAITPATH_REPLAY_ANNOUNCE=1 bash tools/replay/replay-hosts.sh -r net://127.0.0.1:$base:$((base + 1)) -l "$LIVE_US" \
   -R "$REPLAY" "$tmp/g" --start-delay-ms 2500 --speed 1 --loop "$LOOPS" >"$tmp/replay.log" 2>&1 &
 pids+=($!)
-for _ in $(seq $((SECS * 10 + 200))); do grep -q "session ended" "$tmp/tail.err" 2>/dev/null && break; sleep 0.1; done
+# waitpath's own CPU time (user + system, from /proc), sampled until the session ends: with
+# the event count it gives what one dedicated core could sustain, separately from the
+# replayers and LTTng daemons that share this machine with it.
+ticks=0
+t0=$(date +%s.%N)
+for _ in $(seq $((SECS * 10 + 200))); do
+  ticks=$(awk '{print $14 + $15}' "/proc/$wp/stat" 2>/dev/null || echo "$ticks")
+  grep -q "session ended" "$tmp/tail.err" 2>/dev/null && break
+  sleep 0.1
+done
 sleep 1
+ticks=$(awk '{print $14 + $15}' "/proc/$wp/stat" 2>/dev/null || echo "$ticks")
+t1=$(date +%s.%N)
+echo "$ticks $(getconf CLK_TCK) $t0 $t1 $LOOPS" >"$tmp/cpu"
 mkdir -p bench/results
-python3 - "$tmp/replay.log" "$tmp/tail.out" "$LIVE_US" "$OUT" "$tmp/g/truth.json" "$tmp/tail.err" <<'PY'
+python3 - "$tmp/replay.log" "$tmp/tail.out" "$LIVE_US" "$OUT" "$tmp/g/truth.json" "$tmp/tail.err" "$tmp/cpu" <<'PY'
 import json, re, sys
 log = open(sys.argv[1]).read()
 starts = {m.group(1): (int(m.group(2)), int(m.group(3)), float(m.group(4)))
@@ -79,5 +92,13 @@ res = {"live_timer_us": int(sys.argv[3]), "waits": len(lat), "p50_ms": round(pic
 print(f"live timer {res['live_timer_us'] / 1000:.0f} ms: {res['waits']} waits, latency p50 {res['p50_ms']} ms, "
       f"p99 {res['p99_ms']} ms, max {res['max_ms']} ms (target p99 < live timer + 200 ms); "
       f"p50 first third {res['p50_first_third_ms']} ms, last third {res['p50_last_third_ms']} ms")
+ticks, hz, t0, t1, loops = open(sys.argv[7]).read().split()
+cpu_s = int(float(ticks)) / int(hz)
+events = sum(h["events"] for h in truth["hosts"]) * int(loops)
+res.update({"events": events, "waitpath_cpu_s": round(cpu_s, 2), "wall_s": round(float(t1) - float(t0), 1),
+            "waitpath_cpu_us_per_event": round(cpu_s / events * 1e6, 3) if events else None,
+            "one_core_events_per_s": round(events / cpu_s) if cpu_s else None})
+print(f"waitpath used {cpu_s:.2f} s of CPU for {events} events ({res['waitpath_cpu_us_per_event']} us/event): "
+      f"one dedicated core would sustain about {res['one_core_events_per_s']} events/s")
 json.dump(res, open(sys.argv[4], "w"))
 PY
