@@ -12,7 +12,7 @@
 
 namespace waitpath {
 
-template <typename T, size_t kChunk = 64>
+template <typename T, size_t kChunk = 16>
 class ChunkedQueue {
   static_assert(std::is_trivially_copyable_v<T>);
   static_assert((kChunk & (kChunk - 1)) == 0, "chunk size must be a power of two");
@@ -34,23 +34,30 @@ class ChunkedQueue {
 
   // Drops the first value; its chunk is kept as the spare once all of it is dropped.
   void pop_front() {
-    if (++first_ < kChunk) return;
-    spare_ = std::move(chunks_.front());
-    chunks_.erase(chunks_.begin());
-    first_ -= kChunk;
-    end_ -= kChunk;
+    if (++first_ % kChunk != 0) return;
+    spare_ = std::move(chunks_[first_ / kChunk - 1]);
+    // Dropped chunks' (null) pointers are removed once they are half of the list.
+    const size_t dead = first_ / kChunk;
+    if (dead * 2 >= chunks_.size()) {
+      chunks_.erase(chunks_.begin(), chunks_.begin() + static_cast<std::ptrdiff_t>(dead));
+      first_ -= dead * kChunk;
+      end_ -= dead * kChunk;
+    }
   }
 
   // Bytes allocated (whole chunks, the spare included).
-  size_t capacity_bytes() const { return (chunks_.size() + (spare_ ? 1 : 0)) * kChunk * sizeof(T); }
+  size_t capacity_bytes() const {
+    return (chunks_.size() - first_ / kChunk + (spare_ ? 1 : 0)) * kChunk * sizeof(T);
+  }
 
  private:
   T& Slot(size_t j) { return chunks_[j / kChunk][j % kChunk]; }
   const T& Slot(size_t j) const { return chunks_[j / kChunk][j % kChunk]; }
 
+  // Small chunks (16 values): a short-lived task's history holds one of about 2 KB.
   std::vector<std::unique_ptr<T[]>> chunks_;
   std::unique_ptr<T[]> spare_;
-  size_t first_ = 0;  // in chunks_[0]
+  size_t first_ = 0;  // counted from chunks_[0][0]; chunks before first_ / kChunk are dropped
   size_t end_ = 0;    // counted from chunks_[0][0]
 };
 
