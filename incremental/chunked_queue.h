@@ -1,7 +1,7 @@
-// A FIFO of trivially copyable values in fixed-size chunks: append at the back, drop from the
-// front, index in O(1). Unlike a vector it never copies what it holds when it grows, and the
-// memory of dropped chunks is reused, so a long-running history touches no new pages in its
-// steady state; unlike std::deque (512-byte nodes) a chunk holds many values.
+// A FIFO of trivially copyable values in fixed-size chunks (from a ChunkPool): append at the
+// back, drop from the front, index in O(1). Unlike a vector it never copies what it holds when
+// it grows, and the memory of dropped chunks is reused, so a long-running history touches no
+// new pages in its steady state; unlike std::deque (512-byte nodes) a chunk holds many values.
 #pragma once
 
 #include <cstddef>
@@ -9,6 +9,8 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#include "incremental/chunk_pool.h"
 
 namespace waitpath {
 
@@ -27,7 +29,7 @@ class ChunkedQueue {
 
   void push_back(const T& value) {
     if (end_ == chunks_.size() * kChunk) {
-      chunks_.push_back(spare_ ? std::move(spare_) : std::make_unique_for_overwrite<T[]>(kChunk));
+      chunks_.push_back(spare_ ? std::move(spare_) : Chunk(static_cast<T*>(Pool::Allocate())));
     }
     Slot(end_++) = value;
   }
@@ -54,9 +56,15 @@ class ChunkedQueue {
   T& Slot(size_t j) { return chunks_[j / kChunk][j % kChunk]; }
   const T& Slot(size_t j) const { return chunks_[j / kChunk][j % kChunk]; }
 
+  using Pool = ChunkPool<sizeof(T) * kChunk>;
+  struct Release {
+    void operator()(T* chunk) const { Pool::Free(chunk); }
+  };
+  using Chunk = std::unique_ptr<T[], Release>;
+
   // Small chunks (16 values): a short-lived task's history holds one of about 2 KB.
-  std::vector<std::unique_ptr<T[]>> chunks_;
-  std::unique_ptr<T[]> spare_;
+  std::vector<Chunk> chunks_;
+  Chunk spare_;
   size_t first_ = 0;  // counted from chunks_[0][0]; chunks before first_ / kChunk are dropped
   size_t end_ = 0;    // counted from chunks_[0][0]
 };
