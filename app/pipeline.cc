@@ -33,7 +33,8 @@ bool RunPipeline(const std::vector<HostSpec>& hosts, const PipelineOptions& opti
   KeptBatches kept;
   kept.budget_bytes = options.keep_decoded_bytes;
   if (!RunSyncPass(hosts, options.reference, options.reader, /*two_phase=*/true, &sync, error, &kept)) return false;
-  const std::vector<HostClock>& clocks = sync.sync->Clocks();
+  const std::vector<HostClock> clocks = sync.sync->Clocks();
+  sync.sync.reset();  // its packet tables and kept matches are not needed any more
   if (callbacks.on_clocks) callbacks.on_clocks(clocks);
   TimeMerger merger(hosts.size());
   for (size_t h = 0; h < hosts.size(); ++h) merger.SetTransform(static_cast<uint16_t>(h), clocks[h].transform);
