@@ -117,8 +117,8 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
   if (want_metrics) {
     metrics = std::make_unique<MetricsExporter>(engine, names, std::move(watch),
                                                 MetricsOptions{metrics_flags.max_processes});
-    // No clock sync yet (issue 5): one host is its own reference; several are only as
-    // aligned as their CTF clock offsets.
+    // Until the sync pass reports (on_clocks below): one host is its own reference; several
+    // are only as aligned as their CTF clock offsets.
     for (const std::string& host : names) {
       metrics->health().SetClockSync(host, names.size() == 1 ? "accurate" : "incomplete",
                                      names.size() == 1 ? std::optional<double>(0) : std::nullopt);

@@ -118,8 +118,7 @@ INSTANTIATE_TEST_SUITE_P(SingleHost, GeneratedScenarioTest,
                          });
 
 TEST_F(GeneratedScenarioTest, MultiHostScenariosKeepTheInvariants) {
-  // Cross-host waits are `network` until clock synchronization lands (issue 5); the sums
-  // and paths must already be exact.
+  // Several hosts, synchronized from their packets: the sums and paths are exact.
   for (const char* scenario : {"rpc", "three-tier"}) {
     const fs::path dir = Generate(scenario);
     CommandResult r = RunWaitpath("analyze --json --top 100000 --min-wait 0ns " + dir.string());
