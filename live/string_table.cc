@@ -38,24 +38,31 @@ std::string_view StringTable::Get(uint32_t id) const {
 
 uint32_t LocalInterner::Intern(std::string_view s) {
   // Task names (at most 15 characters) repeat on every switch and wake-up: a direct-mapped
-  // cache of short strings answers them with two word compares instead of a string hash.
-  Short key{};
-  const bool short_string = s.size() <= sizeof(key.bytes);
-  Short* slot = nullptr;
-  if (short_string) {
-    std::memcpy(key.bytes, s.data(), s.size());
-    key.len = static_cast<uint32_t>(s.size());
-    uint64_t w[2];
-    std::memcpy(w, key.bytes, sizeof(w));
-    slot = &recent_[((w[0] ^ (w[1] * 0x9e3779b97f4a7c15ull) ^ key.len) * 0xff51afd7ed558ccdull) >> 56];
-    if (slot->used && slot->len == key.len && std::memcmp(slot->bytes, key.bytes, sizeof(key.bytes)) == 0) return slot->id;
+  // cache of short strings answers them with a few word compares instead of a string hash.
+  // Two loads that together cover the string (overlapping when shorter than 16) identify it
+  // with its length; they read the string in place (a copy to the stack and a reload stalled
+  // on store forwarding, which profiling showed).
+  const size_t n = s.size();
+  if (n > 16) return Slow(s);
+  const char* p = s.data();
+  uint64_t w0 = 0, w1 = 0;
+  if (n >= 8) {
+    std::memcpy(&w0, p, 8);
+    std::memcpy(&w1, p + n - 8, 8);
+  } else if (n >= 4) {
+    uint32_t a, b;
+    std::memcpy(&a, p, 4);
+    std::memcpy(&b, p + n - 4, 4);
+    w0 = a;
+    w1 = b;
+  } else if (n > 0) {
+    w0 = static_cast<uint8_t>(p[0]) | static_cast<uint64_t>(static_cast<uint8_t>(p[n / 2])) << 8 |
+         static_cast<uint64_t>(static_cast<uint8_t>(p[n - 1])) << 16;
   }
+  Short& slot = recent_[((w0 ^ (w1 * 0x9e3779b97f4a7c15ull) ^ n) * 0xff51afd7ed558ccdull) >> 56];
+  if (slot.used && slot.w0 == w0 && slot.w1 == w1 && slot.len == n) return slot.id;
   const uint32_t id = Slow(s);
-  if (slot) {
-    key.id = id;
-    key.used = true;
-    *slot = key;
-  }
+  slot = Short{w0, w1, static_cast<uint32_t>(n), id, true};
   return id;
 }
 

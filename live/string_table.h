@@ -46,7 +46,7 @@ class LocalInterner {
 
  private:
   struct Short {
-    char bytes[16];
+    uint64_t w0, w1;  // see Intern
     uint32_t len;
     uint32_t id;
     bool used;
