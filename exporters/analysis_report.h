@@ -52,6 +52,10 @@ class AnalysisReport : public WaitListener {
   void WriteWait(const ResolvedWait& wait, const std::vector<PathSegment>& pieces);
   void WriteTask(Utid u, const StateVec& breakdown, const std::vector<std::pair<Utid, Blame>>& by_task);
   std::string TaskName(Utid u) const;
+  // JSON fragments written with every wait, escaped once: "host":…,"tid":… with or without
+  // "pid", and "comm" (recomputed when the task's name or pid changes).
+  const std::string& TaskJson(Utid u, bool with_pid);
+  const std::string& HostJson(uint16_t host);
   nlohmann::ordered_json Record(std::string_view type, Utid u) const;
 
   Engine& engine_;
@@ -61,6 +65,14 @@ class AnalysisReport : public WaitListener {
   std::ostream& out_;
   std::unordered_map<Utid, Tracked> tracked_;
   std::vector<PathSegment> scratch_;
+  struct TaskJsonCache {
+    uint32_t comm = ~0u;
+    int32_t pid = 0;
+    std::string with_pid, without_pid;
+  };
+  std::vector<TaskJsonCache> task_json_;
+  std::vector<std::string> host_json_;
+  std::string line_;  // the wait record being written
   uint64_t tasks_reported_ = 0;
 };
 
