@@ -64,7 +64,7 @@ std::string ClockJson(const HostClock& c) {
   j["accuracy"] = c.accuracy;
   j["quality"] = SyncQualityName(c.quality);
   j["matches"] = c.matches;
-  return j.dump();
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 }  // namespace waitpath

@@ -89,7 +89,7 @@ void WriteStatsJson(std::ostream& out, const std::vector<HostSpec>& hosts, const
     j["kinds"] = kinds;
     j["analysable"] = s.analysable();
     if (!s.error.empty()) j["error"] = s.error;
-    out << j.dump() << "\n";
+    out << j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
   }
 }
 
