@@ -41,7 +41,7 @@ bool RunPipeline(const std::vector<HostSpec>& hosts, const PipelineOptions& opti
   engine.SetSynchronized(true);
 
   std::optional<HostStreams> streams;
-  if (!kept.complete) {
+  if (kept.over_budget) {
     streams.emplace(hosts, options.reader);
     streams->Start();
   }

@@ -1,7 +1,5 @@
 #include "app/sync_pass.h"
 
-#include <limits>
-
 #include <nlohmann/json.hpp>
 
 #include "stream/host_streams.h"
@@ -9,12 +7,13 @@
 namespace waitpath {
 
 bool KeptBatches::Keep(std::unique_ptr<Batch>& batch) {
-  if (bytes == std::numeric_limits<size_t>::max()) return false;  // over budget already
+  if (over_budget) return false;
   const size_t size = sizeof(Batch) + batch->events.capacity() * sizeof(Event) +
                       batch->packets.capacity() * sizeof(PacketKey) + batch->error.capacity();
   if (bytes + size > budget_bytes) {
     hosts.clear();
-    bytes = std::numeric_limits<size_t>::max();
+    bytes = 0;
+    over_budget = true;
     return false;
   }
   if (batch->host >= hosts.size()) hosts.resize(batch->host + 1u);
@@ -50,7 +49,6 @@ bool RunSyncPass(const std::vector<HostSpec>& hosts, const std::string& referenc
     out->sync->OnWatermark(batch->host, batch->watermark);
     if (!keep || !keep->Keep(batch)) streams.Recycle(std::move(batch));
   }
-  if (keep) keep->complete = keep->bytes != std::numeric_limits<size_t>::max();
   return true;
 }
 

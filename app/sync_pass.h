@@ -24,7 +24,7 @@ struct SyncPassResult {
 struct KeptBatches {
   size_t budget_bytes = 0;
   size_t bytes = 0;
-  bool complete = false;  // every host's every batch is here (the budget was enough)
+  bool over_budget = false;  // everything kept was dropped: the input did not fit
   std::vector<std::deque<std::unique_ptr<Batch>>> hosts;
 
   // Takes the batch if it still fits; past the budget, drops everything kept.
