@@ -40,10 +40,13 @@ bool RunPipeline(const std::vector<HostSpec>& hosts, const PipelineOptions& opti
   for (size_t h = 0; h < hosts.size(); ++h) merger.SetTransform(static_cast<uint16_t>(h), clocks[h].transform);
   engine.SetSynchronized(true);
 
+  // Kept batches were counted by the sync pass already; decoded again, they are counted here.
   std::optional<HostStreams> streams;
   if (kept.over_budget) {
     streams.emplace(hosts, options.reader);
     streams->Start();
+  } else {
+    *stats = std::move(sync.stats);
   }
   auto next_from = [&](size_t host) -> std::unique_ptr<Batch> {
     if (streams) return streams->NextFrom(host);
@@ -63,7 +66,7 @@ bool RunPipeline(const std::vector<HostSpec>& hosts, const PipelineOptions& opti
     if (merger.done() || merger.needed() < 0) break;
     auto batch = next_from(static_cast<size_t>(merger.needed()));
     if (!batch) break;
-    (*stats)[batch->host].Add(*batch);
+    if (streams) (*stats)[batch->host].Add(*batch);
     merger.Push(std::move(batch));
   }
   return true;
