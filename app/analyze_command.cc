@@ -107,8 +107,7 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
     fmt::print(stderr, "waitpath: {}\n", error);
     return 1;
   }
-  std::vector<std::string> names;
-  for (const HostSpec& h : hosts) names.push_back(h.hostname);
+  const std::vector<std::string> names = HostNames(hosts);
 
   Engine engine(engine_options);
   AnalysisReport report(engine, names, watch, report_options, std::cout);

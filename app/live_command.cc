@@ -254,8 +254,7 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
       fmt::print(stderr, "waitpath: {}\n", error);
       return 1;
     }
-    std::vector<std::string> names;
-    for (const HostSpec& h : hosts) names.push_back(h.hostname);
+    const std::vector<std::string> names = HostNames(hosts);
     AnalysisReport report(engine, names, std::move(watch), report_options, std::cout);
     engine.SetListener(&report);
     PipelineOptions pipeline;

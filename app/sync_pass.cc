@@ -1,5 +1,7 @@
 #include "app/sync_pass.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "stream/host_streams.h"
@@ -24,15 +26,14 @@ bool KeptBatches::Keep(std::unique_ptr<Batch>& batch) {
 
 bool RunSyncPass(const std::vector<HostSpec>& hosts, const std::string& reference, const ReaderOptions& reader_options,
                  bool two_phase, SyncPassResult* out, std::string* error, KeptBatches* keep) {
-  std::vector<std::string> names;
-  size_t ref = 0;
-  for (size_t i = 0; i < hosts.size(); ++i) {
-    names.push_back(hosts[i].hostname);
-    if (hosts[i].hostname == reference) ref = i;
-  }
-  if (!reference.empty() && names[ref] != reference) {
-    *error = "--reference " + reference + ": no such host in the traces";
-    return false;
+  const std::vector<std::string> names = HostNames(hosts);
+  size_t ref = 0;  // default: the first host
+  if (!reference.empty()) {
+    ref = static_cast<size_t>(std::find(names.begin(), names.end(), reference) - names.begin());
+    if (ref == names.size()) {
+      *error = "--reference " + reference + ": no such host in the traces";
+      return false;
+    }
   }
   out->sync = std::make_unique<ClockSync>(names, ref, two_phase);
   out->stats.assign(hosts.size(), HostStats{});

@@ -118,4 +118,11 @@ bool DiscoverHosts(const std::vector<std::string>& paths, std::vector<HostSpec>*
   return true;
 }
 
+std::vector<std::string> HostNames(const std::vector<HostSpec>& hosts) {
+  std::vector<std::string> names;
+  names.reserve(hosts.size());
+  for (const HostSpec& h : hosts) names.push_back(h.hostname);
+  return names;
+}
+
 }  // namespace waitpath

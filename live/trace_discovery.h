@@ -32,4 +32,7 @@ TraceEnv ParseTraceEnv(const std::string& metadata_text);
 bool DiscoverHosts(const std::vector<std::string>& paths, std::vector<HostSpec>* hosts,
                    std::string* error);
 
+// The hosts' names, in order.
+std::vector<std::string> HostNames(const std::vector<HostSpec>& hosts);
+
 }  // namespace waitpath

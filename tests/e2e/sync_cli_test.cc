@@ -149,6 +149,23 @@ TEST(ScpSyncTest, PacketsMatchAndTheTransformIsAccurate) {
   ASSERT_EQ(a.exit_code, 0) << a.err;
 }
 
+// --reference picks the host whose clock the others map to; an unknown one is one line.
+TEST(ScpSyncTest, ReferenceChoosesTheClockAndAnUnknownOneIsAnError) {
+  if (!HaveShared("scp_src") || !HaveShared("scp_dest")) GTEST_SKIP() << "../shared/traces not present";
+  const std::string traces = " " + kShared + "/scp_src " + kShared + "/scp_dest";
+  CommandResult r = RunWaitpath("sync --json --reference VM3" + traces);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto clocks = ByHost(JsonLines(r.out), "clock");
+  ASSERT_EQ(clocks.size(), 2u);
+  EXPECT_EQ(clocks.at("VM1")["reference"], "VM3");
+  EXPECT_EQ(clocks.at("VM3")["reference"], "VM3");
+  for (const char* command : {"sync", "analyze"}) {
+    CommandResult bad = RunWaitpath(std::string(command) + " --reference nosuchhost" + traces);
+    EXPECT_EQ(bad.exit_code, 2) << command;
+    EXPECT_EQ(bad.err, "waitpath: --reference nosuchhost: no such host in the traces\n") << command;
+  }
+}
+
 }  // namespace
 }  // namespace waitpath::testing
 
