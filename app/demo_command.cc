@@ -268,29 +268,21 @@ bool RunToEnd(const std::vector<std::string>& argv, const std::string& log) {
 // ---------------------------------------------------------------------------------------------
 // Ports
 
-bool PortFree(int port) {
+// Whether `op` (bind or connect) succeeds on a fresh TCP socket for 127.0.0.1:`port`.
+bool LoopbackSocketOp(int port, int (*op)(int, const sockaddr*, socklen_t)) {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return false;
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(static_cast<uint16_t>(port));
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  const bool free = bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  close(fd);
-  return free;
-}
-
-bool PortAccepts(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  const bool ok = op(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
   close(fd);
   return ok;
 }
+
+bool PortFree(int port) { return LoopbackSocketOp(port, bind); }
+bool PortAccepts(int port) { return LoopbackSocketOp(port, connect); }
 
 // The first of three consecutive free loopback ports at or after `from`; 0 if none.
 int FreePortTriple(int from) {
