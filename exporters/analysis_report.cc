@@ -103,7 +103,10 @@ void AnalysisReport::OnWait(const ResolvedWait& wait) {
   if (!Watched(wait.task)) return;
   auto [it, inserted] = tracked_.try_emplace(wait.task);
   Tracked& t = it->second;
-  if (inserted) t.from = wait.start;
+  if (inserted) {
+    t.from = wait.start;
+    t.from_cum = wait.cum_start;
+  }
   scratch_.clear();
   engine_.resolver().Expand(wait.task, wait.start, wait.end, &scratch_);
   t.waits += wait.breakdown;
@@ -180,9 +183,13 @@ void AnalysisReport::Finish() {
     if (!task.ran || engine_.history(u).empty() || !Watched(u)) continue;
     const int64_t start = engine_.TaskStart(u), end = engine_.TaskEnd(u);
     if (end <= start) continue;
-    const StateVec breakdown = engine_.Breakdown(u, start, end);
+    // The lifetime breakdown is the cumulative vector at the end (zero at the start): each
+    // wait as resolved when it ended, so eviction since then changes nothing. Every
+    // accounted piece below comes from stored values too, never from a difference of
+    // re-read history, so none can be negative (docs/architecture.md, "Eviction").
+    const StateVec breakdown = engine_.Cumulative(u, end);
 
-    Tracked fresh{start, {}, {}};
+    Tracked fresh{start, {}, {}, {}};
     auto it = tracked_.find(u);
     Tracked& t = it != tracked_.end() ? it->second : fresh;
     // Before the first tracked wait: expand what is retained (evicted parts are unknown).
@@ -190,18 +197,19 @@ void AnalysisReport::Finish() {
     engine_.resolver().Expand(u, start, std::min(t.from, end), &scratch_);
     AddPieces(t, u, scratch_);
     const int64_t from = std::min(std::max(t.from, start), end);
+    const StateVec from_cum = t.from > start ? t.from_cum : StateVec{};
     // A wait still open at the end.
     const TaskHistory& h = engine_.history(u);
     StateVec open;
     if (h.blocked() && h.back().start < end) {
       const int64_t s = std::max(h.back().start, from);
-      open = engine_.Breakdown(u, s, end);
+      open = breakdown - (s == h.back().start ? h.back().cum : engine_.Cumulative(u, s));
       scratch_.clear();
       engine_.resolver().Expand(u, s, end, &scratch_);
       AddPieces(t, u, scratch_);
     }
     // The rest is the task's own time (running, interrupted, preempted, unknown).
-    const StateVec own = engine_.Breakdown(u, from, end) - t.waits - open;
+    const StateVec own = breakdown - from_cum - t.waits - open;
     t.by_task[u].states += own;
 
     std::vector<std::pair<Utid, Blame>> by_task(t.by_task.begin(), t.by_task.end());

@@ -43,6 +43,7 @@ class AnalysisReport : public WaitListener {
   };
   struct Tracked {
     int64_t from;                         // waits are accumulated from here on
+    StateVec from_cum;                    // the task's cumulative vector at `from`
     StateVec waits;                       // sum of their breakdowns
     std::unordered_map<Utid, Blame> by_task;
   };

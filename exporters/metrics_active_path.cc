@@ -80,12 +80,21 @@ prometheus::Counter& ActivePathMetrics::BlameSeries(const BlameKey& key) {
   return *it->second;
 }
 
-void ActivePathMetrics::Account(Utid u, int64_t from, int64_t to, const StateVec& states) {
+void ActivePathMetrics::Account(Utid u, int64_t to, const StateVec& to_cum) {
+  if (u >= accounted_to_.size()) {
+    accounted_to_.resize(u + 1u, kUnaccounted);
+    accounted_cum_.resize(u + 1u);
+  }
+  // A task that never ran yet (asleep since the state dump) is counted from its start once
+  // it has, as analyze only reports tasks that ran. Its vector is zero at its start.
+  const int64_t from = accounted_to_[u] == kUnaccounted ? engine_.TaskStart(u) : accounted_to_[u];
+  if (from >= to) return;
+  const StateVec states = to_cum - accounted_cum_[u];
   const Task& t = engine_.tasks()[u];
   const uint32_t process = processes_.Slot(t.comm);
   StateCounters& series = ProcessSeries(t.host, process);
   for (int i = 0; i < kLeafCount; ++i) {
-    if (states.ns[i] != 0) series[i]->Increment(states.ns[i] * kSecondsPerNs);
+    if (states.ns[i] > 0) series[i]->Increment(states.ns[i] * kSecondsPerNs);
   }
   // The blame split comes from the expanded path; pieces without a task (timer, disk,
   // network...) are credited to the waiting task, as analyze's by_task does.
@@ -98,34 +107,24 @@ void ActivePathMetrics::Account(Utid u, int64_t from, int64_t to, const StateVec
     BlameSeries(key).Increment((p.end - p.start) * kSecondsPerNs);
   }
   accounted_to_[u] = to;
+  accounted_cum_[u] = to_cum;
 }
 
 void ActivePathMetrics::OnWait(const ResolvedWait& wait) {
   const Utid u = wait.task;
-  // A task that never ran yet (asleep since the state dump) is counted from its start once
-  // it has, as analyze only reports tasks that ran.
   if (!engine_.tasks()[u].ran || !Watched(u)) return;
-  if (u >= accounted_to_.size()) accounted_to_.resize(u + 1u, kUnaccounted);
-  const int64_t from = accounted_to_[u] == kUnaccounted ? engine_.TaskStart(u) : accounted_to_[u];
-  if (from >= wait.end) return;
-  if (from <= wait.start) {
-    // The wait's breakdown is already resolved: only the task's own time before it is new.
-    Account(u, from, wait.end, engine_.Breakdown(u, from, wait.start) + wait.breakdown);
-  } else {
-    Account(u, from, wait.end, engine_.Breakdown(u, from, wait.end));
-  }
+  // The task's own time since it was last counted, then this wait, as resolved.
+  Account(u, wait.end, wait.cum_start + wait.breakdown);
 }
 
 void ActivePathMetrics::Finish() {
   const TaskTable& tasks = engine_.tasks();
-  accounted_to_.resize(tasks.size(), kUnaccounted);
   for (Utid u = 0; u < tasks.size(); ++u) {
     // The tasks analyze reports, so that both give the same totals.
     if (!tasks[u].ran || engine_.history(u).empty() || !Watched(u)) continue;
     const int64_t start = engine_.TaskStart(u), end = engine_.TaskEnd(u);
-    const int64_t from = accounted_to_[u] == kUnaccounted ? start : accounted_to_[u];
-    if (end <= start || from >= end) continue;
-    Account(u, from, end, engine_.Breakdown(u, from, end));
+    if (end <= start) continue;
+    Account(u, end, engine_.Cumulative(u, end));
   }
 }
 

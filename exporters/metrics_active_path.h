@@ -48,9 +48,10 @@ class ActivePathMetrics {
   };
 
   bool Watched(Utid u);
-  // Counts [from, to) of task u: `states` (its breakdown over it) by process, and the expanded
-  // path over it by blamed process. The task's time is then counted up to `to`.
-  void Account(Utid u, int64_t from, int64_t to, const StateVec& states);
+  // Counts [from, to) of task u, up to where it is counted and its cumulative vector there
+  // (`to_cum`): the difference to the last counted vector by process, and the expanded path
+  // over it by blamed process. Both are non-negative: stored vectors, no re-read history.
+  void Account(Utid u, int64_t to, const StateVec& to_cum);
   StateCounters& ProcessSeries(uint16_t host, uint32_t process);
   prometheus::Counter& BlameSeries(const BlameKey& key);
   const std::string& HostName(uint16_t host);
@@ -68,6 +69,7 @@ class ActivePathMetrics {
   // watch decision cached with the name id it was taken for (a task may exec).
   static constexpr int64_t kUnaccounted = INT64_MIN;
   std::vector<int64_t> accounted_to_;
+  std::vector<StateVec> accounted_cum_;  // the task's cumulative vector there
   std::vector<uint64_t> watched_;  // (comm id + 1) << 1 | watched; 0: not decided
   std::vector<PathSegment> pieces_;
 };

@@ -2,11 +2,6 @@
 
 namespace waitpath {
 
-void ActivePathResolver::SetHorizon(uint16_t host, int64_t horizon) {
-  if (host >= horizons_.size()) horizons_.resize(host + 1u, std::numeric_limits<int64_t>::min());
-  horizons_[host] = std::max(horizons_[host], horizon);
-}
-
 // The value at t of the function a blocked segment [start, ...) follows: F_X(t) - F_X(start)
 // = LinkValue(t) - LinkValue(start).
 StateVec ActivePathResolver::LinkValue(const WaitLink& link, int64_t start, int64_t t, int depth) {
@@ -36,9 +31,17 @@ StateVec ActivePathResolver::LinkValue(const WaitLink& link, int64_t start, int6
 // F_X(t) for t inside the retained history.
 StateVec ActivePathResolver::CumInside(const TaskHistory& h, int64_t t, int depth) {
   const Segment& s = h.at(h.Find(t));
+  if (t == s.start) return s.cum;
   if (s.kind != SegmentKind::kBlocked) return s.cum + StateVec::Of(OwnLeaf(s.kind), t - s.start);
   if (s.link.type == WaitLink::Type::kPending) return s.cum + StateVec::Of(Leaf::kBlocked, t - s.start);
   if (!NeedsOrigin(s.link)) return s.cum + LinkValue(s.link, s.start, t, 0) - LinkValue(s.link, s.start, s.start, 0);
+  if (s.link.type == WaitLink::Type::kPacket) {
+    // The origin of a packet wait is kept relative to the send (ResolveWait): after it, the
+    // value no longer depends on the sender's history, which may be gone by now.
+    const int64_t send = std::max(s.link.ts, s.start);
+    if (t > send) return s.cum + h.origin(s) + StateVec::Of(Leaf::kNetwork, t - send);
+    return s.cum + h.origin(s) + Cum(s.link.task, t, depth + 1) - Cum(s.link.task, send, depth + 1);
+  }
   return s.cum + LinkValue(s.link, s.start, t, depth) - h.origin(s);
 }
 
@@ -66,15 +69,15 @@ StateVec ActivePathResolver::Cum(Utid x, int64_t t, int depth) {
 StateVec ActivePathResolver::Delta(Utid x, int64_t a, int64_t b) {
   StateVec out;
   if (a >= b) return out;
-  if (x != kNoTask) {
-    const int64_t h = horizon(tasks_[x].host);
-    if (a < h) {
-      const int64_t cut = std::min(b, h);
-      out[Leaf::kUnknown] += cut - a;
-      ++counters_.evicted_reads;
-      a = cut;
-      if (a >= b) return out;
-    }
+  if (x != kNoTask && a < horizon_) {
+    // Before the horizon a difference of F would re-read histories that may be gone since
+    // its waits were resolved: sum the expansion instead, which reads x's own retained
+    // segments as they are and other tasks' only from the horizon on.
+    ++counters_.evicted_reads;
+    std::vector<PathSegment> pieces;
+    Expand(x, a, b, &pieces);
+    for (const PathSegment& p : pieces) out[p.leaf] += p.end - p.start;
+    return out;
   }
   return out + Cum(x, b) - Cum(x, a);
 }
@@ -82,18 +85,28 @@ StateVec ActivePathResolver::Delta(Utid x, int64_t a, int64_t b) {
 StateVec ActivePathResolver::ResolveWait(const WaitLink& link, int64_t a, int64_t b, StateVec* origin) {
   *origin = {};
   if (a >= b) return {};
-  // A wait that began before the horizon: its evicted part is unknown.
-  const int64_t h = link.task != kNoTask ? horizon(tasks_[link.task].host) : std::numeric_limits<int64_t>::min();
-  StateVec before;
-  if (a < h && (link.type == WaitLink::Type::kTask || link.type == WaitLink::Type::kPacket)) {
-    const int64_t cut = std::min(b, h);
-    before[Leaf::kUnknown] = cut - a;
-    ++counters_.evicted_reads;
-    *origin = LinkValue(link, a, cut, 0) - before;
-    return before + LinkValue(link, a, b, 0) - LinkValue(link, a, cut, 0);
+  // [a, c): the part of the wait that reads another task's history before the horizon
+  // (for a packet, only up to its send: the flight after it is network whatever was
+  // evicted). It is unknown, and values before the horizon are only ever differenced
+  // within this one call, never stored.
+  int64_t c = a;
+  if (NeedsOrigin(link) && a < horizon_) {
+    c = std::min(b, horizon_);
+    if (link.type == WaitLink::Type::kPacket) c = std::min(c, std::max(link.ts, a));
   }
-  *origin = LinkValue(link, a, a, 0);
-  return LinkValue(link, a, b, 0) - *origin;
+  StateVec before;
+  if (c > a) {
+    before[Leaf::kUnknown] = c - a;
+    ++counters_.evicted_reads;
+  }
+  const StateVec at_c = LinkValue(link, a, c, 0);
+  *origin = at_c - before;  // so that F_X(t) = cum + LinkValue(t) - origin for t >= c
+  const StateVec delta = before + LinkValue(link, a, b, 0) - at_c;
+  if (link.type == WaitLink::Type::kPacket && NeedsOrigin(link)) {
+    // Kept relative to the send, so that reads after it need not read the sender again.
+    *origin = Cum(link.task, std::max(link.ts, a), 1) - *origin;
+  }
+  return delta;
 }
 
 void ActivePathResolver::Emit(std::vector<PathSegment>* out, Utid task, Leaf leaf, int64_t a, int64_t b, int depth) {
@@ -115,10 +128,10 @@ void ActivePathResolver::Expand(Utid x, int64_t a, int64_t b, std::vector<PathSe
   }
   const Task& task = tasks_[x];
   const TaskHistory& h = histories_[x];
-  const int64_t hz = horizon(task.host);
-  if (a < hz) {
-    Emit(out, x, Leaf::kUnknown, a, std::min(b, hz), depth);
-    a = std::min(b, hz);
+  if (depth > 0 && a < horizon_) {
+    // Reached through a link: before the horizon this history may be gone (ResolveWait).
+    Emit(out, x, Leaf::kUnknown, a, std::min(b, horizon_), depth);
+    a = std::min(b, horizon_);
   }
   if (a < h.start()) {
     const int64_t cut = std::min(b, h.start());

@@ -2,6 +2,7 @@
 // at its wake-up, from cumulative vectors) and expands paths on demand.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -30,10 +31,12 @@ class ActivePathResolver {
   ActivePathResolver(const TaskTable& tasks, const std::vector<TaskHistory>& histories, int max_depth)
       : tasks_(tasks), histories_(histories), max_depth_(max_depth) {}
 
-  // Time per leaf of AP(x, t) for t in [a, b).
+  // Time per leaf of AP(x, t) for t in [a, b); time before the horizon is unknown.
   StateVec Delta(Utid x, int64_t a, int64_t b);
   // The breakdown of a wait [a, b) ended through `link`; `origin` receives what the
-  // history stores to answer later queries inside the wait in one chain.
+  // history stores to answer later queries inside the wait in one chain (see NeedsOrigin).
+  // The part of the wait that would read another task's history before the horizon is
+  // unknown (docs/architecture.md, "Eviction").
   StateVec ResolveWait(const WaitLink& link, int64_t a, int64_t b, StateVec* origin);
   // The same without keeping the origin.
   StateVec LinkDelta(Utid waiter, const WaitLink& link, int64_t a, int64_t b) {
@@ -42,18 +45,24 @@ class ActivePathResolver {
     return ResolveWait(link, a, b, &origin);
   }
   // x's cumulative vector F_x(t), extended before its history through its fork link (its
-  // parent's path) or as unknown. Only differences of it are meaningful.
+  // parent's path) or as unknown. Only differences of it are meaningful, and only values
+  // that cannot change are: t at or after the horizon, a segment's start (its stored
+  // vector), or t inside one of x's own (running, preempted...) segments. Before the
+  // horizon, a wait's value would read histories that may have been evicted since.
   StateVec Cum(Utid x, int64_t t, int depth = 0);
 
   // Appends the path of x over [a, b) to `out`, adjacent pieces of the same task and leaf
-  // merged. The pieces cover [a, b) exactly.
+  // merged. The pieces cover [a, b) exactly. x's own retained history is read as it is;
+  // another task's (through a wake-up, packet or fork link) only from the horizon on, the
+  // time before it being unknown at that task, as ResolveWait counts it.
   void Expand(Utid x, int64_t a, int64_t b, std::vector<PathSegment>* out, int depth = 0);
 
-  // History before `horizon` on `host` may be evicted: queries there answer unknown.
-  void SetHorizon(uint16_t host, int64_t horizon);
-  int64_t horizon(uint16_t host) const {
-    return host < horizons_.size() ? horizons_[host] : std::numeric_limits<int64_t>::min();
-  }
+  // History before `horizon` may be evicted, on any host: reads of other tasks' histories
+  // there answer unknown. One horizon for all hosts, the latest any host set, because a
+  // path crosses hosts: a read at t on one host may continue on another whose history at t
+  // is gone. Never moves back.
+  void SetHorizon(int64_t horizon) { horizon_ = std::max(horizon_, horizon); }
+  int64_t horizon() const { return horizon_; }
 
   const ResolverCounters& counters() const { return counters_; }
 
@@ -67,7 +76,7 @@ class ActivePathResolver {
   const TaskTable& tasks_;
   const std::vector<TaskHistory>& histories_;
   const int max_depth_;
-  std::vector<int64_t> horizons_;
+  int64_t horizon_ = std::numeric_limits<int64_t>::min();
   ResolverCounters counters_;
 };
 

@@ -193,11 +193,12 @@ TEST_F(ActivePathResolverTest, EvictedHistoryIsUnknownAndCounted) {
   const Utid x = AddTask(1, 0, SegmentKind::kRunning);
   histories_[x].Switch(10, SegmentKind::kPreempted);
   histories_[x].Switch(20, SegmentKind::kRunning);
-  resolver_.SetHorizon(0, 15);  // as the engine does before evicting
+  resolver_.SetHorizon(15);  // as the engine does before evicting
   histories_[x].EvictBefore(15);
+  // [0, 10) is gone; the task's own segment [10, 20) is still retained and read as it is.
   const StateVec d = resolver_.Delta(x, 0, 30);
-  EXPECT_EQ(d[Leaf::kUnknown], 15);
-  EXPECT_EQ(d[Leaf::kPreempted], 5);
+  EXPECT_EQ(d[Leaf::kUnknown], 10);
+  EXPECT_EQ(d[Leaf::kPreempted], 10);
   EXPECT_EQ(d[Leaf::kRunning], 10);
   EXPECT_EQ(resolver_.counters().evicted_reads, 1u);
   ExpectConsistent(x, 0, 30);
@@ -210,7 +211,7 @@ TEST_F(ActivePathResolverTest, QueryIntoAWaitWhoseWakerWasPartlyEvicted) {
   histories_[w].Switch(8, SegmentKind::kRunning);
   const Utid x = AddTask(1, 0, SegmentKind::kBlocked);
   Wake(x, 10, WaitLink{WaitLink::Type::kTask, Leaf::kBlocked, w}, SegmentKind::kRunning);
-  resolver_.SetHorizon(0, 8);  // as the engine does before evicting
+  resolver_.SetHorizon(8);  // as the engine does before evicting
   histories_[w].EvictBefore(8);
   histories_[x].EvictBefore(8);  // x's wait ends at 10: kept
   ASSERT_EQ(histories_[x].start(), 0);

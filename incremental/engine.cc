@@ -48,6 +48,7 @@ Utid Engine::Touch(uint16_t host, int32_t tid, int64_t ts, SegmentKind initial) 
 void Engine::ResolveWait(Utid u, int64_t ts, const WaitLink& link, SegmentKind next) {
   TaskHistory& h = histories_[u];
   const int64_t start = h.back().start;
+  const StateVec cum_start = h.back().cum;
   StateVec origin;
   const StateVec delta = resolver_.ResolveWait(link, start, ts, &origin);
   const size_t before = h.size();
@@ -56,7 +57,7 @@ void Engine::ResolveWait(Utid u, int64_t ts, const WaitLink& link, SegmentKind n
   counters_.history_segments += h.size() - before;
   counters_.history_origins += h.origins() - origins_before;
   ++counters_.waits;
-  if (listener_ && ts > start) listener_->OnWait(ResolvedWait{u, start, ts, link, delta});
+  if (listener_ && ts > start) listener_->OnWait(ResolvedWait{u, start, ts, link, delta, cum_start});
 }
 
 void Engine::FramePushed(CpuContext& cpu, int64_t ts) {
@@ -318,11 +319,11 @@ void Engine::Evict(uint16_t host) {
   const int64_t now = hosts_[host].now;
   packets_.ExpireBefore(now - options_.packet_expiry_ns);
   int64_t cutoff = now - options_.retention_ns;
-  resolver_.SetHorizon(host, cutoff);
+  resolver_.SetHorizon(cutoff);
   // Over the byte cap, keep less time than the retention window.
   for (int64_t keep = options_.retention_ns; history_bytes() > options_.max_history_bytes && keep > 1; keep /= 2) {
     cutoff = now - keep / 2;
-    resolver_.SetHorizon(host, cutoff);
+    resolver_.SetHorizon(cutoff);
     for (Utid u = 0; u < histories_.size(); ++u) {
       if (tasks_[u].host != host) continue;
       Evicted(histories_[u].EvictBefore(cutoff));

@@ -28,6 +28,9 @@ struct ResolvedWait {
   int64_t start, end;
   WaitLink link;
   StateVec breakdown;  // sums to end - start
+  StateVec cum_start;  // the task's cumulative vector at `start` (its value at `end` is
+                       // cum_start + breakdown): accounting from one wait to the next
+                       // needs no read of history that may be evicted
 };
 
 // Told about every resolved wait, while the histories it reaches are still retained.
@@ -74,8 +77,13 @@ class Engine {
   // or to the end of its host's input.
   int64_t TaskStart(Utid u) const { return tasks_[u].first_ts; }
   int64_t TaskEnd(Utid u) const;
-  // Breakdown of the task's active path over [a, b).
+  // Breakdown of the task's active path over [a, b); before the horizon, unknown.
   StateVec Breakdown(Utid u, int64_t a, int64_t b) { return resolver_.Delta(u, a, b); }
+  // The task's cumulative vector: zero at TaskStart, F(b) - F(a) its breakdown over [a, b)
+  // as resolved when each wait ended (the part of a wait that reached into evicted history
+  // counted unknown then). Exact for t at a segment's start (every wait's start and end, the
+  // task's end), inside a segment of its own, or at or after the horizon.
+  StateVec Cumulative(Utid u, int64_t t) { return resolver_.Cum(u, t); }
   size_t history_bytes() const {
     return counters_.history_segments * TaskHistory::kSegmentBytes + counters_.history_origins * TaskHistory::kOriginBytes;
   }

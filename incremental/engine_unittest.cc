@@ -543,7 +543,7 @@ TEST_F(EngineEvictionTest, OldHistoryIsEvictedAndReadsIntoItAreUnknown) {
   const uint64_t reads = engine.resolver().counters().evicted_reads;
   const StateVec whole = engine.Breakdown(x, 0, now);
   EXPECT_EQ(whole.total(), now);
-  EXPECT_GE(whole[Leaf::kUnknown], engine.resolver().horizon(0));
+  EXPECT_GE(whole[Leaf::kUnknown], engine.resolver().horizon());
   EXPECT_GT(engine.resolver().counters().evicted_reads, reads);
   std::vector<PathSegment> pieces;
   engine.resolver().Expand(x, 0, now, &pieces);
@@ -614,7 +614,7 @@ TEST_F(EngineEvictionTest, LongWaitWokenJustBeforeEviction) {
   batch.events.insert(batch.events.end(), tail.begin(), tail.end());
   engine.Push(batch);
   const int64_t end = engine.host_now(0);
-  const int64_t horizon = engine.resolver().horizon(0);
+  const int64_t horizon = engine.resolver().horizon();
   ASSERT_GT(horizon, 1);
   ASSERT_LT(horizon, t + 1);
   const Utid x = engine.tasks().Find(0, 30);

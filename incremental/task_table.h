@@ -33,7 +33,8 @@ class TaskTable {
  public:
   // The live task with this tid on this host, or kNoTask.
   Utid Find(uint16_t host, int32_t tid) const;
-  // The live task with this tid, created (first mention at `ts`) when unknown.
+  // The live task with this tid, created (first mention at `ts`) when unknown or when the
+  // task that had it has ended (a tid reused after an exit is a new task).
   Utid GetOrCreate(uint16_t host, int32_t tid, int64_t ts, bool* created = nullptr);
   // A new task for `tid` (a fork): any older task with that tid stops being findable.
   Utid CreateFresh(uint16_t host, int32_t tid, int64_t ts);
