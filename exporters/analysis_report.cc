@@ -192,12 +192,17 @@ void AnalysisReport::Finish() {
     Tracked fresh{start, {}, {}, {}};
     auto it = tracked_.find(u);
     Tracked& t = it != tracked_.end() ? it->second : fresh;
-    // Before the first tracked wait: expand what is retained (evicted parts are unknown).
-    scratch_.clear();
-    engine_.resolver().Expand(u, start, std::min(t.from, end), &scratch_);
-    AddPieces(t, u, scratch_);
+    // Before the first tracked wait: the expanded path while its history is all retained,
+    // else the task's own vector (its breakdown there), credited to itself.
     const int64_t from = std::min(std::max(t.from, start), end);
     const StateVec from_cum = t.from > start ? t.from_cum : StateVec{};
+    if (from > start && start < engine_.history(u).start()) {
+      t.by_task[u].states += from_cum;
+    } else {
+      scratch_.clear();
+      engine_.resolver().Expand(u, start, from, &scratch_);
+      AddPieces(t, u, scratch_);
+    }
     // A wait still open at the end.
     const TaskHistory& h = engine_.history(u);
     StateVec open;

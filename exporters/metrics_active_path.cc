@@ -97,9 +97,17 @@ void ActivePathMetrics::Account(Utid u, int64_t to, const StateVec& to_cum) {
     if (states.ns[i] > 0) series[i]->Increment(states.ns[i] * kSecondsPerNs);
   }
   // The blame split comes from the expanded path; pieces without a task (timer, disk,
-  // network...) are credited to the waiting task, as analyze's by_task does.
+  // network...) are credited to the waiting task, as analyze's by_task does. Where the
+  // task's own history since `from` is no longer retained (no wait for longer than the
+  // retention), the time is credited to the task itself, state by state.
   pieces_.clear();
-  engine_.resolver().Expand(u, from, to, &pieces_);
+  if (from < engine_.history(u).start()) {
+    for (int i = 0; i < kLeafCount; ++i) {
+      if (states.ns[i] > 0) pieces_.push_back(PathSegment{u, static_cast<Leaf>(i), 0, states.ns[i], 0});
+    }
+  } else {
+    engine_.resolver().Expand(u, from, to, &pieces_);
+  }
   for (const PathSegment& p : pieces_) {
     const Utid who = p.task == kNoTask ? u : p.task;
     const Task& w = engine_.tasks()[who];

@@ -91,6 +91,11 @@ void Engine::Process(const Event& e, const Batch& batch) {
   // runs in the waker's context.
   hs.has_waking = batch.counters.dialect & kDialectHasWaking;
   hs.now = e.ts;
+  // History before the horizon may be evicted at the next pass on any host: a wait that
+  // resolves now reads none of it (docs/architecture.md, "Eviction").
+  if (e.ts > std::numeric_limits<int64_t>::min() + options_.retention_ns) {
+    resolver_.SetHorizon(e.ts - options_.retention_ns);
+  }
   ++counters_.events;
   CpuContext& cpu = hs.cpus.cpu(e.cpu);
   // perf names the current task in every event: it fills in CPUs not yet seen switching.
@@ -173,8 +178,12 @@ void Engine::Process(const Event& e, const Batch& batch) {
     case EventKind::kLost: OnLost(host, e); break;
     default: break;
   }
-  if (++hs.events_since_evict >= kEvictEvery) {
+  if (hs.last_evict == std::numeric_limits<int64_t>::min()) hs.last_evict = e.ts;
+  // A pass every kEvictEvery events, or at least every quarter of the retention at a low
+  // event rate, so that a quiet host's history is bounded by time too.
+  if (++hs.events_since_evict >= kEvictEvery || e.ts - hs.last_evict >= options_.retention_ns / 4) {
     hs.events_since_evict = 0;
+    hs.last_evict = e.ts;
     Evict(host);
   }
 }
@@ -199,7 +208,12 @@ void Engine::OnSwitch(uint16_t host, const Event& e) {
     const size_t before = h.size();
     h.Switch(e.ts, preempted ? SegmentKind::kPreempted : SegmentKind::kBlocked);
     counters_.history_segments += h.size() - before;
-    if (tasks_[p].exit_ts != kNever && tasks_[p].end_ts == kNever) tasks_[p].end_ts = e.ts;
+    // After sched_process_exit a task may still sleep (closing files, freeing memory) and
+    // run again; its final switch-out is the one in a dead state, neither runnable nor a
+    // sleep (EXIT_ZOMBIE/EXIT_DEAD since 4.14, TASK_DEAD before).
+    if (tasks_[p].exit_ts != kNever && tasks_[p].end_ts == kNever && !preempted && (e.x & 0x3) == 0) {
+      tasks_[p].end_ts = e.ts;
+    }
   }
   if (e.b > 0) {
     const Utid n = Touch(host, e.b, e.ts, SegmentKind::kRunning);

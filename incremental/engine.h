@@ -95,6 +95,7 @@ class Engine {
     int64_t last_loss = std::numeric_limits<int64_t>::min();
     bool has_waking = false;
     uint64_t events_since_evict = 0;
+    int64_t last_evict = std::numeric_limits<int64_t>::min();
   };
 
   HostState& Host(uint16_t host);

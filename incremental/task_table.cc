@@ -10,8 +10,8 @@ Utid TaskTable::Find(uint16_t host, int32_t tid) const {
 Utid TaskTable::GetOrCreate(uint16_t host, int32_t tid, int64_t ts, bool* created) {
   auto [it, inserted] = live_.try_emplace(Key(host, tid), static_cast<Utid>(tasks_.size()));
   if (!inserted && tasks_[it->second].end_ts != kNever) {
-    // That task ended (switched out after its exit) and its free was not traced: the tid
-    // is being reused, by a task whose fork was not traced either.
+    // That task ended (its final switch-out after its exit) and its free was not traced:
+    // the tid is being reused, by a task whose fork was not traced either.
     if (created) *created = true;
     return CreateFresh(host, tid, ts);
   }

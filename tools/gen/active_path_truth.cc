@@ -16,6 +16,14 @@ PathBreakdown ActivePathTruth::Compute(int32_t task, Ns a, Ns b) const {
     Ns lo;
     Ns hi;
   };
+  // A wait resolved when history before `horizon` may be gone: [lo, horizon) is unknown at
+  // the waker. Returns where the waker's path is followed from.
+  auto evicted = [&](int32_t waker, Ns horizon, Ns lo, Ns hi) {
+    if (retention_ <= 0 || horizon <= lo) return lo;
+    const Ns cut = std::min(hi, horizon);
+    add(waker, Leaf::kUnknown, lo, cut);
+    return cut;
+  };
   // Explicit stack: wake chains (mutex convoys, long request chains) can be deep.
   std::vector<Item> stack{{task, a, b}};
   while (!stack.empty()) {
@@ -64,9 +72,11 @@ PathBreakdown ActivePathTruth::Compute(int32_t task, Ns a, Ns b) const {
               add(it.task, Leaf::kBlocked, lo, hi);
               break;
             case WakeCause::kTask:
+              lo = evicted(s.waker, tl.SegmentEnd(i) - retention_, lo, hi);
               stack.push_back({s.waker, lo, hi});
               break;
             case WakeCause::kPacket:
+              if (s.waker >= 0) lo = evicted(s.waker, std::min(tl.SegmentEnd(i) - retention_, s.sent), lo, hi);
               if (s.waker >= 0 && lo < s.sent) stack.push_back({s.waker, lo, std::min(hi, s.sent)});
               add(it.task, Leaf::kNetwork, s.waker >= 0 ? std::max(lo, s.sent) : lo, hi);
               break;

@@ -17,8 +17,13 @@ struct PathBreakdown {
 
 class ActivePathTruth {
  public:
-  ActivePathTruth(const std::vector<TaskInfo>& tasks, const std::vector<TaskTimeline>& timelines)
-      : tasks_(tasks), timelines_(timelines) {}
+  // `retention` > 0: the answer of an analysis that keeps that much history. A wait
+  // [c, d) woken by a task or a packet is resolved at d, when history before d - retention
+  // may be gone: its part before then (before the send, for a packet) is unknown, owned by
+  // the waker; the rest follows the waker as usual (docs/architecture.md, "Eviction").
+  ActivePathTruth(const std::vector<TaskInfo>& tasks, const std::vector<TaskTimeline>& timelines,
+                  Ns retention = 0)
+      : tasks_(tasks), timelines_(timelines), retention_(retention) {}
 
   // Breakdown of AP(task, t) for t in [a, b). The leaf owner is the task itself for
   // running/interrupted/preempted, and the task whose wait produced the leaf for
@@ -28,6 +33,7 @@ class ActivePathTruth {
  private:
   const std::vector<TaskInfo>& tasks_;
   const std::vector<TaskTimeline>& timelines_;
+  const Ns retention_;
 };
 
 }  // namespace waitpath::gen

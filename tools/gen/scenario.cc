@@ -132,6 +132,7 @@ Scenario Parse(toml::table& root, const std::vector<std::string>& overrides,
   s.duration = GetDuration(root, "duration", s.duration);
   s.epoch_ns = Get<int64_t>(root, "epoch_ns", s.epoch_ns);
   s.slice = GetDuration(root, "slice", s.slice);
+  s.truth_retention = GetDuration(root, "truth_retention", s.truth_retention);
   s.watch = GetStrings(root, "watch");
 
   if (const toml::table* net = root.get_as<toml::table>("network")) {

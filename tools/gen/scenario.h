@@ -53,6 +53,7 @@ struct Scenario {
   Ns duration = 1 * kSec;
   int64_t epoch_ns = 1700000000000000000;  // reference clock at true time 0
   Ns slice = 3 * kMs;
+  Ns truth_retention = 0;  // > 0: truth.json is what an analysis keeping that much history says
   std::vector<std::string> watch;  // task names; empty = every non-idle task
   std::vector<HostSpec> hosts;
   NetworkSpec network;

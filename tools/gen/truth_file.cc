@@ -28,6 +28,7 @@ nlohmann::json TruthFile::Build(const Scenario& scenario, const SimulationResult
   out["reference_host"] = scenario.hosts.front().name;
   out["epoch_ns"] = scenario.epoch_ns;
   out["duration_ns"] = scenario.duration;
+  if (scenario.truth_retention > 0) out["retention_ns"] = scenario.truth_retention;
   json jclocks = json::array();
   for (size_t h = 0; h < scenario.hosts.size(); ++h) {
     jclocks.push_back({{"host", scenario.hosts[h].name},
@@ -56,7 +57,7 @@ nlohmann::json TruthFile::Build(const Scenario& scenario, const SimulationResult
   }
   out["hosts"] = jhosts;
 
-  ActivePathTruth truth(sim.tasks, sim.timelines);
+  ActivePathTruth truth(sim.tasks, sim.timelines, scenario.truth_retention);
   json jtasks = json::array();
   for (size_t i = 0; i < sim.tasks.size(); ++i) {
     const TaskInfo& t = sim.tasks[i];
