@@ -222,5 +222,64 @@ TEST_F(ActivePathResolverTest, QueryIntoAWaitWhoseWakerWasPartlyEvicted) {
   EXPECT_GT(resolver_.counters().evicted_reads, 0u);
 }
 
+
+// A packet wait resolved while its sender's history was whole, read after the sender's
+// history before the send is gone: the stored value after the send no longer depends on it.
+TEST_F(ActivePathResolverTest, PacketWaitReadAfterTheSendersHistoryWasEvicted) {
+  const Utid r = AddTask(2, 0, SegmentKind::kRunning);
+  histories_[r].Switch(30, SegmentKind::kPreempted);
+  histories_[r].Switch(50, SegmentKind::kRunning);
+  const Utid x = AddTask(1, 0, SegmentKind::kBlocked);
+  Wake(x, 100, WaitLink{WaitLink::Type::kPacket, Leaf::kNetwork, r, 60});
+  const StateVec before = resolver_.Delta(x, 0, 100);
+  EXPECT_EQ(before[Leaf::kPreempted], 20);
+  resolver_.SetHorizon(55);  // as the engine does before evicting
+  histories_[r].EvictBefore(55);
+  // After the send (60) the wait is network whatever the sender's history holds now.
+  for (int64_t a : {55, 60, 70}) {
+    ExpectConsistent(x, a, 100);
+  }
+  EXPECT_EQ(resolver_.Delta(x, 70, 100)[Leaf::kNetwork], 30);
+  EXPECT_EQ(resolver_.Delta(x, 55, 100)[Leaf::kRunning], 5);
+  EXPECT_EQ(resolver_.Delta(x, 55, 100)[Leaf::kNetwork], 40);
+}
+
+// A packet wait resolved after the horizon passed its send: only the part before the send
+// read the sender's history, so only that part is unknown (owned by the sender); the flight
+// stays network.
+TEST_F(ActivePathResolverTest, PacketWaitOlderThanTheHorizonIsUnknownOnlyBeforeTheSend) {
+  const Utid r = AddTask(2, 0, SegmentKind::kRunning);
+  const Utid x = AddTask(1, 0, SegmentKind::kBlocked);
+  resolver_.SetHorizon(80);
+  histories_[r].EvictBefore(80);
+  StateVec origin;
+  const WaitLink link{WaitLink::Type::kPacket, Leaf::kNetwork, r, 60};
+  const StateVec d = resolver_.ResolveWait(link, 0, 100, &origin);
+  EXPECT_EQ(d[Leaf::kUnknown], 60);
+  EXPECT_EQ(d[Leaf::kNetwork], 40);
+  Wake(x, 100, link);
+  std::vector<PathSegment> pieces;
+  EXPECT_EQ(ExpandSums(x, 0, 100, &pieces).ns, d.ns);
+  ASSERT_EQ(pieces.size(), 2u);
+  EXPECT_EQ(pieces[0].task, r);  // the task whose history was gone
+  EXPECT_EQ(pieces[0].leaf, Leaf::kUnknown);
+  ExpectConsistent(x, 80, 100);
+}
+
+// One horizon for every host: a chain that crosses to another host reads that host's history
+// only from the horizon on, though the other host's own clock is behind.
+TEST_F(ActivePathResolverTest, ChainAcrossHostsReadsNothingBeforeTheHorizon) {
+  const Utid w = tasks_.GetOrCreate(1, 7, 0);  // on host 1
+  histories_.resize(tasks_.size());
+  histories_[w].Begin(0, SegmentKind::kRunning);
+  histories_[w].Switch(40, SegmentKind::kPreempted);
+  resolver_.SetHorizon(50);
+  StateVec origin;
+  const StateVec d = resolver_.ResolveWait(WaitLink{WaitLink::Type::kTask, Leaf::kBlocked, w}, 0, 100, &origin);
+  EXPECT_EQ(d[Leaf::kUnknown], 50);
+  EXPECT_EQ(d[Leaf::kPreempted], 50);
+  EXPECT_EQ(d[Leaf::kRunning], 0);
+}
+
 }  // namespace
 }  // namespace waitpath

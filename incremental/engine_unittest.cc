@@ -430,6 +430,26 @@ TEST_F(EngineTest, ExitThenFinalSwitchEndsTheTask) {
   CheckAllTasks();
 }
 
+// After sched_process_exit a task may still sleep and run (closing files, freeing memory):
+// its life ends at the switch-out in a dead state. A later switch-in of its tid without a
+// traced free or fork is a new task (the tid was reused).
+TEST_F(EngineTest, ExitThenASleepIsNotTheEndAndAReusedTidIsANewTask) {
+  Push({Switch(0, 0, 0, 10, kRunnable), Ev(50, 0, EventKind::kProcessExit, 10),
+        Switch(55, 0, 10, 0, kSleeping), Waking(60, 1, 10), Switch(65, 0, 0, 10, kRunnable),
+        Switch(70, 0, 10, 0, 0x20 /* EXIT_ZOMBIE */)});
+  const Utid x = U(10);
+  EXPECT_EQ(engine_.TaskEnd(x), 70);
+  Push({Switch(80, 1, 0, 10, kRunnable), Switch(90, 1, 10, 0, kSleeping)});
+  const Utid again = U(10);
+  EXPECT_NE(again, x);
+  EXPECT_EQ(engine_.TaskStart(again), 80);
+  EXPECT_EQ(engine_.TaskEnd(x), 70);
+  const StateVec life = engine_.Cumulative(x, engine_.TaskEnd(x));
+  EXPECT_EQ(life.total(), 70);
+  EXPECT_EQ(life[Leaf::kRunning], 55 + 5);
+  CheckAllTasks();
+}
+
 TEST_F(EngineTest, SchedWakeupIsUsedOnlyWithoutSchedWaking) {
   const auto events = [](int64_t t0) {
     return std::vector<Event>{Switch(t0, 0, 0, 10, kRunnable), Switch(t0, 1, 0, 20, kRunnable),
