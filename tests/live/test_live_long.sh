@@ -1,0 +1,60 @@
+#!/bin/bash
+# waitpath live over a session far longer than its retention, with real daemons (a private
+# lttng-relayd, one namespaced lttng-sessiond per replayed host; the kernel tracer cannot run
+# here, so a generated two-host trace is replayed as UST events by waitpath-replay, looped,
+# the same tids coming back every round): with --retention 1ms, far shorter than the replayed
+# 10 rounds of trace, every record keeps the invariants (tests/tools/check_records.py), no
+# metric counter is negative, and the reads into evicted history are counted.
+# usage: test_live_long.sh WAITPATH WAITPATH_GEN WAITPATH_REPLAY SOURCE_DIR
+set -euo pipefail
+W=$1 GEN=$2 REPLAY=$3 SRC=$4
+skip() { echo "SKIP: $*"; exit 77; }
+[ "$(id -u)" -eq 0 ] || skip "needs root (namespaces for the per-host session daemons)"
+for t in lttng-relayd lttng-sessiond lttng unshare python3; do command -v "$t" >/dev/null || skip "$t not installed"; done
+
+tmp=$(mktemp -d /tmp/waitpath-live-long.XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  sleep 1
+  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+base=$((19400 + ($$ % 200) * 8))
+relayd_url=net://127.0.0.1:$base:$((base + 1))
+live_url=net://127.0.0.1:$((base + 2))
+metrics=127.0.0.1:$((base + 3))
+lttng-relayd -o "$tmp/relay" -C tcp://127.0.0.1:$base -D tcp://127.0.0.1:$((base + 1)) \
+  -L tcp://127.0.0.1:$((base + 2)) >"$tmp/relayd.log" 2>&1 &
+pids+=($!)
+sleep 1
+
+"$GEN" --scenario "$SRC/tools/gen/scenarios/rpc.toml" --out "$tmp/set" >/dev/null
+"$W" live --relayd "$live_url" --all --json --min-wait 0ns --retention 1ms --metrics "$metrics" \
+  >"$tmp/live.out" 2>"$tmp/live.err" &
+live=$!
+pids+=("$live")
+bash "$SRC/tools/replay/replay-hosts.sh" -r "$relayd_url" -s long -R "$REPLAY" "$tmp/set" --speed 0.1 --loop 10 \
+  >"$tmp/replay.log" 2>&1 &
+pids+=($!)
+deadline=$((SECONDS + 150))
+until [ "$(grep -c 'session ended' "$tmp/live.err" || true)" -ge 2 ]; do
+  [ $SECONDS -lt $deadline ] || { echo "FAIL: sessions did not end"; cat "$tmp/live.err" "$tmp/replay.log"; exit 1; }
+  sleep 1
+done
+python3 - "$metrics" "$tmp/metrics.txt" <<'PY'
+import sys, urllib.request
+open(sys.argv[2], "w").write(urllib.request.urlopen(f"http://{sys.argv[1]}/metrics", timeout=10).read().decode())
+PY
+kill -INT "$live"
+wait "$live" || { echo "FAIL: live exited $?"; cat "$tmp/live.err"; exit 1; }
+python3 "$SRC/tests/tools/check_records.py" "$tmp/live.out" --metrics "$tmp/metrics.txt" ||
+  { echo "FAIL: invariants"; exit 1; }
+evicted=$(awk '/^waitpath_history_evicted_reads_total/ {print $2}' "$tmp/metrics.txt")
+waits=$(grep -c '"type":"wait"' "$tmp/live.out" || true)
+echo "waits: $waits, evicted reads: ${evicted:-none}"
+[ "$waits" -gt 100 ] || { echo "FAIL: too few waits"; exit 1; }
+awk -v e="${evicted:-0}" 'BEGIN { exit !(e > 0) }' || { echo "FAIL: no evicted read counted"; exit 1; }
+echo "OK"
