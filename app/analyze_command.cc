@@ -110,12 +110,12 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
   const std::vector<std::string> names = HostNames(hosts);
 
   Engine engine(engine_options);
-  AnalysisReport report(engine, names, watch, report_options, std::cout);
+  WatchedAccounting accounting(engine, std::move(watch), names);
+  AnalysisReport report(accounting, report_options, std::cout);
   std::unique_ptr<MetricsExporter> metrics;
   std::unique_ptr<MetricsServer> server;
   if (want_metrics) {
-    metrics = std::make_unique<MetricsExporter>(engine, names, std::move(watch),
-                                                MetricsOptions{metrics_flags.max_processes});
+    metrics = std::make_unique<MetricsExporter>(engine, accounting, MetricsOptions{metrics_flags.max_processes});
     // Until the sync pass reports (on_clocks below): one host is its own reference; several
     // are only as aligned as their CTF clock offsets.
     for (const std::string& host : names) {
@@ -128,8 +128,8 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
     server = MetricsServer::StartAnnounced(metrics_flags.listen, metrics->registry());
     if (!server) return 1;
   }
-  WaitFanout listeners(metrics ? std::vector<WaitListener*>{&report, metrics.get()}
-                               : std::vector<WaitListener*>{&report});
+  WaitFanout listeners(metrics ? std::vector<WaitListener*>{&accounting, metrics.get()}
+                               : std::vector<WaitListener*>{&accounting});
   engine.SetListener(&listeners);
 
   PipelineOptions pipeline;
@@ -155,7 +155,7 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
     fmt::print(stderr, "waitpath: {}\n", error);
     return 2;
   }
-  report.Finish();
+  accounting.Finish();
   if (metrics) metrics->Finish();
 
   int code = 0;

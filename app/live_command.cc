@@ -37,8 +37,8 @@ void OnSignal(int) { g_signalled = true; }
 // first seconds are buffered (bootstrap) until the hosts that talk are synchronized.
 class LiveSessions {
  public:
-  LiveSessions(const LiveOptions& options, Engine& engine, AnalysisReport& report, MetricsExporter* metrics)
-      : options_(options), engine_(engine), report_(report), metrics_(metrics) {
+  LiveSessions(const LiveOptions& options, Engine& engine, WatchedAccounting& accounting, MetricsExporter* metrics)
+      : options_(options), engine_(engine), accounting_(accounting), metrics_(metrics) {
     reader_options_.verbose = options.verbose;
   }
 
@@ -76,7 +76,7 @@ class LiveSessions {
       if (!wanted) continue;
       const auto id = static_cast<uint16_t>(readers_.size());
       HostSpec spec{s.hostname, {}, {}, s.url};
-      report_.AddHost(s.hostname);
+      accounting_.AddHost(s.hostname);
       if (metrics_) metrics_->AddHost(s.hostname);
       stats_.emplace_back().host = s.hostname;
       labels_.push_back(s.hostname + " (session " + s.name + ")");
@@ -199,7 +199,7 @@ class LiveSessions {
  private:
   const LiveOptions& options_;
   Engine& engine_;
-  AnalysisReport& report_;
+  WatchedAccounting& accounting_;
   MetricsExporter* metrics_;
   ReaderOptions reader_options_;
   moodycamel::LightweightSemaphore ready_;
@@ -255,8 +255,9 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
       return 1;
     }
     const std::vector<std::string> names = HostNames(hosts);
-    AnalysisReport report(engine, names, std::move(watch), report_options, std::cout);
-    engine.SetListener(&report);
+    WatchedAccounting accounting(engine, std::move(watch), names);
+    AnalysisReport report(accounting, report_options, std::cout);
+    engine.SetListener(&accounting);
     PipelineOptions pipeline;
     pipeline.reader.verbose = options.verbose;
     std::vector<HostStats> stats;
@@ -264,7 +265,7 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
       fmt::print(stderr, "waitpath: {}\n", error);
       return 2;
     }
-    report.Finish();
+    accounting.Finish();
     for (const HostStats& s : stats) {
       if (!s.error.empty()) {
         fmt::print(stderr, "waitpath: host {}: {}\n", s.host, s.error);
@@ -274,20 +275,20 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
     return 0;
   }
 
-  AnalysisReport report(engine, {}, watch, report_options, std::cout);
+  WatchedAccounting accounting(engine, watch, {});
+  AnalysisReport report(accounting, report_options, std::cout);
   std::unique_ptr<MetricsExporter> metrics;
   std::unique_ptr<MetricsServer> server;
   if (!options.metrics.empty()) {
-    metrics = std::make_unique<MetricsExporter>(engine, std::vector<std::string>{}, watch,
-                                                MetricsOptions{options.max_processes});
+    metrics = std::make_unique<MetricsExporter>(engine, accounting, MetricsOptions{options.max_processes});
     server = MetricsServer::StartAnnounced(options.metrics, metrics->registry());
     if (!server) return 1;
   }
-  WaitFanout listeners(metrics ? std::vector<WaitListener*>{&report, metrics.get()}
-                               : std::vector<WaitListener*>{&report});
+  WaitFanout listeners(metrics ? std::vector<WaitListener*>{&accounting, metrics.get()}
+                               : std::vector<WaitListener*>{&accounting});
   engine.SetListener(&listeners);
   {
-    LiveSessions sessions(options, engine, report, metrics.get());
+    LiveSessions sessions(options, engine, accounting, metrics.get());
     auto next_discovery = std::chrono::steady_clock::now();
     while (!stopping->load()) {
       if (std::chrono::steady_clock::now() >= next_discovery) {
@@ -299,7 +300,7 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
     }
     sessions.StopAll();
   }
-  report.Finish();
+  accounting.Finish();
   if (metrics) metrics->Finish();
   std::cout.flush();
   return 0;

@@ -44,14 +44,9 @@ std::string Shares(const StateVec& v, int64_t total) {
 
 }  // namespace
 
-AnalysisReport::AnalysisReport(Engine& engine, std::vector<std::string> host_names, WatchSet watch,
-                               AnalysisOptions options, std::ostream& out)
-    : engine_(engine), hosts_(std::move(host_names)), watch_(std::move(watch)), options_(options), out_(out) {}
-
-bool AnalysisReport::Watched(Utid u) const {
-  const Task& t = engine_.tasks()[u];
-  const std::string_view host = t.host < hosts_.size() ? std::string_view(hosts_[t.host]) : std::string_view();
-  return watch_.Matches(host, t.tid, t.pid < 0 ? t.tid : t.pid, StringTable::Global().Get(t.comm));
+AnalysisReport::AnalysisReport(WatchedAccounting& accounting, AnalysisOptions options, std::ostream& out)
+    : accounting_(accounting), engine_(accounting.engine()), options_(options), out_(out) {
+  accounting_.AddSink(this);
 }
 
 // The fields every record starts with: its type and the task it is about.
@@ -59,7 +54,7 @@ nlohmann::ordered_json AnalysisReport::Record(std::string_view type, Utid u) con
   const Task& t = engine_.tasks()[u];
   Json j;
   j["type"] = type;
-  j["host"] = hosts_[t.host];
+  j["host"] = HostName(t.host);
   j["tid"] = t.tid;
   j["pid"] = t.pid < 0 ? t.tid : t.pid;
   j["comm"] = TaskName(u);
@@ -72,9 +67,9 @@ std::string AnalysisReport::TaskName(Utid u) const {
 }
 
 const std::string& AnalysisReport::HostJson(uint16_t host) {
-  if (host >= host_json_.size()) host_json_.resize(hosts_.size());
+  if (host >= host_json_.size()) host_json_.resize(accounting_.hosts().size());
   std::string& j = host_json_[host];
-  if (j.empty()) j = Json(hosts_[host]).dump(-1, ' ', false, Json::error_handler_t::replace);
+  if (j.empty()) j = Json(HostName(host)).dump(-1, ' ', false, Json::error_handler_t::replace);
   return j;
 }
 
@@ -93,28 +88,41 @@ const std::string& AnalysisReport::TaskJson(Utid u, bool with_pid) {
   return with_pid ? c.with_pid : c.without_pid;
 }
 
-void AnalysisReport::AddPieces(Tracked& t, Utid self, const std::vector<PathSegment>& pieces) {
-  for (const PathSegment& p : pieces) {
-    t.by_task[p.task == kNoTask ? self : p.task].states[p.leaf] += p.end - p.start;
+void AnalysisReport::OnAccounted(Utid u, int64_t from, int64_t to, const StateVec& states,
+                                 std::span<const PathSegment> path) {
+  (void)from;
+  (void)to;
+  if (!options_.task_records) return;  // tail: waits only
+  Tracked& t = tracked_[u];
+  t.total += states;
+  for (const PathSegment& p : path) {
+    const TaskRef ref = engine_.tasks().Ref(p.task == kNoTask ? u : p.task);
+    auto [it, inserted] = t.by_task.try_emplace(ref);
+    if (inserted) ++credited_[ref];
+    it->second[p.leaf] += p.end - p.start;
   }
 }
 
-void AnalysisReport::OnWait(const ResolvedWait& wait) {
-  if (!Watched(wait.task)) return;
-  auto [it, inserted] = tracked_.try_emplace(wait.task);
-  Tracked& t = it->second;
-  if (inserted) {
-    t.from = wait.start;
-    t.from_cum = wait.cum_start;
-  }
-  scratch_.clear();
-  engine_.resolver().Expand(wait.task, wait.start, wait.end, &scratch_);
-  t.waits += wait.breakdown;
-  AddPieces(t, wait.task, scratch_);
-  if (options_.min_wait_ns >= 0 && wait.end - wait.start >= options_.min_wait_ns) WriteWait(wait, scratch_);
+void AnalysisReport::OnWatchedWait(const ResolvedWait& wait, std::span<const PathSegment> path) {
+  if (options_.min_wait_ns >= 0 && wait.end - wait.start >= options_.min_wait_ns) WriteWait(wait, path);
 }
 
-void AnalysisReport::WriteWait(const ResolvedWait& wait, const std::vector<PathSegment>& pieces) {
+void AnalysisReport::OnTaskReleased(Utid u) {
+  const TaskRef ref = engine_.tasks().Ref(u);
+  if (credited_.count(ref)) {
+    const Task& t = engine_.tasks()[u];
+    released_[ref] = Identity{t.host, t.tid, t.comm};
+  }
+  if (u < task_json_.size()) task_json_[u] = TaskJsonCache{};
+}
+
+AnalysisReport::Identity AnalysisReport::Who(TaskRef ref) const {
+  if (auto it = released_.find(ref); it != released_.end()) return it->second;
+  const Task& t = engine_.tasks()[RefUtid(ref)];
+  return Identity{t.host, t.tid, t.comm};
+}
+
+void AnalysisReport::WriteWait(const ResolvedWait& wait, std::span<const PathSegment> pieces) {
   const Task& t = engine_.tasks()[wait.task];
   if (options_.json) {
     // Written directly rather than through a json object: one record per wait (tail prints
@@ -151,7 +159,7 @@ void AnalysisReport::WriteWait(const ResolvedWait& wait, const std::vector<PathS
   std::tm tm{};
   gmtime_r(&secs, &tm);
   fmt::print(out_, "{:02}:{:02}:{:02}.{:06} {} {}/{} waited {:.3f} ms ({}): {}\n", tm.tm_hour, tm.tm_min, tm.tm_sec,
-             (wait.end % 1000000000) / 1000, TaskName(wait.task), hosts_[t.host], t.tid, d / 1e6, CauseName(wait.link),
+             (wait.end % 1000000000) / 1000, TaskName(wait.task), HostName(t.host), t.tid, d / 1e6, CauseName(wait.link),
              Shares(wait.breakdown, d));
   for (size_t i = 0; i < pieces.size();) {
     size_t j = i;
@@ -168,68 +176,38 @@ void AnalysisReport::WriteWait(const ResolvedWait& wait, const std::vector<PathS
       }
     }
     const std::string who = p.task == kNoTask ? std::string("?")
-                                              : fmt::format("{} ({}/{})", TaskName(p.task), hosts_[engine_.tasks()[p.task].host],
+                                              : fmt::format("{} ({}/{})", TaskName(p.task), HostName(engine_.tasks()[p.task].host),
                                                             engine_.tasks()[p.task].tid);
     fmt::print(out_, "  {:>{}}{}: {}\n", "", 2 * std::min<int>(p.depth, 20), who, states);
     i = j;
   }
 }
 
-void AnalysisReport::Finish() {
-  if (!options_.task_records) return;
-  const TaskTable& tasks = engine_.tasks();
-  for (Utid u = 0; u < tasks.size(); ++u) {
-    const Task& task = tasks[u];
-    if (!task.ran || engine_.history(u).empty() || !Watched(u)) continue;
-    const int64_t start = engine_.TaskStart(u), end = engine_.TaskEnd(u);
-    if (end <= start) continue;
-    // The lifetime breakdown is the cumulative vector at the end (zero at the start): each
-    // wait as resolved when it ended, so eviction since then changes nothing. Every
-    // accounted piece below comes from stored values too, never from a difference of
-    // re-read history, so none can be negative (docs/architecture.md, "Eviction").
-    const StateVec breakdown = engine_.Cumulative(u, end);
-
-    Tracked fresh{start, {}, {}, {}};
-    auto it = tracked_.find(u);
-    Tracked& t = it != tracked_.end() ? it->second : fresh;
-    // Before the first tracked wait: the expanded path while its history is all retained,
-    // else the task's own vector (its breakdown there), credited to itself.
-    const int64_t from = std::min(std::max(t.from, start), end);
-    const StateVec from_cum = t.from > start ? t.from_cum : StateVec{};
-    if (from > start && start < engine_.history(u).start()) {
-      t.by_task[u].states += from_cum;
-    } else {
-      scratch_.clear();
-      engine_.resolver().Expand(u, start, from, &scratch_);
-      AddPieces(t, u, scratch_);
+void AnalysisReport::OnTaskDone(Utid u) {
+  auto it = tracked_.find(u);
+  if (it == tracked_.end()) return;
+  Tracked& t = it->second;
+  std::vector<std::pair<TaskRef, StateVec>> by_task(t.by_task.begin(), t.by_task.end());
+  std::erase_if(by_task, [](const auto& b) { return b.second.total() == 0; });
+  std::sort(by_task.begin(), by_task.end(), [](const auto& a, const auto& b) {
+    const int64_t ta = a.second.total(), tb = b.second.total();
+    return ta != tb ? ta > tb : a.first < b.first;
+  });
+  if (by_task.size() > options_.top) by_task.resize(options_.top);
+  WriteTask(u, t.total, by_task);
+  ++tasks_reported_;
+  for (const auto& [ref, states] : t.by_task) {
+    auto c = credited_.find(ref);
+    if (--c->second == 0) {
+      credited_.erase(c);
+      released_.erase(ref);
     }
-    // A wait still open at the end.
-    const TaskHistory& h = engine_.history(u);
-    StateVec open;
-    if (h.blocked() && h.back().start < end) {
-      const int64_t s = std::max(h.back().start, from);
-      open = breakdown - (s == h.back().start ? h.back().cum : engine_.Cumulative(u, s));
-      scratch_.clear();
-      engine_.resolver().Expand(u, s, end, &scratch_);
-      AddPieces(t, u, scratch_);
-    }
-    // The rest is the task's own time (running, interrupted, preempted, unknown).
-    const StateVec own = breakdown - from_cum - t.waits - open;
-    t.by_task[u].states += own;
-
-    std::vector<std::pair<Utid, Blame>> by_task(t.by_task.begin(), t.by_task.end());
-    std::erase_if(by_task, [](const auto& b) { return b.second.states.total() == 0; });
-    std::sort(by_task.begin(), by_task.end(), [](const auto& a, const auto& b) {
-      const int64_t ta = a.second.states.total(), tb = b.second.states.total();
-      return ta != tb ? ta > tb : a.first < b.first;
-    });
-    if (by_task.size() > options_.top) by_task.resize(options_.top);
-    WriteTask(u, breakdown, by_task);
-    ++tasks_reported_;
   }
+  tracked_.erase(it);
 }
 
-void AnalysisReport::WriteTask(Utid u, const StateVec& breakdown, const std::vector<std::pair<Utid, Blame>>& by_task) {
+void AnalysisReport::WriteTask(Utid u, const StateVec& breakdown,
+                               const std::vector<std::pair<TaskRef, StateVec>>& by_task) {
   const Task& t = engine_.tasks()[u];
   const int64_t start = engine_.TaskStart(u), end = engine_.TaskEnd(u);
   if (options_.json) {
@@ -238,27 +216,27 @@ void AnalysisReport::WriteTask(Utid u, const StateVec& breakdown, const std::vec
     j["end_ns"] = end;
     j["breakdown_ns"] = StatesJson(breakdown);
     Json list = Json::array();
-    for (const auto& [who, blame] : by_task) {
-      const Task& w = engine_.tasks()[who];
-      list.push_back(Json{{"host", hosts_[w.host]},
+    for (const auto& [ref, states] : by_task) {
+      const Identity w = Who(ref);
+      list.push_back(Json{{"host", HostName(w.host)},
                           {"tid", w.tid},
-                          {"comm", TaskName(who)},
-                          {"ns", blame.states.total()},
-                          {"states", StatesJson(blame.states)}});
+                          {"comm", StringTable::Global().Get(w.comm)},
+                          {"ns", states.total()},
+                          {"states", StatesJson(states)}});
     }
     j["by_task"] = std::move(list);
     out_ << j.dump(-1, ' ', false, Json::error_handler_t::replace) << '\n';
     return;
   }
   const int64_t total = end - start;
-  fmt::print(out_, "{} (host {}, tid {}, pid {})  {:.6f} s observed\n", TaskName(u), hosts_[t.host], t.tid,
+  fmt::print(out_, "{} (host {}, tid {}, pid {})  {:.6f} s observed\n", TaskName(u), HostName(t.host), t.tid,
              t.pid < 0 ? t.tid : t.pid, total / 1e9);
   fmt::print(out_, "  breakdown: {}\n", Shares(breakdown, total));
   fmt::print(out_, "  path went through:\n");
-  for (const auto& [who, blame] : by_task) {
-    const Task& w = engine_.tasks()[who];
-    fmt::print(out_, "    {:>5.1f}%  {:<20} {}/{:<8} {}\n", total > 0 ? 100.0 * blame.states.total() / total : 0.0,
-               TaskName(who), hosts_[w.host], w.tid, Shares(blame.states, blame.states.total()));
+  for (const auto& [ref, states] : by_task) {
+    const Identity w = Who(ref);
+    fmt::print(out_, "    {:>5.1f}%  {:<20} {}/{:<8} {}\n", total > 0 ? 100.0 * states.total() / total : 0.0,
+               StringTable::Global().Get(w.comm), HostName(w.host), w.tid, Shares(states, states.total()));
   }
 }
 

@@ -1,6 +1,6 @@
-// Collects, for watched tasks, what `waitpath analyze` reports: the lifetime breakdown, the
-// tasks the path went through, and the long waits with their expanded paths. It listens to
-// the engine so that each wait is expanded while the history it reaches is retained.
+// What `waitpath analyze`, `live` and `tail` print of watched tasks: each task's lifetime
+// breakdown and the tasks its path went through (from the accounting), and the long waits
+// with their paths as they resolve.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +12,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "exporters/watch.h"
+#include <span>
+
+#include "exporters/watched_accounting.h"
 #include "incremental/engine.h"
 
 namespace waitpath {
@@ -21,51 +23,55 @@ struct AnalysisOptions {
   int64_t min_wait_ns = -1;  // < 0: no wait records
   size_t top = 10;
   bool json = false;
-  bool task_records = true;  // at Finish(); `tail` prints only waits
+  bool task_records = true;  // false: `tail` prints only waits
 };
 
-class AnalysisReport : public WaitListener {
+class AnalysisReport : public AccountingSink {
  public:
-  AnalysisReport(Engine& engine, std::vector<std::string> host_names, WatchSet watch, AnalysisOptions options,
-                 std::ostream& out);
+  // Registers itself with `accounting`, whose watch set and host names it reports by.
+  AnalysisReport(WatchedAccounting& accounting, AnalysisOptions options, std::ostream& out);
 
-  void OnWait(const ResolvedWait& wait) override;
-  // A host that appeared while running (live sessions); ids follow the engine's.
-  void AddHost(std::string name) { hosts_.push_back(std::move(name)); }
-  // After the input ended: one record per watched task that ran.
-  void Finish();
+  void OnWatchedWait(const ResolvedWait& wait, std::span<const PathSegment> path) override;
+  void OnAccounted(Utid u, int64_t from, int64_t to, const StateVec& states,
+                   std::span<const PathSegment> path) override;
+  // Writes the task's record (a task that ended before the horizon is reported then, the
+  // others when the input ends).
+  void OnTaskDone(Utid u) override;
+  void OnTaskReleased(Utid u) override;
 
   uint64_t tasks_reported() const { return tasks_reported_; }
 
  private:
-  struct Blame {
-    StateVec states;
-  };
   struct Tracked {
-    int64_t from;                         // waits are accumulated from here on
-    StateVec from_cum;                    // the task's cumulative vector at `from`
-    StateVec waits;                       // sum of their breakdowns
-    std::unordered_map<Utid, Blame> by_task;
+    StateVec total;                                // its breakdown so far
+    std::unordered_map<TaskRef, StateVec> by_task;  // the same by task credited
+  };
+  // Who a task was, kept for a credited task whose Utid was released before the record of a
+  // task it is credited in is written.
+  struct Identity {
+    uint16_t host;
+    int32_t tid;
+    uint32_t comm;
   };
 
-  bool Watched(Utid u) const;
-  void AddPieces(Tracked& t, Utid self, const std::vector<PathSegment>& pieces);
-  void WriteWait(const ResolvedWait& wait, const std::vector<PathSegment>& pieces);
-  void WriteTask(Utid u, const StateVec& breakdown, const std::vector<std::pair<Utid, Blame>>& by_task);
+  Identity Who(TaskRef ref) const;
+  void WriteWait(const ResolvedWait& wait, std::span<const PathSegment> pieces);
+  void WriteTask(Utid u, const StateVec& breakdown, const std::vector<std::pair<TaskRef, StateVec>>& by_task);
   std::string TaskName(Utid u) const;
   // JSON fragments written with every wait, escaped once: "host":…,"tid":… with or without
-  // "pid", and "comm" (recomputed when the task's name or pid changes).
+  // "pid", and "comm" (recomputed when the task's name or pid changes, or its Utid is reused).
   const std::string& TaskJson(Utid u, bool with_pid);
   const std::string& HostJson(uint16_t host);
   nlohmann::ordered_json Record(std::string_view type, Utid u) const;
+  const std::string& HostName(uint16_t host) const { return accounting_.hosts()[host]; }
 
-  Engine& engine_;
-  std::vector<std::string> hosts_;
-  WatchSet watch_;
+  WatchedAccounting& accounting_;
+  const Engine& engine_;
   AnalysisOptions options_;
   std::ostream& out_;
   std::unordered_map<Utid, Tracked> tracked_;
-  std::vector<PathSegment> scratch_;
+  std::unordered_map<TaskRef, uint32_t> credited_;     // how many tracked tasks credit it
+  std::unordered_map<TaskRef, Identity> released_;      // credited tasks whose Utid was released
   struct TaskJsonCache {
     uint32_t comm = ~0u;
     int32_t pid = 0;

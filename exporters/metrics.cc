@@ -7,31 +7,28 @@
 
 namespace waitpath {
 
-MetricsExporter::MetricsExporter(Engine& engine, std::vector<std::string> host_names,
-                                 WatchSet watch, MetricsOptions options)
+MetricsExporter::MetricsExporter(Engine& engine, WatchedAccounting& accounting, MetricsOptions options)
     : engine_(engine),
+      accounting_(accounting),
       registry_(std::make_shared<prometheus::Registry>()),
       health_(*registry_),
-      active_path_(*registry_, engine, std::move(watch), options.max_processes) {
-  for (std::string& name : host_names) AddHost(std::move(name));
+      active_path_(*registry_, accounting, options.max_processes) {
+  for (const std::string& name : accounting.hosts()) AddHost(name);
 }
 
-void MetricsExporter::AddHost(std::string name) {
+void MetricsExporter::AddHost(const std::string& name) {
   waits_by_host_.push_back(&health_.WaitsResolved(name));
   lag_by_host_.push_back(&health_.StreamLag(name));
   ended_.push_back(false);
-  hosts_.push_back(std::move(name));
-  active_path_.SetHostNames(hosts_);
 }
 
 void MetricsExporter::OnWait(const ResolvedWait& wait) {
   const uint16_t host = engine_.tasks()[wait.task].host;
   if (host < waits_by_host_.size()) waits_by_host_[host]->Increment();
-  active_path_.OnWait(wait);
 }
 
 void MetricsExporter::ObserveBatch(const Batch& batch) {
-  if (batch.host >= hosts_.size()) return;
+  if (batch.host >= ended_.size()) return;
   health_.ObserveReader(HostName(batch.host), batch.counters);
   if (batch.last) ended_[batch.host] = true;
 }
@@ -48,9 +45,10 @@ void MetricsExporter::ObserveEngine(std::optional<int64_t> wall_now_ns) {
   // The engine counts packets for all hosts together: only a single host can be labelled.
   // Per-host (and per-peer) counts come with clock sync (issue 5), through health().
   const PacketMatcherCounters& packets = engine_.packets().counters();
-  if (hosts_.size() == 1) {
-    health_.AddPacketsMatched(hosts_[0], hosts_[0], packets.matched - matched_);
-    health_.AddPacketsExpired(hosts_[0], packets.expired - expired_);
+  const std::vector<std::string>& hosts = accounting_.hosts();
+  if (hosts.size() == 1) {
+    health_.AddPacketsMatched(hosts[0], hosts[0], packets.matched - matched_);
+    health_.AddPacketsExpired(hosts[0], packets.expired - expired_);
   }
   matched_ = packets.matched;
   expired_ = packets.expired;
@@ -59,10 +57,10 @@ void MetricsExporter::ObserveEngine(std::optional<int64_t> wall_now_ns) {
   if (wall_now_ns) {
     reference = *wall_now_ns;
   } else {
-    for (uint16_t h = 0; h < hosts_.size(); ++h)
+    for (uint16_t h = 0; h < lag_by_host_.size(); ++h)
       reference = std::max(reference, engine_.host_now(h));
   }
-  for (uint16_t h = 0; h < hosts_.size(); ++h) {
+  for (uint16_t h = 0; h < lag_by_host_.size(); ++h) {
     const int64_t now = engine_.host_now(h);
     // A host whose input ended was read completely: nothing of it is behind.
     const bool behind = !ended_[h] && now != std::numeric_limits<int64_t>::min();
@@ -71,10 +69,7 @@ void MetricsExporter::ObserveEngine(std::optional<int64_t> wall_now_ns) {
   }
 }
 
-void MetricsExporter::Finish() {
-  active_path_.Finish();
-  ObserveEngine();
-}
+void MetricsExporter::Finish() { ObserveEngine(); }
 
 void MetricsExporter::WriteText(std::ostream& out) const {
   prometheus::TextSerializer().Serialize(out, registry_->Collect());

@@ -21,7 +21,7 @@
 
 #include "exporters/metrics_active_path.h"
 #include "exporters/metrics_health.h"
-#include "exporters/watch.h"
+#include "exporters/watched_accounting.h"
 #include "incremental/engine.h"
 #include "live/batch.h"
 
@@ -33,8 +33,8 @@ struct MetricsOptions {
 
 class MetricsExporter : public WaitListener {
  public:
-  MetricsExporter(Engine& engine, std::vector<std::string> host_names, WatchSet watch,
-                  MetricsOptions options);
+  // The active-path counters are a sink of `accounting` (whose host names label them).
+  MetricsExporter(Engine& engine, WatchedAccounting& accounting, MetricsOptions options);
 
   // Engine thread.
   void OnWait(const ResolvedWait& wait) override;
@@ -42,11 +42,11 @@ class MetricsExporter : public WaitListener {
   // Copies the engine's figures (memory, evictions, packets, lag). `wall_now_ns` is the
   // reference for stream lag in live mode; offline, lag is behind the most advanced host.
   void ObserveEngine(std::optional<int64_t> wall_now_ns = std::nullopt);
-  // After the input ended: the remaining time of every watched task, and final figures.
+  // After the input ended (and the accounting finished): the final figures.
   void Finish();
 
-  // A host discovered after construction (live): its dense id is the next one.
-  void AddHost(std::string name);
+  // A host of the accounting not known yet (ids follow the engine's).
+  void AddHost(const std::string& name);
 
   // Any thread.
   PipelineHealthMetrics& health() { return health_; }
@@ -55,10 +55,10 @@ class MetricsExporter : public WaitListener {
   void WriteText(std::ostream& out) const;
 
  private:
-  const std::string& HostName(uint16_t host) const { return hosts_[host]; }
+  const std::string& HostName(uint16_t host) const { return accounting_.hosts()[host]; }
 
   Engine& engine_;
-  std::vector<std::string> hosts_;
+  WatchedAccounting& accounting_;
   std::shared_ptr<prometheus::Registry> registry_;
   PipelineHealthMetrics health_;
   ActivePathMetrics active_path_;

@@ -18,10 +18,9 @@ size_t ActivePathMetrics::BlameKeyHash::operator()(const BlameKey& k) const {
                                static_cast<uint64_t>(k.leaf));
 }
 
-ActivePathMetrics::ActivePathMetrics(prometheus::Registry& registry, Engine& engine, WatchSet watch,
+ActivePathMetrics::ActivePathMetrics(prometheus::Registry& registry, WatchedAccounting& accounting,
                                      size_t max_processes)
-    : engine_(engine),
-      watch_(std::move(watch)),
+    : accounting_(accounting),
       processes_(max_processes),
       blamed_processes_(max_processes),
       seconds_(prometheus::BuildCounter()
@@ -33,25 +32,16 @@ ActivePathMetrics::ActivePathMetrics(prometheus::Registry& registry, Engine& eng
                  .Name("waitpath_active_path_blame_seconds_total")
                  .Help("Active-path time of watched processes by the process (and host) the "
                        "path went through, and leaf state")
-                 .Register(registry)) {}
-
-const std::string& ActivePathMetrics::HostName(uint16_t host) {
-  if (host >= hosts_.size()) hosts_.resize(host + 1u);
-  if (hosts_[host].empty()) hosts_[host] = "host" + std::to_string(host);
-  return hosts_[host];
+                 .Register(registry)) {
+  accounting_.AddSink(this);
 }
 
-bool ActivePathMetrics::Watched(Utid u) {
-  const Task& t = engine_.tasks()[u];
-  if (u >= watched_.size()) watched_.resize(u + 1u, 0);
-  // The decision depends on the name, which changes at exec: cache it with the name id.
-  const uint64_t key = (uint64_t{t.comm} + 1) << 1;
-  if ((watched_[u] & ~uint64_t{1}) != key) {
-    const bool yes = watch_.Matches(HostName(t.host), t.tid, t.pid < 0 ? t.tid : t.pid,
-                                    StringTable::Global().Get(t.comm));
-    watched_[u] = key | (yes ? 1 : 0);
-  }
-  return watched_[u] & 1;
+const std::string& ActivePathMetrics::HostName(uint16_t host) {
+  const std::vector<std::string>& names = accounting_.hosts();
+  if (host < names.size()) return names[host];
+  if (host >= unnamed_.size()) unnamed_.resize(host + 1u);
+  if (unnamed_[host].empty()) unnamed_[host] = "host" + std::to_string(host);
+  return unnamed_[host];
 }
 
 ActivePathMetrics::StateCounters& ActivePathMetrics::ProcessSeries(uint16_t host,
@@ -80,59 +70,21 @@ prometheus::Counter& ActivePathMetrics::BlameSeries(const BlameKey& key) {
   return *it->second;
 }
 
-void ActivePathMetrics::Account(Utid u, int64_t to, const StateVec& to_cum) {
-  if (u >= accounted_to_.size()) {
-    accounted_to_.resize(u + 1u, kUnaccounted);
-    accounted_cum_.resize(u + 1u);
-  }
-  // A task that never ran yet (asleep since the state dump) is counted from its start once
-  // it has, as analyze only reports tasks that ran. Its vector is zero at its start.
-  const int64_t from = accounted_to_[u] == kUnaccounted ? engine_.TaskStart(u) : accounted_to_[u];
-  if (from >= to) return;
-  const StateVec states = to_cum - accounted_cum_[u];
-  const Task& t = engine_.tasks()[u];
+void ActivePathMetrics::OnAccounted(Utid u, int64_t from, int64_t to, const StateVec& states,
+                                    std::span<const PathSegment> path) {
+  (void)from;
+  (void)to;
+  const TaskTable& tasks = accounting_.engine().tasks();
+  const Task& t = tasks[u];
   const uint32_t process = processes_.Slot(t.comm);
   StateCounters& series = ProcessSeries(t.host, process);
   for (int i = 0; i < kLeafCount; ++i) {
     if (states.ns[i] > 0) series[i]->Increment(states.ns[i] * kSecondsPerNs);
   }
-  // The blame split comes from the expanded path; pieces without a task (timer, disk,
-  // network...) are credited to the waiting task, as analyze's by_task does. Where the
-  // task's own history since `from` is no longer retained (no wait for longer than the
-  // retention), the time is credited to the task itself, state by state.
-  pieces_.clear();
-  if (from < engine_.history(u).start()) {
-    for (int i = 0; i < kLeafCount; ++i) {
-      if (states.ns[i] > 0) pieces_.push_back(PathSegment{u, static_cast<Leaf>(i), 0, states.ns[i], 0});
-    }
-  } else {
-    engine_.resolver().Expand(u, from, to, &pieces_);
-  }
-  for (const PathSegment& p : pieces_) {
-    const Utid who = p.task == kNoTask ? u : p.task;
-    const Task& w = engine_.tasks()[who];
+  for (const PathSegment& p : path) {
+    const Task& w = tasks[p.task == kNoTask ? u : p.task];
     const BlameKey key{t.host, w.host, process, blamed_processes_.Slot(w.comm), p.leaf};
     BlameSeries(key).Increment((p.end - p.start) * kSecondsPerNs);
-  }
-  accounted_to_[u] = to;
-  accounted_cum_[u] = to_cum;
-}
-
-void ActivePathMetrics::OnWait(const ResolvedWait& wait) {
-  const Utid u = wait.task;
-  if (!engine_.tasks()[u].ran || !Watched(u)) return;
-  // The task's own time since it was last counted, then this wait, as resolved.
-  Account(u, wait.end, wait.cum_start + wait.breakdown);
-}
-
-void ActivePathMetrics::Finish() {
-  const TaskTable& tasks = engine_.tasks();
-  for (Utid u = 0; u < tasks.size(); ++u) {
-    // The tasks analyze reports, so that both give the same totals.
-    if (!tasks[u].ran || engine_.history(u).empty() || !Watched(u)) continue;
-    const int64_t start = engine_.TaskStart(u), end = engine_.TaskEnd(u);
-    if (end <= start) continue;
-    Account(u, end, engine_.Cumulative(u, end));
   }
 }
 

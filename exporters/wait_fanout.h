@@ -1,4 +1,5 @@
-// Hands each resolved wait to several listeners (the report, the metrics).
+// Hands each resolved wait and task-lifecycle step to several listeners (the accounting, the
+// metrics' per-host counts).
 #pragma once
 
 #include <vector>
@@ -12,6 +13,12 @@ class WaitFanout : public WaitListener {
   explicit WaitFanout(std::vector<WaitListener*> listeners) : listeners_(std::move(listeners)) {}
   void OnWait(const ResolvedWait& wait) override {
     for (WaitListener* l : listeners_) l->OnWait(wait);
+  }
+  void OnTaskEnded(Utid u) override {
+    for (WaitListener* l : listeners_) l->OnTaskEnded(u);
+  }
+  void OnTaskReleased(Utid u) override {
+    for (WaitListener* l : listeners_) l->OnTaskReleased(u);
   }
 
  private:

@@ -213,6 +213,7 @@ void Engine::OnSwitch(uint16_t host, const Event& e) {
     // sleep (EXIT_ZOMBIE/EXIT_DEAD since 4.14, TASK_DEAD before).
     if (tasks_[p].exit_ts != kNever && tasks_[p].end_ts == kNever && !preempted && (e.x & 0x3) == 0) {
       tasks_[p].end_ts = e.ts;
+      ended_.push_back(p);
     }
   }
   if (e.b > 0) {
@@ -311,7 +312,9 @@ void Engine::OnPacketOut(uint16_t host, const Event& e, const Batch& batch) {
   const bool task_context =
       cpu.frames.empty() && !((e.ctx & kCtxKnown) && (e.ctx & (kCtxHardirq | kCtxSoftirq | kCtxNmi)));
   const PacketKey* key = e.a >= 0 ? &batch.packets[static_cast<size_t>(e.a)] : nullptr;
-  packets_.OnSend(host, e.ts, static_cast<uint64_t>(e.x), key, task_context && cpu.known ? cpu.current : kNoTask);
+  const Utid sender = task_context && cpu.known ? cpu.current : kNoTask;
+  packets_.OnSend(host, e.ts, static_cast<uint64_t>(e.x), key, sender,
+                  sender != kNoTask ? tasks_[sender].generation : 0);
 }
 
 void Engine::OnPacketIn(uint16_t host, const Event& e, const Batch& batch) {
@@ -322,7 +325,9 @@ void Engine::OnPacketIn(uint16_t host, const Event& e, const Batch& batch) {
   IrqFrame& f = cpu.frames.back();
   f.packet = true;
   // A sender on another host is followed only when all timestamps are in one clock.
-  f.sender_known = send && send->sender != kNoTask && (send->host == host || synchronized_);
+  // A sender released since (its Utid reused) is as unknown as one in interrupt context.
+  f.sender_known = send && send->sender != kNoTask && (send->host == host || synchronized_) &&
+                   send->generation == static_cast<uint16_t>(tasks_[send->sender].generation);
   if (f.sender_known) {
     f.sender = send->sender;
     f.send_ts = send->ts;
@@ -332,23 +337,56 @@ void Engine::OnPacketIn(uint16_t host, const Event& e, const Batch& batch) {
 void Engine::Evict(uint16_t host) {
   const int64_t now = hosts_[host].now;
   packets_.ExpireBefore(now - options_.packet_expiry_ns);
-  int64_t cutoff = now - options_.retention_ns;
-  resolver_.SetHorizon(cutoff);
-  // Over the byte cap, keep less time than the retention window.
+  // History before the horizon is never read again, whichever host it is on: the horizon is
+  // one for all hosts (ActivePathResolver::SetHorizon), and so is the cutoff.
+  int64_t cutoff = resolver_.horizon();
+  // Over the byte cap, keep less time than the retention window: full sweeps.
   for (int64_t keep = options_.retention_ns; history_bytes() > options_.max_history_bytes && keep > 1; keep /= 2) {
-    cutoff = now - keep / 2;
+    cutoff = std::max(cutoff, now - keep / 2);
     resolver_.SetHorizon(cutoff);
-    for (Utid u = 0; u < histories_.size(); ++u) {
-      if (tasks_[u].host != host) continue;
-      Evicted(histories_[u].EvictBefore(cutoff));
-    }
+    for (Utid u = 0; u < histories_.size(); ++u) EvictTask(u, cutoff);
+    swept_horizon_ = std::max(swept_horizon_, cutoff);
   }
   // A slice of tasks per pass keeps each pass cheap; all are visited within a few passes.
   const size_t slice = std::max<size_t>(1024, histories_.size() / 8);
   for (size_t i = 0; i < slice && !histories_.empty(); ++i) {
-    evict_cursor_ = (evict_cursor_ + 1) % histories_.size();
-    if (tasks_[evict_cursor_].host != host) continue;
-    Evicted(histories_[evict_cursor_].EvictBefore(cutoff));
+    if (++evict_cursor_ >= histories_.size()) {
+      evict_cursor_ = 0;
+      swept_horizon_ = std::max(swept_horizon_, sweep_start_horizon_);
+      sweep_start_horizon_ = cutoff;
+    }
+    EvictTask(static_cast<Utid>(evict_cursor_), cutoff);
+  }
+  ReclaimEndedTasks();
+}
+
+void Engine::EvictTask(Utid u, int64_t cutoff) {
+  if (tasks_[u].in_use) Evicted(histories_[u].EvictBefore(cutoff));
+}
+
+// An ended task's history is needed until its end falls behind the horizon (reads of it
+// come from waits it ended, at times up to its end); its Utid until the links to it are
+// evicted too. Both steps tell the listener first, so that a task's life can be accounted
+// to its end and references to it resolved before they would dangle.
+void Engine::ReclaimEndedTasks() {
+  const int64_t horizon = resolver_.horizon();
+  while (!ended_.empty() && tasks_[ended_.front()].end_ts < horizon) {
+    const Utid u = ended_.front();
+    ended_.pop_front();
+    if (listener_) listener_->OnTaskEnded(u);
+    TaskHistory& h = histories_[u];
+    counters_.history_segments -= h.size();
+    counters_.history_origins -= h.origins();
+    h = TaskHistory{};
+    ++counters_.tasks_ended;
+    dropped_.push_back(u);
+  }
+  while (!dropped_.empty() && tasks_[dropped_.front()].end_ts < swept_horizon_) {
+    const Utid u = dropped_.front();
+    dropped_.pop_front();
+    if (listener_) listener_->OnTaskReleased(u);
+    tasks_.Release(u);
+    ++counters_.tasks_released;
   }
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -33,11 +34,17 @@ struct ResolvedWait {
                        // needs no read of history that may be evicted
 };
 
-// Told about every resolved wait, while the histories it reaches are still retained.
+// Told, on the engine thread, about every resolved wait while the histories it reaches are
+// still retained, and about the two steps by which an ended task's memory is reclaimed.
 class WaitListener {
  public:
   virtual ~WaitListener() = default;
   virtual void OnWait(const ResolvedWait& wait) = 0;
+  // u ended before the horizon: its history is dropped right after this call (read what is
+  // needed of it now: TaskEnd, Cumulative at the end). Its Task record stays for now.
+  virtual void OnTaskEnded(Utid u) { (void)u; }
+  // Nothing retained refers to u any more: its Utid names a later task after this call.
+  virtual void OnTaskReleased(Utid u) { (void)u; }
 };
 
 struct EngineCounters {
@@ -49,6 +56,8 @@ struct EngineCounters {
   uint64_t evicted_segments = 0;
   uint64_t history_segments = 0;  // retained now
   uint64_t history_origins = 0;   // retained now (resolved waits that follow a task)
+  uint64_t tasks_ended = 0;       // histories of ended tasks dropped
+  uint64_t tasks_released = 0;    // Utids given back for reuse
 };
 
 class Engine {
@@ -117,6 +126,8 @@ class Engine {
   void OnPacketOut(uint16_t host, const Event& e, const Batch& batch);
   void Evict(uint16_t host);
   void Evicted(const TaskHistory::Evicted& n);
+  void EvictTask(Utid u, int64_t cutoff);
+  void ReclaimEndedTasks();
 
   const EngineOptions options_;
   TaskTable tasks_;
@@ -127,6 +138,13 @@ class Engine {
   WaitListener* listener_ = nullptr;
   EngineCounters counters_;
   size_t evict_cursor_ = 0;
+  // Eviction sweeps every task's history in slices; once a sweep that began with the horizon
+  // at H has visited every task, no retained segment ends before H, so none links to a task
+  // that ended before H (a link is made while its task lives).
+  int64_t sweep_start_horizon_ = std::numeric_limits<int64_t>::min();
+  int64_t swept_horizon_ = std::numeric_limits<int64_t>::min();
+  std::deque<Utid> ended_;    // end_ts set, history still kept; in order of their ends
+  std::deque<Utid> dropped_;  // history dropped, Utid not yet released
   bool synchronized_ = false;
 };
 

@@ -14,10 +14,11 @@ uint64_t PacketMatcher::KeyHash(uint16_t host, uint64_t skbaddr, const PacketKey
   return Mix(Mix(0x5cbULL, host), skbaddr);
 }
 
-void PacketMatcher::OnSend(uint16_t host, int64_t ts, uint64_t skbaddr, const PacketKey* key, Utid sender) {
+void PacketMatcher::OnSend(uint16_t host, int64_t ts, uint64_t skbaddr, const PacketKey* key, Utid sender,
+                           uint32_t generation) {
   ++counters_.sends;
   const uint64_t k = KeyHash(host, skbaddr, key);
-  sends_[k].push_back(PacketSend{host, sender, ts});
+  sends_[k].push_back(PacketSend{host, static_cast<uint16_t>(generation), sender, ts});
   order_.emplace_back(ts, k);
   ++pending_;
 }

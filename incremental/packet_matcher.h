@@ -15,7 +15,8 @@ namespace waitpath {
 
 struct PacketSend {
   uint16_t host;
-  Utid sender;  // task context that queued it; kNoTask if sent from interrupt context
+  uint16_t generation;  // the sender's (low bits): a reused Utid is not taken for the sender
+  Utid sender;          // task context that queued it; kNoTask if sent from interrupt context
   int64_t ts;
 };
 
@@ -25,7 +26,8 @@ struct PacketMatcherCounters {
 
 class PacketMatcher {
  public:
-  void OnSend(uint16_t host, int64_t ts, uint64_t skbaddr, const PacketKey* key, Utid sender);
+  void OnSend(uint16_t host, int64_t ts, uint64_t skbaddr, const PacketKey* key, Utid sender,
+              uint32_t generation = 0);
   // The send matching this receive, if any (consumed).
   std::optional<PacketSend> OnReceive(uint16_t host, uint64_t skbaddr, const PacketKey* key);
   // Drops sends older than `before` that were never received.

@@ -8,7 +8,7 @@ Utid TaskTable::Find(uint16_t host, int32_t tid) const {
 }
 
 Utid TaskTable::GetOrCreate(uint16_t host, int32_t tid, int64_t ts, bool* created) {
-  auto [it, inserted] = live_.try_emplace(Key(host, tid), static_cast<Utid>(tasks_.size()));
+  auto [it, inserted] = live_.try_emplace(Key(host, tid), kNoTask);
   if (!inserted && tasks_[it->second].end_ts != kNever) {
     // That task ended (its final switch-out after its exit) and its free was not traced:
     // the tid is being reused, by a task whose fork was not traced either.
@@ -16,23 +16,39 @@ Utid TaskTable::GetOrCreate(uint16_t host, int32_t tid, int64_t ts, bool* create
     return CreateFresh(host, tid, ts);
   }
   if (created) *created = inserted;
-  if (inserted) {
-    Task& t = tasks_.emplace_back();
-    t.host = host;
-    t.tid = tid;
-    t.first_ts = ts;
-  }
+  if (inserted) it->second = NewSlot(host, tid, ts);
   return it->second;
 }
 
-Utid TaskTable::CreateFresh(uint16_t host, int32_t tid, int64_t ts) {
-  const Utid u = static_cast<Utid>(tasks_.size());
-  Task& t = tasks_.emplace_back();
+Utid TaskTable::NewSlot(uint16_t host, int32_t tid, int64_t ts) {
+  Utid u;
+  if (!free_.empty()) {
+    u = free_.back();
+    free_.pop_back();
+    const uint32_t generation = tasks_[u].generation + 1;
+    tasks_[u] = Task{};
+    tasks_[u].generation = generation;
+  } else {
+    u = static_cast<Utid>(tasks_.size());
+    tasks_.emplace_back();
+  }
+  Task& t = tasks_[u];
   t.host = host;
   t.tid = tid;
   t.first_ts = ts;
+  return u;
+}
+
+Utid TaskTable::CreateFresh(uint16_t host, int32_t tid, int64_t ts) {
+  const Utid u = NewSlot(host, tid, ts);
   live_[Key(host, tid)] = u;
   return u;
+}
+
+void TaskTable::Release(Utid utid) {
+  Retire(utid);
+  tasks_[utid].in_use = false;
+  free_.push_back(utid);
 }
 
 void TaskTable::Retire(Utid utid) {

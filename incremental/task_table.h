@@ -26,8 +26,17 @@ struct Task {
   int64_t first_ts = 0;    // first mention in the trace: start of its history
   int64_t exit_ts = kNever;  // sched_process_exit
   int64_t end_ts = kNever;   // its final switch-out after the exit: the end of its life
+  uint32_t generation = 0;   // how many tasks had this Utid before (ids are reused)
   bool ran = false;        // was switched in at least once
+  bool in_use = true;      // false: released, the slot waits for its next task
 };
+
+// A reference to a task that stays unambiguous after its Utid is reused.
+using TaskRef = uint64_t;
+inline constexpr TaskRef MakeTaskRef(Utid u, uint32_t generation) {
+  return (static_cast<uint64_t>(generation) << 32) | u;
+}
+inline constexpr Utid RefUtid(TaskRef r) { return static_cast<Utid>(r); }
 
 class TaskTable {
  public:
@@ -40,6 +49,11 @@ class TaskTable {
   Utid CreateFresh(uint16_t host, int32_t tid, int64_t ts);
   // Forget the tid -> task mapping (after the task is freed); the Task itself stays.
   void Retire(Utid utid);
+  // The task is gone and nothing refers to it any more: its Utid will name a later task.
+  void Release(Utid utid);
+  TaskRef Ref(Utid u) const { return MakeTaskRef(u, tasks_[u].generation); }
+  // Slots ever used; released ones have in_use false.
+  size_t in_use() const { return tasks_.size() - free_.size(); }
 
   Task& operator[](Utid u) { return tasks_[u]; }
   const Task& operator[](Utid u) const { return tasks_[u]; }
@@ -49,7 +63,10 @@ class TaskTable {
   static uint64_t Key(uint16_t host, int32_t tid) {
     return (static_cast<uint64_t>(host) << 32) | static_cast<uint32_t>(tid);
   }
+  Utid NewSlot(uint16_t host, int32_t tid, int64_t ts);
+
   std::vector<Task> tasks_;
+  std::vector<Utid> free_;  // released slots, reused last-in first-out
   std::unordered_map<uint64_t, Utid> live_;
 };
 
