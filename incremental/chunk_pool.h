@@ -8,6 +8,7 @@
 
 #include <sys/mman.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdlib>
 #include <mutex>
@@ -15,6 +16,14 @@
 #include <vector>
 
 namespace waitpath {
+
+// Bytes of chunks handed out by every pool and not given back: what the histories of the
+// process hold, spare chunks and partly used ones included (the history's true size, which
+// its byte cap bounds; one engine per process).
+inline std::atomic<size_t>& ChunksInUseBytes() {
+  static std::atomic<size_t> bytes{0};
+  return bytes;
+}
 
 template <size_t kBytes>
 class ChunkPool {
@@ -25,6 +34,7 @@ class ChunkPool {
     if (s.free.empty()) Grow(s);
     void* chunk = s.free.back();
     s.free.pop_back();
+    ChunksInUseBytes().fetch_add(kBytes, std::memory_order_relaxed);
     return chunk;
   }
 
@@ -32,6 +42,7 @@ class ChunkPool {
     State& s = state();
     std::lock_guard lock(s.mutex);
     s.free.push_back(chunk);
+    ChunksInUseBytes().fetch_sub(kBytes, std::memory_order_relaxed);
   }
 
  private:

@@ -346,6 +346,7 @@ void Engine::Evict(uint16_t host) {
     resolver_.SetHorizon(cutoff);
     for (Utid u = 0; u < histories_.size(); ++u) EvictTask(u, cutoff);
     swept_horizon_ = std::max(swept_horizon_, cutoff);
+    ReclaimEndedTasks();  // ended tasks' histories are most of it when threads are short-lived
   }
   // A slice of tasks per pass keeps each pass cheap; all are visited within a few passes.
   const size_t slice = std::max<size_t>(1024, histories_.size() / 8);

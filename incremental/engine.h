@@ -93,9 +93,8 @@ class Engine {
   // counted unknown then). Exact for t at a segment's start (every wait's start and end, the
   // task's end), inside a segment of its own, or at or after the horizon.
   StateVec Cumulative(Utid u, int64_t t) { return resolver_.Cum(u, t); }
-  size_t history_bytes() const {
-    return counters_.history_segments * TaskHistory::kSegmentBytes + counters_.history_origins * TaskHistory::kOriginBytes;
-  }
+  // Memory the retained histories hold: whole chunks (docs/analyze.md, "Memory").
+  size_t history_bytes() const { return ChunksInUseBytes().load(std::memory_order_relaxed); }
 
  private:
   struct HostState {

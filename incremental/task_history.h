@@ -157,7 +157,7 @@ class TaskHistory {
   // Chunked rather than one vector (whose growth copied every segment, a fifth of analysis
   // time in a profile) or a std::deque (a 512-byte node allocated every two segments).
   ChunkedQueue<Segment> segments_;
-  ChunkedQueue<StateVec> origins_;  // in the order of their segments
+  ChunkedQueue<StateVec, 8> origins_;  // in the order of their segments (most tasks have few)
   uint32_t origins_front_seq_ = 0;  // origin_seq of origins_[0] (wraps harmlessly)
   int64_t evicted_until_ = std::numeric_limits<int64_t>::min();
 };
