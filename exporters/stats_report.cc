@@ -40,6 +40,10 @@ void WriteStatsText(std::ostream& out, const std::vector<HostSpec>& hosts, const
     fmt::print(out, "  events       {} ({} used, {} of other kinds skipped)\n", s.reader.events,
                s.reader.events - s.reader.unknown, s.reader.unknown);
     fmt::print(out, "  regressions  {} timestamps clamped\n", s.reader.regressions);
+    if (s.inferred_switches) {
+      fmt::print(out, "  inferred     {} switches (events naming another current task than the last switch)\n",
+                 s.inferred_switches);
+    }
     fmt::print(out, "  discarded    {}", TotalDiscarded(s));
     if (!s.discarded_by_cpu.empty()) {
       out << " (";
@@ -78,6 +82,7 @@ void WriteStatsJson(std::ostream& out, const std::vector<HostSpec>& hosts, const
     j["last_ns"] = s.reader.events ? s.reader.last_ns : 0;
     j["unknown"] = s.reader.unknown;
     j["regressions"] = s.reader.regressions;
+    j["inferred_switches"] = s.inferred_switches;
     j["discarded"] = TotalDiscarded(s);
     nlohmann::ordered_json per_cpu = nlohmann::ordered_json::object();
     for (const auto& [cpu, n] : s.discarded_by_cpu) per_cpu[std::to_string(cpu)] = n;

@@ -27,6 +27,7 @@ struct IrqFrame {
 struct CpuContext {
   Utid current = kNoTask;  // kNoTask: idle, or not known
   bool known = false;      // false until the first sched_switch, and after lost events
+  int64_t last_ts = 0;     // the CPU's previous event
   std::vector<IrqFrame> frames;
 };
 

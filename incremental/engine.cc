@@ -98,11 +98,19 @@ void Engine::Process(const Event& e, const Batch& batch) {
   }
   ++counters_.events;
   CpuContext& cpu = hs.cpus.cpu(e.cpu);
-  // perf names the current task in every event: it fills in CPUs not yet seen switching.
-  if (!cpu.known && e.cur_tid >= 0 && e.kind != EventKind::kSchedSwitch) {
-    cpu.known = true;
-    cpu.current = e.cur_tid == 0 ? kNoTask : Touch(host, e.cur_tid, e.ts, SegmentKind::kRunning);
+  // perf names the current task in every event (LTTng with the tid context), and every
+  // sched_switch names the task leaving: that fills in CPUs not yet seen switching, and
+  // overrides a current task whose switch was lost.
+  const int32_t named = e.kind == EventKind::kSchedSwitch ? e.a : e.cur_tid;
+  if (named >= 0) {
+    if (!cpu.known && e.kind != EventKind::kSchedSwitch) {
+      cpu.known = true;
+      cpu.current = named == 0 ? kNoTask : Touch(host, named, e.ts, SegmentKind::kRunning);
+    } else if (cpu.known && (cpu.current == kNoTask ? 0 : tasks_[cpu.current].tid) != named) {
+      InferSwitch(host, cpu, named, e.ts);
+    }
   }
+  cpu.last_ts = e.ts;
   if (cpu.current != kNoTask && e.cur_pid > 0 && tasks_[cpu.current].pid < 0 &&
       tasks_[cpu.current].tid == e.cur_tid) {
     tasks_[cpu.current].pid = e.cur_pid;
@@ -237,6 +245,41 @@ void Engine::OnSwitch(uint16_t host, const Event& e) {
     cpu.current = kNoTask;
   }
   cpu.known = true;
+}
+
+// An event names its CPU's current task (`tid`) and it is not the one tracked: a
+// sched_switch was lost (perf drops the events of idle CPUs on some machines, LTTng
+// discards under load). The event is trusted: `tid` is current from now on (a wake-up from
+// its context has it as waker), and since the CPU's previous event neither it nor the task
+// we thought current is known to have run: that time is unknown for both.
+void Engine::InferSwitch(uint16_t host, CpuContext& cpu, int32_t tid, int64_t ts) {
+  ++counters_.inferred_switches;
+  const int64_t since = std::min(cpu.last_ts, ts);
+  if (cpu.current != kNoTask) {
+    TaskHistory& h = histories_[cpu.current];
+    if (!h.blocked()) {
+      const size_t before = h.size();
+      h.Switch(std::max(since, h.back().start), SegmentKind::kUnknown);
+      counters_.history_segments += h.size() - before;
+    }
+  }
+  cpu.current = kNoTask;
+  if (tid == 0) return;
+  const SegmentKind own = cpu.frames.empty() ? SegmentKind::kRunning : SegmentKind::kInterrupted;
+  const Utid n = Touch(host, tid, since, SegmentKind::kUnknown);
+  tasks_[n].ran = true;
+  cpu.current = n;
+  TaskHistory& h = histories_[n];
+  const size_t before = h.size();
+  if (h.blocked()) {
+    // Its wake-up was lost with the switch.
+    ++counters_.missed_wakeups;
+    ResolveWait(n, std::max(since, h.back().start), WaitLink{WaitLink::Type::kUnknown}, SegmentKind::kUnknown);
+  } else {
+    h.Switch(std::max(since, h.back().start), SegmentKind::kUnknown);
+  }
+  h.Switch(ts, own);
+  counters_.history_segments += h.size() - before;
 }
 
 WaitLink Engine::WakerLink(uint16_t host, const Event& e) {

@@ -52,6 +52,7 @@ struct EngineCounters {
   uint64_t waits = 0;
   uint64_t unknown_wakers = 0;    // wake-ups from a CPU whose context was not known
   uint64_t missed_wakeups = 0;    // tasks switched in while we thought them blocked
+  uint64_t inferred_switches = 0; // events whose own current task was not the tracked one
   uint64_t loss_markers = 0;
   uint64_t evicted_segments = 0;
   uint64_t history_segments = 0;  // retained now
@@ -118,6 +119,7 @@ class Engine {
   WaitLink WakerLink(uint16_t host, const Event& e);
 
   void OnSwitch(uint16_t host, const Event& e);
+  void InferSwitch(uint16_t host, CpuContext& cpu, int32_t tid, int64_t ts);
   void OnWaking(uint16_t host, const Event& e);
   void OnFork(uint16_t host, const Event& e);
   void OnLost(uint16_t host, const Event& e);

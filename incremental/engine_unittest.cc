@@ -477,6 +477,40 @@ TEST_F(EngineTest, PerfCurrentTaskFillsInAnUnseenCpu) {
   CheckAllTasks();
 }
 
+// perf lost the switch from idle into the child on CPU 1 (as it does on some machines): the
+// child's own events still name it. Its wake-up of the parent is the child's, not an
+// interrupt of the idle task, and the child's time since the CPU's last event is unknown
+// (the switch could have come at any point of it), then its own.
+TEST_F(EngineTest, ALostSwitchIsInferredFromTheEventsOwnCurrentTask) {
+  const uint32_t perf = kDialectPerf | kDialectHasWaking | kDialectHasSwitch;
+  auto on = [](Event e, int32_t cur) {
+    e.cur_tid = cur;
+    return e;
+  };
+  // CPU 0: the parent (10) runs, then waits for the child (20); CPU 1 goes idle at 5.
+  Push({on(Switch(0, 0, 0, 10, kRunnable), 0), on(Switch(0, 1, 0, 30, kRunnable), 0),
+        on(Switch(5, 1, 30, 0, kSleeping), 30), on(Waking(8, 0, 20), 10),
+        on(Switch(10, 0, 10, 0, kSleeping), 10)},
+       perf);
+  // [idle -> 20 on CPU 1 lost, somewhere after 8] The child wakes the parent at 40.
+  Push({on(Waking(40, 1, 10), 20), on(Switch(42, 0, 0, 10, kRunnable), 0),
+        on(Switch(50, 1, 20, 0, kSleeping), 20)},
+       perf);
+  EXPECT_EQ(engine_.counters().inferred_switches, 1u);
+  const Utid child = U(20);
+  const TaskHistory& parent = engine_.history(U(10));
+  ASSERT_GE(parent.size(), 3u);
+  EXPECT_EQ(parent.at(1).link.type, WaitLink::Type::kTask);
+  EXPECT_EQ(parent.at(1).link.task, child);
+  // The child: preempted from its wake-up (8) until the CPU's last event... the switch was
+  // lost somewhere in [8, 40): unknown, then running until 50.
+  const StateVec c = B(20, 8, 50);
+  EXPECT_EQ(c[Leaf::kUnknown], 32);
+  EXPECT_EQ(c[Leaf::kRunning], 10);
+  EXPECT_EQ(B(10, 10, 40)[Leaf::kIrq], 0);
+  CheckAllTasks();
+}
+
 // Two tasks ping-pong on one CPU long past a small retention window: in each 10 ns round
 // the current one is interrupted [2, 3), wakes the other at 5 and blocks at 10.
 class EngineEvictionTest : public EngineTest {

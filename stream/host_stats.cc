@@ -1,5 +1,7 @@
 #include "stream/host_stats.h"
 
+#include <algorithm>
+
 namespace waitpath {
 
 void HostStats::Add(const Batch& batch) {
@@ -9,6 +11,15 @@ void HostStats::Add(const Batch& batch) {
     if (e.kind == EventKind::kLost) {
       ++loss_markers;
       if (e.a > 0) discarded_by_cpu[e.cpu] += static_cast<uint64_t>(e.a);
+      current_by_cpu.erase(e.cpu);
+    } else if (e.kind == EventKind::kSchedSwitch) {
+      current_by_cpu[e.cpu] = std::max(e.b, 0);
+    } else if (e.cur_tid >= 0) {
+      auto [it, inserted] = current_by_cpu.try_emplace(e.cpu, e.cur_tid);
+      if (!inserted && it->second != e.cur_tid) {
+        ++inferred_switches;
+        it->second = e.cur_tid;
+      }
     }
   }
   reader = batch.counters;

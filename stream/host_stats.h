@@ -17,6 +17,10 @@ struct HostStats {
   std::map<uint16_t, uint64_t> events_by_cpu;  // decoded events per CPU
   std::map<uint16_t, uint64_t> discarded_by_cpu;
   uint64_t loss_markers = 0;                   // discarded-events reports (count may be unknown)
+  // Events that name their CPU's current task (perf, LTTng's tid context) naming another than
+  // the last sched_switch put there: a switch was lost (the engine's rule, Engine::InferSwitch).
+  uint64_t inferred_switches = 0;
+  std::map<uint16_t, int32_t> current_by_cpu;  // tid; absent: not known (start, after a loss)
   std::string error;                           // why reading stopped early, if it did
   bool ended = false;
 

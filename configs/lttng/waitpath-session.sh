@@ -122,6 +122,10 @@ run lttng enable-event --kernel --session="$name" --channel="$channel" --tracepo
   "$(IFS=,; echo "${events[*]}")"
 run lttng enable-event --kernel --session="$name" --channel="$channel" --tracepoint \
   'x86_irq_vectors_*'
+# Every event names the task current on its CPU: when the session discards events, a lost
+# sched_switch is inferred from the next event's own task (docs/reading.md) instead of
+# charging that task's time to the one we thought was running.
+run lttng add-context --kernel --session="$name" --channel="$channel" --type=tid --type=procname
 if [ "$start" -eq 1 ]; then
   run lttng start "$name"
 fi
