@@ -9,6 +9,7 @@ TimeMerger::TimeMerger(size_t hosts) : hosts_(hosts) {}
 void TimeMerger::Push(std::unique_ptr<Batch> batch) {
   Host& h = hosts_[batch->host];
   h.watermark = std::max(h.watermark, batch->watermark);
+  if (!batch->events.empty()) h.newest = std::max(h.newest, batch->events.back().ts);
   if (batch->last) h.ended = true;
   h.batches.push_back(std::move(batch));
 }
@@ -32,7 +33,54 @@ bool TimeMerger::done() const {
   return true;
 }
 
+int64_t TimeMerger::LateFloor() const {
+  if (max_lag_ <= 0) return std::numeric_limits<int64_t>::min();
+  int64_t newest = std::numeric_limits<int64_t>::min();
+  for (const Host& h : hosts_) {
+    if (h.newest != std::numeric_limits<int64_t>::min()) newest = std::max(newest, h.transform.ToReference(h.newest));
+  }
+  return newest == std::numeric_limits<int64_t>::min() ? newest : newest - max_lag_;
+}
+
+void TimeMerger::DropLate(Host& h, int64_t floor) {
+  while (Head(h) && *h.head_ts < floor) {
+    const Event& e = h.batches.front()->events[h.pos];
+    auto [it, inserted] = h.late_cpus.try_emplace(e.cpu, *h.head_ts, 0);
+    ++it->second.second;
+    ++h.dropped_late;
+    h.lagging = true;
+    ++h.pos;
+    h.head_ts.reset();
+  }
+}
+
+// The `lost` marker of one CPU of a host whose late events were dropped, at the time of its
+// next event (Event: a = count, x = the first dropped event's time; docs/reading.md).
+bool TimeMerger::ReleaseLossMarker(Host& h, Event* event, const Batch** batch) {
+  const auto it = h.late_cpus.begin();
+  if (!h.marker) h.marker = std::make_unique<Batch>();
+  const Batch& from = *h.batches.front();
+  h.marker->host = from.host;
+  h.marker->counters = from.counters;
+  Event e{};
+  e.ts = *h.head_ts;
+  e.cpu = it->first;
+  e.kind = EventKind::kLost;
+  e.cur_tid = -1;
+  e.cur_pid = -1;
+  e.a = static_cast<int32_t>(std::min<uint64_t>(it->second.second, INT32_MAX));
+  e.x = it->second.first;
+  h.late_cpus.erase(it);
+  *event = e;
+  *batch = h.marker.get();
+  return true;
+}
+
 bool TimeMerger::Next(Event* event, const Batch** batch) {
+  const int64_t floor = LateFloor();
+  if (floor != std::numeric_limits<int64_t>::min()) {
+    for (Host& h : hosts_) DropLate(h, floor);
+  }
   // Fast path: the host chosen last time goes on while it stays strictly before the bound
   // that choice computed (every other host's head, or watermark if it has nothing buffered).
   if (run_host_ >= 0) {
@@ -69,6 +117,12 @@ bool TimeMerger::Next(Event* event, const Batch** batch) {
       continue;
     }
     if (h.ended || h.idle) continue;
+    // A host lagging past the limit with nothing buffered is not waited for.
+    if (floor != std::numeric_limits<int64_t>::min() &&
+        (h.watermark == std::numeric_limits<int64_t>::min() || h.transform.ToReference(h.watermark) < floor)) {
+      hosts_[i].lagging = true;
+      continue;
+    }
     if (h.watermark == std::numeric_limits<int64_t>::min() || h.transform.ToReference(h.watermark) < best_ts) {
       needed_ = static_cast<int>(i);
       return false;
@@ -81,6 +135,8 @@ bool TimeMerger::Next(Event* event, const Batch** batch) {
 }
 
 bool TimeMerger::Release(Host& h, Event* event, const Batch** batch) {
+  if (!h.late_cpus.empty()) return ReleaseLossMarker(h, event, batch);
+  h.lagging = false;
   const Batch& b = *h.batches.front();
   *event = b.events[h.pos++];
   event->ts = *h.head_ts;

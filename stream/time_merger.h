@@ -4,6 +4,8 @@
 #pragma once
 
 #include <deque>
+#include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -34,6 +36,15 @@ class TimeMerger {
     hosts_[host].idle = idle;
     run_host_ = -1;
   }
+  // Live: a host more than `lag` behind (reference time) the newest event buffered from
+  // another host is not waited for, and its events older than that are dropped as lost (a
+  // `lost` marker per CPU goes out before its next event), so that one host with a bad clock
+  // or a stalled stream cannot hold every other host's events in memory. 0: no limit.
+  void SetMaxLag(int64_t lag_ns) { max_lag_ = lag_ns; }
+  // Whether the host is lagging past the limit now, and its events dropped for it so far.
+  bool lagging(uint16_t host) const { return hosts_[host].lagging; }
+  uint64_t dropped_late(uint16_t host) const { return hosts_[host].dropped_late; }
+
   void Push(std::unique_ptr<Batch> batch);
 
   // The next event (its ts in the reference clock, monotonic per host) and the batch it
@@ -56,7 +67,16 @@ class TimeMerger {
     int64_t watermark = std::numeric_limits<int64_t>::min();  // host clock
     bool ended = false;
     bool idle = false;
+    int64_t newest = std::numeric_limits<int64_t>::min();  // newest buffered event, host clock
+    bool lagging = false;
+    uint64_t dropped_late = 0;
+    std::map<uint16_t, std::pair<int64_t, uint64_t>> late_cpus;  // cpu -> (first dropped ts, count)
+    std::unique_ptr<Batch> marker;                               // holds the lost markers it owes
   };
+  // With a lag limit: the reference time before which events are dropped (min when none).
+  int64_t LateFloor() const;
+  void DropLate(Host& h, int64_t floor);
+  bool ReleaseLossMarker(Host& h, Event* event, const Batch** batch);
   // Skips empty batches; true when the host has a next event (its head_ts then set).
   bool Head(Host& h);
   bool Release(Host& h, Event* event, const Batch** batch);
@@ -67,6 +87,7 @@ class TimeMerger {
   // without another: strictly before every other host's head or empty host's watermark.
   int run_host_ = -1;
   int64_t run_bound_ = 0;
+  int64_t max_lag_ = 0;
   std::vector<std::unique_ptr<Batch>> consumed_;
 };
 

@@ -44,6 +44,46 @@ TEST(TimeMergerTest, MergesInReferenceTimeAndWaitsForSlowHosts) {
   EXPECT_EQ(m.TakeConsumed().size(), 3u);
 }
 
+// Live: host 1's clock is 120 behind and no packets fixed it; host 0 streams on. With a lag
+// limit of 10 the merger holds at most that much of host 0: host 1's events older than that
+// are dropped, counted, and its CPU gets a lost marker before its next event.
+TEST(TimeMergerTest, AHostLaggingPastTheLimitIsNotWaitedForAndItsLateEventsAreLost) {
+  TimeMerger m(2);
+  m.SetMaxLag(10);
+  Event e;
+  const Batch* b = nullptr;
+  std::vector<std::pair<int, int64_t>> got;
+  for (int64_t t = 0; t < 100; t += 5) {
+    m.Push(MakeBatch(0, {t}, false));
+    m.Push(MakeBatch(1, {t - 120}, false));  // what host 1 stamps as it happens
+    while (m.Next(&e, &b)) got.emplace_back(b->host, e.ts);
+  }
+  // Host 0's events all went out (held at most 10 behind the newest), host 1's were dropped.
+  int host0 = 0, host1 = 0;
+  for (const auto& [h, ts] : got) (h == 0 ? host0 : host1) += 1;
+  EXPECT_GE(host0, 17);
+  EXPECT_EQ(host1, 0);
+  EXPECT_TRUE(m.lagging(1));
+  EXPECT_EQ(m.dropped_late(1), 20u);
+  EXPECT_FALSE(m.lagging(0));
+  // Host 1 catches up (its clock is fixed): a lost marker first, then its events.
+  m.SetTransform(1, ClockTransform::FromLine(1.0, 120.0, 0));
+  m.Push(MakeBatch(1, {-25}, false));  // reference 95
+  m.Push(MakeBatch(0, {100}, true));
+  m.Push(MakeBatch(1, {-10}, true));  // reference 110
+  got.clear();
+  std::vector<EventKind> kinds;
+  while (m.Next(&e, &b)) {
+    got.emplace_back(b->host, e.ts);
+    kinds.push_back(e.kind);
+  }
+  ASSERT_FALSE(got.empty());
+  const auto first1 = std::find_if(got.begin(), got.end(), [](const auto& g) { return g.first == 1; });
+  ASSERT_NE(first1, got.end());
+  EXPECT_EQ(kinds[static_cast<size_t>(first1 - got.begin())], EventKind::kLost);
+  EXPECT_FALSE(m.lagging(1));
+}
+
 // Three hosts with different clocks, batches of random sizes fed as the merger asks for
 // them: every event comes out once, in reference-time order, each host's in its own order.
 // (Equal reference times on two hosts may come in either order.)
