@@ -21,6 +21,21 @@ bool NameHas(std::string_view name, std::initializer_list<std::string_view> part
 
 }  // namespace
 
+bool IrqThreadFrame(std::string_view comm, IrqFrame* frame, std::string_view* name) {
+  *frame = IrqFrame{};
+  *name = {};
+  if (comm.starts_with("napi/")) {
+    frame->type = IrqFrame::Type::kSoftIrq;
+    frame->number = kNetRx;
+    return true;
+  }
+  if (!comm.starts_with("irq/")) return false;
+  frame->type = IrqFrame::Type::kHardIrq;
+  const size_t dash = comm.find('-');
+  *name = dash == std::string_view::npos ? std::string_view() : comm.substr(dash + 1);
+  return true;
+}
+
 Leaf ClassifyInterrupt(const IrqFrame& f, std::string_view irq_name) {
   // What happened inside the context decides first.
   if (f.packet) return Leaf::kNetwork;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "incremental/leaf_state.h"
@@ -27,6 +28,11 @@ struct IrqFrame {
 struct CpuContext {
   Utid current = kNoTask;  // kNoTask: idle, or not known
   bool known = false;      // false until the first sched_switch, and after lost events
+  // The current task is an interrupt thread (threaded IRQ handlers `irq/N-name`, threaded
+  // NAPI `napi/…`, every IRQ under PREEMPT_RT): what it handles is recorded as in a frame,
+  // and a wake-up it makes is that interrupt's, as if from interrupt context.
+  bool in_irq_thread = false;
+  IrqFrame irq_thread{};
   int64_t last_ts = 0;     // the CPU's previous event
   std::vector<IrqFrame> frames;
 };
@@ -42,6 +48,11 @@ class CpuContextTracker {
  private:
   std::vector<CpuContext> cpus_;
 };
+
+// Whether a task name is an interrupt thread's, and the frame standing for its work: a
+// hard irq named as the thread's irq (`irq/24-eth0-TxRx` -> `eth0-TxRx`), or NET_RX for a
+// threaded NAPI poller (`napi/eth0-8193`). `name` receives the irq name part.
+bool IrqThreadFrame(std::string_view comm, IrqFrame* frame, std::string_view* name);
 
 // What a wake-up from inside `frame` means. `irq_name` is the frame's irq name (hard irqs).
 Leaf ClassifyInterrupt(const IrqFrame& frame, std::string_view irq_name);

@@ -106,6 +106,7 @@ void Engine::Process(const Event& e, const Batch& batch) {
     if (!cpu.known && e.kind != EventKind::kSchedSwitch) {
       cpu.known = true;
       cpu.current = named == 0 ? kNoTask : Touch(host, named, e.ts, SegmentKind::kRunning);
+      NoteIrqThread(cpu);
     } else if (cpu.known && (cpu.current == kNoTask ? 0 : tasks_[cpu.current].tid) != named) {
       InferSwitch(host, cpu, named, e.ts);
     }
@@ -170,7 +171,11 @@ void Engine::Process(const Event& e, const Batch& batch) {
     case EventKind::kPacketOut: OnPacketOut(host, e, batch); break;
     case EventKind::kPacketIn: OnPacketIn(host, e, batch); break;
     case EventKind::kBlockComplete:
-      if (!cpu.frames.empty()) cpu.frames.back().disk = true;
+      if (!cpu.frames.empty()) {
+        cpu.frames.back().disk = true;
+      } else if (cpu.in_irq_thread) {
+        cpu.irq_thread.disk = true;
+      }
       break;
     case EventKind::kStatedumpProcess: {
       // LTTng's state dump lists the tasks that exist; one in state WAIT is asleep, so
@@ -245,6 +250,16 @@ void Engine::OnSwitch(uint16_t host, const Event& e) {
     cpu.current = kNoTask;
   }
   cpu.known = true;
+  NoteIrqThread(cpu);
+}
+
+void Engine::NoteIrqThread(CpuContext& cpu) {
+  cpu.in_irq_thread = false;
+  if (cpu.current == kNoTask) return;
+  std::string_view name;
+  if (!IrqThreadFrame(StringTable::Global().Get(tasks_[cpu.current].comm), &cpu.irq_thread, &name)) return;
+  cpu.in_irq_thread = true;
+  cpu.irq_thread.name = name.empty() ? 0 : StringTable::Global().Intern(name);
 }
 
 // An event names its CPU's current task (`tid`) and it is not the one tracked: a
@@ -264,6 +279,7 @@ void Engine::InferSwitch(uint16_t host, CpuContext& cpu, int32_t tid, int64_t ts
     }
   }
   cpu.current = kNoTask;
+  cpu.in_irq_thread = false;
   if (tid == 0) return;
   const SegmentKind own = cpu.frames.empty() ? SegmentKind::kRunning : SegmentKind::kInterrupted;
   const Utid n = Touch(host, tid, since, SegmentKind::kUnknown);
@@ -280,6 +296,7 @@ void Engine::InferSwitch(uint16_t host, CpuContext& cpu, int32_t tid, int64_t ts
   }
   h.Switch(ts, own);
   counters_.history_segments += h.size() - before;
+  NoteIrqThread(cpu);
 }
 
 WaitLink Engine::WakerLink(uint16_t host, const Event& e) {
@@ -293,6 +310,14 @@ WaitLink Engine::WakerLink(uint16_t host, const Event& e) {
   // perf marks interrupt context in every event even when entry events are missing.
   if ((e.ctx & kCtxKnown) && (e.ctx & (kCtxHardirq | kCtxSoftirq | kCtxNmi))) {
     return WaitLink{WaitLink::Type::kLeaf, Leaf::kIrq};
+  }
+  if (cpu.in_irq_thread && cpu.current != kNoTask) {
+    // An interrupt thread's wake-up is the interrupt's (the packet it received...), not
+    // the thread's own work.
+    const IrqFrame& f = cpu.irq_thread;
+    const Leaf leaf = ClassifyInterrupt(f, f.name ? StringTable::Global().Get(f.name) : std::string_view());
+    if (leaf == Leaf::kNetwork && f.sender_known) return WaitLink{WaitLink::Type::kPacket, leaf, f.sender, f.send_ts};
+    return WaitLink{WaitLink::Type::kLeaf, leaf};
   }
   if (!cpu.known) {
     ++counters_.unknown_wakers;
@@ -344,6 +369,7 @@ void Engine::OnLost(uint16_t host, const Event& e) {
   }
   cpu.current = kNoTask;
   cpu.known = false;
+  cpu.in_irq_thread = false;
   cpu.frames.clear();
   hs.last_loss = e.ts;
 }
@@ -364,8 +390,8 @@ void Engine::OnPacketIn(uint16_t host, const Event& e, const Batch& batch) {
   CpuContext& cpu = hosts_[host].cpus.cpu(e.cpu);
   const PacketKey* key = e.a >= 0 ? &batch.packets[static_cast<size_t>(e.a)] : nullptr;
   const auto send = packets_.OnReceive(host, static_cast<uint64_t>(e.x), key);
-  if (cpu.frames.empty()) return;
-  IrqFrame& f = cpu.frames.back();
+  if (cpu.frames.empty() && !cpu.in_irq_thread) return;
+  IrqFrame& f = cpu.frames.empty() ? cpu.irq_thread : cpu.frames.back();
   f.packet = true;
   // A sender on another host is followed only when all timestamps are in one clock.
   // A sender released since (its Utid reused) is as unknown as one in interrupt context.

@@ -120,6 +120,7 @@ class Engine {
 
   void OnSwitch(uint16_t host, const Event& e);
   void InferSwitch(uint16_t host, CpuContext& cpu, int32_t tid, int64_t ts);
+  void NoteIrqThread(CpuContext& cpu);
   void OnWaking(uint16_t host, const Event& e);
   void OnFork(uint16_t host, const Event& e);
   void OnLost(uint16_t host, const Event& e);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "live/event_decoder.h"
+#include "live/string_table.h"
 
 namespace waitpath {
 namespace {
@@ -508,6 +509,39 @@ TEST_F(EngineTest, ALostSwitchIsInferredFromTheEventsOwnCurrentTask) {
   EXPECT_EQ(c[Leaf::kUnknown], 32);
   EXPECT_EQ(c[Leaf::kRunning], 10);
   EXPECT_EQ(B(10, 10, 40)[Leaf::kIrq], 0);
+  CheckAllTasks();
+}
+
+// A packet received by a threaded NAPI poller (or an `irq/N-eth…` thread, or any IRQ under
+// PREEMPT_RT) in task context: the wake-up it makes is network, followed to the sender when
+// the packet is matched, not the thread's own running.
+TEST_F(EngineTest, WakeFromAnInterruptThreadIsTheInterrupts) {
+  constexpr int64_t kSkb = 0xbeef00;
+  const int32_t napi = static_cast<int32_t>(StringTable::Global().Intern("napi/eth0-8193"));
+  const int32_t irq_nvme = static_cast<int32_t>(StringTable::Global().Intern("irq/130-nvme0q1"));
+  // X (10) sleeps at 10; S (40) sends at 30; the NAPI thread (60) receives it on CPU 2 in
+  // task context at 71 and wakes X at 72.
+  Push({Switch(0, 0, 0, 10, kRunnable), Switch(0, 1, 0, 40, kRunnable),
+        Switch(0, 2, 0, 0, kRunnable), Switch(10, 0, 10, 0, kSleeping),
+        Ev(30, 1, EventKind::kPacketOut, -1, 100, kNoComm, kNoComm, kSkb),
+        Ev(70, 2, EventKind::kSchedSwitch, 0, 60, kNoComm, napi, 0),
+        Ev(71, 2, EventKind::kPacketIn, -1, 100, kNoComm, kNoComm, kSkb), Waking(72, 2, 10),
+        Switch(75, 2, 60, 0, kSleeping), Switch(80, 0, 0, 10, kRunnable)});
+  const TaskHistory& h = engine_.history(U(10));
+  ASSERT_GE(h.size(), 2u);
+  EXPECT_EQ(h.at(1).link.type, WaitLink::Type::kPacket);
+  EXPECT_EQ(h.at(1).link.task, U(40));
+  const StateVec d = B(10, 10, 72);
+  EXPECT_EQ(d[Leaf::kRunning], 20);  // S ran [10, 30)
+  EXPECT_EQ(d[Leaf::kNetwork], 42);  // in flight, then in the NAPI thread
+  // A threaded disk interrupt's wake-up is disk; a wake-up after the thread left is the
+  // next task's.
+  Push({Switch(90, 0, 10, 0, kSleeping), Ev(95, 2, EventKind::kSchedSwitch, 0, 61, kNoComm, irq_nvme, 0),
+        Ev(96, 2, EventKind::kBlockComplete), Waking(97, 2, 10), Switch(98, 2, 61, 0, kSleeping),
+        Switch(99, 0, 0, 10, kRunnable)});
+  ASSERT_GE(h.size(), 4u);
+  EXPECT_EQ(B(10, 90, 97)[Leaf::kDisk], 7);
+  EXPECT_EQ(engine_.counters().inferred_switches, 0u);
   CheckAllTasks();
 }
 
