@@ -122,7 +122,25 @@ TEST_P(GeneratedSyncTest, SkewedArrivalGivesIdenticalResults) {
   fs::remove_all(dir);
 }
 
-INSTANTIATE_TEST_SUITE_P(Scenarios, GeneratedSyncTest, ::testing::Values("rpc", "three-tier"), [](const auto& info) {
+// Packets received by threaded NAPI pollers (task context): the waits they end are network,
+// never the poller's own work (docs/analyze.md).
+TEST_P(GeneratedSyncTest, InterruptThreadsAreNeverOnThePath) {
+  const fs::path dir = Generate(GetParam());
+  CommandResult r = RunWaitpath("analyze --json --top 100000 --min-wait 0ns " + dir.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const auto& rec : JsonLines(r.out)) {
+    if (rec["type"] != "task" && rec["type"] != "wait") continue;
+    if (rec["comm"].get<std::string>().starts_with("napi/")) continue;  // the pollers' own waits
+    if (rec["type"] == "task") {
+      for (const auto& b : rec["by_task"]) EXPECT_FALSE(b["comm"].get<std::string>().starts_with("napi/")) << rec.dump();
+    } else if (rec["type"] == "wait") {
+      for (const auto& p : rec["path"]) EXPECT_FALSE(p["comm"].get<std::string>().starts_with("napi/")) << rec.dump();
+    }
+  }
+  fs::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Scenarios, GeneratedSyncTest, ::testing::Values("rpc", "three-tier", "rpc-threaded-rx"), [](const auto& info) {
   std::string n = info.param;
   std::replace(n.begin(), n.end(), '-', '_');
   return n;

@@ -162,6 +162,7 @@ Scenario Parse(toml::table& root, const std::vector<std::string>& overrides,
       host.drift_ppm = Get<double>(*h, "drift_ppm", 0.0);
       host.ip = Get<std::string>(*h, "ip", fmt::format("10.0.0.{}", s.hosts.size() + 1));
       host.preempt_state = Get<int64_t>(*h, "preempt_state", 0);
+      host.threaded_rx = Get<bool>(*h, "threaded_rx", false);
       if (const toml::array* tasks = h->get_as<toml::array>("tasks")) {
         for (const toml::node& tn : *tasks) {
           const toml::table* t = tn.as_table();

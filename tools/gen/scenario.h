@@ -29,6 +29,9 @@ struct HostSpec {
   std::string ip;        // IPv4 dotted quad; defaults to 10.0.0.<index+1>
   // prev_state written for a preempted task: 0 (kernel < 4.14) or 0x100 (4.14+ TASK_REPORT_MAX).
   int64_t preempt_state = 0;
+  // Received packets are handled by a per-CPU threaded NAPI poller (`napi/eth0-N`, a task)
+  // after a short hard irq, instead of in NET_RX softirq context.
+  bool threaded_rx = false;
   std::vector<TaskSpec> tasks;
 };
 

@@ -138,6 +138,7 @@ class Simulator::Impl {
     int32_t interrupted = -1;
     bool preempt_pending = false;
     uint64_t slice_token = 0;
+    int32_t napi = -1;  // threaded_rx: this CPU's NAPI poller task
   };
 
   struct HostRt {
@@ -265,6 +266,19 @@ void Simulator::Impl::Setup() {
       host.disk_irq_name.push_back(IrqName(static_cast<int>(h), fmt::format("nvme0q{}", c + 1)));
       host.nic_irq_name.push_back(IrqName(static_cast<int>(h), fmt::format("eth0-TxRx-{}", c)));
     }
+    if (hs.threaded_rx) {
+      for (int c = 0; c < hs.cpus; ++c) {
+        TaskInfo napi;
+        napi.comm = fmt::format("napi/eth0-{}", 8192 + c);
+        napi.host = static_cast<int>(h);
+        napi.tid = 90 + c;
+        napi.pid = napi.tid;
+        napi.ppid = 2;
+        napi.kernel = true;
+        result_.tasks.push_back(napi);
+        cpus_[static_cast<size_t>(host.first_cpu + c)].napi = static_cast<int32_t>(result_.tasks.size() - 1);
+      }
+    }
   }
   std::vector<int> next_tid(s_.hosts.size(), 1000);
   for (int pass = 0; pass < 2; ++pass) {
@@ -350,7 +364,7 @@ void Simulator::Impl::Setup() {
     }
   }
   // Watched tasks.
-  for (TaskInfo& t : result_.tasks) t.watched = !t.idle && s_.watch.empty();
+  for (TaskInfo& t : result_.tasks) t.watched = !t.idle && !t.kernel && s_.watch.empty();
   for (const std::string& name : s_.watch) {
     result_.tasks[TaskByName(name, "watch")].watched = true;
   }
@@ -815,6 +829,20 @@ void Simulator::Impl::OnIrq(int g, int32_t irq, Ns t) {
       break;
     case IrqKind::kNetRx:
       Emit(g, t, EventKind::kIrqHandlerEntry, 150 + cpu.local, host.nic_irq_name[cpu.local]);
+      if (cpu.napi >= 0) {
+        // Threaded NAPI: the hard irq wakes the poller, which takes the CPU (the interrupted
+        // task runs again from the irq's exit until then, and is preempted meanwhile).
+        result_.timelines[cpu.napi].Wake(t + 300, WakeCause::kIrq, -1, 0);
+        Emit(g, t + 300, EventKind::kSchedWaking, cpu.napi, cpu.local);
+        Emit(g, t + 700, EventKind::kIrqHandlerExit, 150 + cpu.local, 1);
+        if (cpu.interrupted >= 0) result_.timelines[cpu.interrupted].Enter(t + 700, TaskState::kRunning);
+        Emit(g, t + 1000, EventKind::kSchedSwitch, cpu.cur, cpu.napi,
+             cpu.cur == cpu.idle_task ? 0 : s_.hosts[cpu.host].preempt_state);
+        if (cpu.interrupted >= 0) result_.timelines[cpu.interrupted].Enter(t + 1000, TaskState::kPreempted);
+        result_.timelines[cpu.napi].Enter(t + 1000, TaskState::kRunning);
+        body = 1200;
+        break;
+      }
       Emit(g, t + 300, EventKind::kSoftirqRaise, kNetRxSoftirq);
       Emit(g, t + 700, EventKind::kIrqHandlerExit, 150 + cpu.local, 1);
       Emit(g, t + 1000, EventKind::kSoftirqEntry, kNetRxSoftirq);
@@ -887,6 +915,12 @@ void Simulator::Impl::OnIrqBody(int g, int32_t irq, Ns t) {
         }
       }
       tail -= 200;
+      if (cpu.napi >= 0) {
+        // The poller sleeps again; the CPU goes back to the task it took it from.
+        Emit(g, t + tail, EventKind::kSchedSwitch, cpu.napi, cpu.cur, 1);
+        result_.timelines[cpu.napi].Enter(t + tail, TaskState::kBlocked);
+        break;
+      }
       Emit(g, t + tail, EventKind::kSoftirqExit, kNetRxSoftirq);
       break;
     }
@@ -939,6 +973,13 @@ SimulationResult Simulator::Impl::Run() {
            rt_[i].last_cpu);
     }
     Emit(g0, t + 700, EventKind::kStatedumpEnd);
+    for (size_t i = 0; i < result_.tasks.size(); ++i) {
+      const TaskInfo& info = result_.tasks[i];
+      if (info.host == static_cast<int>(h) && info.kernel) {
+        result_.timelines[i] = TaskTimeline(dumped[i], TaskState::kBlocked);
+        rt_[i].st = St::kBlocked;
+      }
+    }
     for (const TaskSpec& ts : s_.hosts[h].tasks) {
       if (ts.forked) continue;
       int32_t id = task_by_name_.at(ts.name);

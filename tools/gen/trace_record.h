@@ -61,6 +61,7 @@ struct TaskInfo {
   int32_t parent = -1;  // fork link: task index of the parent for forked tasks
   bool idle = false;
   bool forked = false;
+  bool kernel = false;  // a kernel thread the simulator runs itself (threaded NAPI poller)
   bool watched = false;
 };
 
