@@ -6,12 +6,12 @@
 
 #include <atomic>
 #include <chrono>
-#include <cmath>
 #include <csignal>
 #include <fstream>
 #include <iostream>
 #include <thread>
 
+#include "base/duration.h"
 #include "exporters/analysis_report.h"
 #include "exporters/metrics.h"
 #include "exporters/metrics_server.h"
@@ -56,26 +56,6 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
 
 }  // namespace
 
-bool ParseDuration(const std::string& text, int64_t* ns) {
-  size_t pos = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &pos);
-  } catch (...) {
-    return false;
-  }
-  const std::string unit = text.substr(pos);
-  double scale = 0;
-  if (unit == "ns") scale = 1;
-  else if (unit == "us") scale = 1e3;
-  else if (unit == "ms") scale = 1e6;
-  else if (unit == "s" || unit.empty()) scale = 1e9;
-  else if (unit == "m" || unit == "min") scale = 60e9;
-  if (scale == 0 || value < 0 || !std::isfinite(value)) return false;
-  *ns = static_cast<int64_t>(std::llround(value * scale));
-  return true;
-}
-
 int RunAnalyze(const AnalyzeOptions& options) { return RunAnalyzeWithMetrics(options, {}); }
 
 namespace {
@@ -95,9 +75,9 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
   }
   engine_options.max_history_bytes = options.max_history_mb << 20;
   int64_t linger_ns = -1;
-  if (!metrics_flags.linger.empty() && !ParseDuration(metrics_flags.linger, &linger_ns)) {
-    fmt::print(stderr, "waitpath: --metrics-linger '{}': expected a duration such as 30s\n",
-               metrics_flags.linger);
+  if (!metrics_flags.linger.empty() &&
+      !ParseDurationFlag("--metrics-linger", metrics_flags.linger, &linger_ns, &error)) {
+    fmt::print(stderr, "waitpath: {}\n", error);
     return 2;
   }
   const bool want_metrics = !metrics_flags.file.empty() || !metrics_flags.listen.empty();

@@ -31,6 +31,7 @@
 #include "app/analyze_command.h"
 #include "app/command.h"
 #include "app/live_command.h"
+#include "base/duration.h"
 #include "exporters/metrics_server.h"
 
 namespace waitpath {
@@ -662,8 +663,13 @@ void Demo::Stop() {
 
 int Demo::Run() {
   int64_t duration_ns = 0;
-  if (!o_.duration.empty() && (!ParseDuration(o_.duration, &duration_ns) || duration_ns <= 0)) {
-    fmt::print(stderr, "waitpath demo: --duration {}: expected e.g. 20s, 500ms\n", o_.duration);
+  std::string error;
+  if (!o_.duration.empty() && !ParseDurationFlag("--duration", o_.duration, &duration_ns, &error)) {
+    fmt::print(stderr, "waitpath demo: {}\n", error);
+    return 2;
+  }
+  if (!o_.duration.empty() && duration_ns == 0) {
+    fmt::print(stderr, "waitpath demo: --duration: '{}' must be more than 0\n", o_.duration);
     return 2;
   }
   if (!(o_.speed > 0)) {
@@ -680,7 +686,7 @@ int Demo::Run() {
 
   // Before any daemon starts: the default port may well be taken by a `waitpath live` service.
   if (!o_.no_metrics) {
-    std::string error, address;
+    std::string address;
     if (!ParseListenAddress(o_.metrics, &address, &error)) {
       fmt::print(stderr, "waitpath demo: {}\n", error);
       return 2;
