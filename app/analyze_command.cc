@@ -4,14 +4,13 @@
 
 #include <fmt/format.h>
 
-#include <atomic>
 #include <chrono>
-#include <csignal>
 #include <fstream>
 #include <iostream>
 #include <thread>
 
 #include "base/duration.h"
+#include "base/stop_signal.h"
 #include "exporters/analysis_report.h"
 #include "exporters/metrics.h"
 #include "exporters/metrics_server.h"
@@ -34,20 +33,12 @@ struct MetricsFlags {
   size_t max_processes = 50;
 };
 
-// The engine has one listener; analyze has two (the report and the metrics).
-std::atomic<bool> g_stop{false};  // lock-free, hence async-signal-safe
-void OnStopSignal(int) { g_stop = true; }
-
 // Keeps the process (and the Exposer's threads) alive until `ns` elapses (< 0: forever) or
 // SIGINT/SIGTERM arrives; either ends with the analysis' own exit code.
 void Linger(int64_t ns) {
-  struct sigaction action {};
-  action.sa_handler = OnStopSignal;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
+  InstallStopSignal();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(ns);
-  while (!g_stop && (ns < 0 || std::chrono::steady_clock::now() < deadline)) {
+  while (!StopRequested() && (ns < 0 || std::chrono::steady_clock::now() < deadline)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 }

@@ -32,6 +32,7 @@
 #include "app/command.h"
 #include "app/live_command.h"
 #include "base/duration.h"
+#include "base/stop_signal.h"
 #include "exporters/metrics_server.h"
 
 namespace waitpath {
@@ -58,13 +59,8 @@ struct DemoOptions {
   bool verbose = false;
 };
 
-std::atomic<bool> g_stop{false};
-std::atomic<int> g_signal{0};
-
-void OnStopSignal(int sig) {
-  g_signal = sig;
-  g_stop = true;
-}
+// Raised by SIGINT, SIGTERM and SIGHUP, by --duration, or when a child stops by itself.
+std::atomic<bool>& g_stop = StopRequested();
 
 // ---------------------------------------------------------------------------------------------
 // Processes
@@ -677,12 +673,7 @@ int Demo::Run() {
     return 2;
   }
   // Signals only set the flag: the children are stopped here, in order, not by the terminal.
-  struct sigaction action {};
-  action.sa_handler = OnStopSignal;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-  sigaction(SIGHUP, &action, nullptr);
+  InstallStopSignal({SIGHUP});
 
   // Before any daemon starts: the default port may well be taken by a `waitpath live` service.
   if (!o_.no_metrics) {
