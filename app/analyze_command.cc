@@ -1,6 +1,7 @@
 #include "app/analyze_command.h"
 
 #include "app/command.h"
+#include "app/host_errors.h"
 
 #include <fmt/format.h>
 
@@ -129,17 +130,7 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
   accounting.Finish();
   if (metrics) metrics->Finish();
 
-  int code = 0;
-  for (size_t i = 0; i < stats.size(); ++i) {
-    if (!stats[i].error.empty()) {
-      fmt::print(stderr, "waitpath: host {}: {}\n", names[i], stats[i].error);
-      code = 1;
-    } else if (!stats[i].analysable()) {
-      fmt::print(stderr, "waitpath: host {}: no sched_switch events: nothing to analyse (not a kernel trace?)\n",
-                 names[i]);
-      code = 1;
-    }
-  }
+  int code = ReportHostErrors(stats, HostCheck::kReadAndAnalyse);
   if (!metrics_flags.file.empty()) {
     std::ofstream file(metrics_flags.file);
     metrics->WriteText(file);

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "app/command.h"
+#include "app/host_errors.h"
 #include "app/pipeline.h"
 #include "app/report_flags.h"
 #include "base/stop_signal.h"
@@ -260,13 +261,7 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
       return 2;
     }
     accounting.Finish();
-    for (const HostStats& s : stats) {
-      if (!s.error.empty()) {
-        fmt::print(stderr, "waitpath: host {}: {}\n", s.host, s.error);
-        return 1;
-      }
-    }
-    return 0;
+    return ReportHostErrors(stats);
   }
 
   WatchedAccounting accounting(engine, watch, {});
