@@ -118,68 +118,14 @@ int FreePortTriple(int from) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// One traced host: a shell in its own mount + UTS namespace (hostname = the host's) that
-// starts a session daemon whose sockets (/var/run/lttng) and lttng-ust shared memory
-// (/dev/shm) are private, creates a live session streaming to the relayd, starts the
-// replayer, and writes `ready` (session daemon and replayer pids). On SIGTERM or SIGINT it
-// stops the replayer, destroys the session and ends the daemon by its pid. The same steps as
-// tools/replay/replay-hosts.sh, with pids reported to the caller.
-constexpr const char* kHostScript = R"SH(
-host=$1 dir=$2 ctrl=$3 data=$4 session=$5 timer=$6 trace=$7 replay=$8 speed=$9
-sessiond="" replayer=""
-stop() {
-  # A second signal while stopping changes nothing (re-trapping inside a handler upsets bash).
-  [ -n "${stopping:-}" ] && return
-  stopping=1
-  # SIGTERM, not SIGINT: a non-interactive shell starts background jobs with SIGINT ignored,
-  # so a replayer that has not installed its handler yet would never see a SIGINT.
-  if [ -n "$replayer" ]; then
-    kill -TERM "$replayer" 2>/dev/null
-    for _ in $(seq 100); do kill -0 "$replayer" 2>/dev/null || break; sleep 0.05; done
-    kill -KILL "$replayer" 2>/dev/null
-    wait "$replayer"
-  fi
-  lttng stop "$session" >/dev/null 2>&1
-  lttng destroy "$session" >/dev/null 2>&1
-  if [ -n "$sessiond" ]; then
-    kill "$sessiond" 2>/dev/null
-    for _ in $(seq 100); do kill -0 "$sessiond" 2>/dev/null || break; sleep 0.05; done
-  fi
-  exit "${1:-0}"
-}
-fail() { echo "host $host: $*"; stop 1; }
-trap stop INT TERM
-mkdir -p /var/run/lttng || fail "cannot create /var/run/lttng"
-mount --bind "$dir/run" /var/run/lttng || fail "cannot bind-mount a private /var/run/lttng"
-mount -t tmpfs tmpfs /dev/shm || fail "cannot mount a private /dev/shm"
-hostname "$host" || fail "cannot set the hostname"
-export LTTNG_HOME=$dir/home
-lttng-sessiond -d --no-kernel || fail "lttng-sessiond did not start"
-sessiond=$(cat "$dir/run/lttng-sessiond.pid") || fail "no pid file from lttng-sessiond"
-lttng create "$session" --live="$timer" --ctrl-url="$ctrl" --data-url="$data" >/dev/null ||
-  fail "lttng create failed (is the relayd reachable at $ctrl?)"
-# Blocking channel: a slow consumer makes the replayer wait instead of discarding. 1 MiB x 4
-# per CPU is ample at the demo's few thousand events per second and host. The relayd rotates
-# each stream's file and keeps the last 4 x 8 MiB: a demo left running does not fill /tmp.
-lttng enable-channel -u --subbuf-size 1M --num-subbuf 4 --blocking-timeout=inf \
-  --tracefile-size 8M --tracefile-count 4 rp >/dev/null ||
-  fail "lttng enable-channel failed"
-lttng enable-event -u -c rp 'waitpath_replay:*' >/dev/null || fail "lttng enable-event failed"
-lttng start >/dev/null || fail "lttng start failed"
-LTTNG_UST_ALLOW_BLOCKING=1 "$replay" --host "$host" --forever --speed "$speed" "$trace" &
-replayer=$!
-echo "$sessiond $replayer" >"$dir/ready.tmp" && mv "$dir/ready.tmp" "$dir/ready"
-wait "$replayer"
-status=$?
-replayer=""
-echo "host $host: waitpath-replay ended by itself (status $status)"
-stop 1
-)SH";
+// One traced host: tools/replay/replay-hosts.sh for that host alone, with the demo's settings.
+// Its session daemon and replayer run in their own namespaces; their pids come back in
+// DIR/ready. On SIGTERM it stops the replayer, destroys the session and ends the daemon by pid.
 
 struct Host {
   std::string name;
   std::string dir;
-  Subprocess shell;
+  Subprocess shell;  // replay-hosts.sh -H NAME
   pid_t sessiond = -1;
   pid_t replayer = -1;
   std::vector<ProcessInfo> helpers;  // the session daemon's children
@@ -221,6 +167,7 @@ class Demo {
     fmt::print(stderr, "waitpath demo: {}\n", message);
     return false;
   }
+  std::string HostsDir() const { return work_ + "/hosts"; }
   bool CheckTools();
   bool MakeWorkDir();
   bool PrepareTraces();
@@ -232,7 +179,7 @@ class Demo {
 
   DemoOptions o_;
   std::atomic<bool>& stop_;
-  std::string gen_, replay_, unshare_, relayd_bin_, bash_;
+  std::string gen_, replay_, hosts_script_, relayd_bin_, bash_;
   std::string work_;
   std::string traces_;
   Subprocess relayd_;
@@ -253,10 +200,14 @@ bool Demo::CheckTools() {
     }
   }
   relayd_bin_ = Which("lttng-relayd");
-  unshare_ = Which("unshare");
+  const std::string unshare = Which("unshare");
   bash_ = Which("bash");
-  if (unshare_.empty() || bash_.empty()) {
+  if (unshare.empty() || bash_.empty()) {
     return Fail("unshare or bash not found (apt-get install util-linux bash)");
+  }
+  hosts_script_ = FindShared("tools/replay/replay-hosts.sh");
+  if (hosts_script_.empty()) {
+    return Fail("replay-hosts.sh not found in the source tree or in share/waitpath");
   }
   replay_ = FindTool("waitpath-replay", "replay");
   if (replay_.empty()) {
@@ -274,7 +225,7 @@ bool Demo::CheckTools() {
     }
   }
   // Probe namespaces up front: the per-host shells would otherwise fail one by one.
-  if (!RunToEnd({unshare_, "-m", "-u", "true"}, "/dev/null", kToolTimeout)) {
+  if (!RunToEnd({unshare, "-m", "-u", "true"}, "/dev/null", kToolTimeout)) {
     return Fail("cannot create mount and UTS namespaces here (unshare -m -u failed)");
   }
   return true;
@@ -320,7 +271,7 @@ bool Demo::PrepareTraces() {
     }
     Host h;
     h.name = name;
-    h.dir = work_ + "/hosts/" + name;
+    h.dir = HostsDir() + "/" + name;
     hosts_.push_back(std::move(h));
   }
   if (hosts_.empty()) return Fail(fmt::format("no hosts in {}", traces_));
@@ -357,16 +308,23 @@ bool Demo::StartRelayd() {
 }
 
 bool Demo::StartHosts() {
-  const std::string ctrl = fmt::format("tcp://127.0.0.1:{}", port_);
-  const std::string data = fmt::format("tcp://127.0.0.1:{}", port_ + 1);
   for (Host& h : hosts_) {
-    fs::create_directories(h.dir + "/run");
-    fs::create_directories(h.dir + "/home");
-    if (!h.shell.Start(
-            {unshare_, "-m", "-u", "--propagation", "private", bash_, "-c", kHostScript,
-             "waitpath-demo-host", h.name, h.dir, ctrl, data, kSession,
-             std::to_string(kLiveTimerUs), traces_, replay_, fmt::format("{}", o_.speed)},
-            h.dir + "/host.log")) {
+    fs::create_directories(h.dir);
+    // 1 MiB x 4 sub-buffers per CPU are ample at the demo's few thousand events per second and
+    // host; the relayd keeps the last 4 x 8 MiB of each stream, so a demo left running does
+    // not fill /tmp.
+    if (!h.shell.Start({bash_,     hosts_script_,
+                        "-H",      h.name,
+                        "-w",      HostsDir(),
+                        "-r",      fmt::format("net://127.0.0.1:{}:{}", port_, port_ + 1),
+                        "-s",      kSession,
+                        "-l",      std::to_string(kLiveTimerUs),
+                        "-R",      replay_,
+                        "-b",      "1M:4",
+                        "-f",      "8M:4",
+                        traces_,   "--forever",
+                        "--speed", fmt::format("{}", o_.speed)},
+                       h.dir + "/host.log")) {
       return Fail(fmt::format("cannot start host {}", h.name));
     }
   }
