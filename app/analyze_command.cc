@@ -1,17 +1,17 @@
 #include "app/analyze_command.h"
 
 #include "app/command.h"
+#include "app/host_errors.h"
 
 #include <fmt/format.h>
 
-#include <atomic>
 #include <chrono>
-#include <cmath>
-#include <csignal>
 #include <fstream>
 #include <iostream>
 #include <thread>
 
+#include "base/duration.h"
+#include "base/stop_signal.h"
 #include "exporters/analysis_report.h"
 #include "exporters/metrics.h"
 #include "exporters/metrics_server.h"
@@ -34,20 +34,12 @@ struct MetricsFlags {
   size_t max_processes = 50;
 };
 
-// The engine has one listener; analyze has two (the report and the metrics).
-std::atomic<bool> g_stop{false};  // lock-free, hence async-signal-safe
-void OnStopSignal(int) { g_stop = true; }
-
 // Keeps the process (and the Exposer's threads) alive until `ns` elapses (< 0: forever) or
 // SIGINT/SIGTERM arrives; either ends with the analysis' own exit code.
 void Linger(int64_t ns) {
-  struct sigaction action {};
-  action.sa_handler = OnStopSignal;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
+  InstallStopSignal();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(ns);
-  while (!g_stop && (ns < 0 || std::chrono::steady_clock::now() < deadline)) {
+  while (!StopRequested() && (ns < 0 || std::chrono::steady_clock::now() < deadline)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 }
@@ -55,26 +47,6 @@ void Linger(int64_t ns) {
 int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& metrics_flags);
 
 }  // namespace
-
-bool ParseDuration(const std::string& text, int64_t* ns) {
-  size_t pos = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &pos);
-  } catch (...) {
-    return false;
-  }
-  const std::string unit = text.substr(pos);
-  double scale = 0;
-  if (unit == "ns") scale = 1;
-  else if (unit == "us") scale = 1e3;
-  else if (unit == "ms") scale = 1e6;
-  else if (unit == "s" || unit.empty()) scale = 1e9;
-  else if (unit == "m" || unit == "min") scale = 60e9;
-  if (scale == 0 || value < 0 || !std::isfinite(value)) return false;
-  *ns = static_cast<int64_t>(std::llround(value * scale));
-  return true;
-}
 
 int RunAnalyze(const AnalyzeOptions& options) { return RunAnalyzeWithMetrics(options, {}); }
 
@@ -95,9 +67,9 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
   }
   engine_options.max_history_bytes = options.max_history_mb << 20;
   int64_t linger_ns = -1;
-  if (!metrics_flags.linger.empty() && !ParseDuration(metrics_flags.linger, &linger_ns)) {
-    fmt::print(stderr, "waitpath: --metrics-linger '{}': expected a duration such as 30s\n",
-               metrics_flags.linger);
+  if (!metrics_flags.linger.empty() &&
+      !ParseDurationFlag("--metrics-linger", metrics_flags.linger, &linger_ns, &error)) {
+    fmt::print(stderr, "waitpath: {}\n", error);
     return 2;
   }
   const bool want_metrics = !metrics_flags.file.empty() || !metrics_flags.listen.empty();
@@ -158,17 +130,7 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
   accounting.Finish();
   if (metrics) metrics->Finish();
 
-  int code = 0;
-  for (size_t i = 0; i < stats.size(); ++i) {
-    if (!stats[i].error.empty()) {
-      fmt::print(stderr, "waitpath: host {}: {}\n", names[i], stats[i].error);
-      code = 1;
-    } else if (!stats[i].analysable()) {
-      fmt::print(stderr, "waitpath: host {}: no sched_switch events: nothing to analyse (not a kernel trace?)\n",
-                 names[i]);
-      code = 1;
-    }
-  }
+  int code = ReportHostErrors(stats, HostCheck::kReadAndAnalyse);
   if (!metrics_flags.file.empty()) {
     std::ofstream file(metrics_flags.file);
     metrics->WriteText(file);

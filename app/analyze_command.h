@@ -23,7 +23,4 @@ struct AnalyzeOptions {
 
 int RunAnalyze(const AnalyzeOptions& options);
 
-// "5ms", "2s", "100us", "750ns", "1.5s" -> ns; false when malformed.
-bool ParseDuration(const std::string& text, int64_t* ns);
-
 }  // namespace waitpath

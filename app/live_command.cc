@@ -6,15 +6,15 @@
 
 #include <algorithm>
 #include <chrono>
-#include <csignal>
 #include <iostream>
 #include <map>
 #include <memory>
 
-#include "app/analyze_command.h"
 #include "app/command.h"
+#include "app/host_errors.h"
 #include "app/pipeline.h"
 #include "app/report_flags.h"
+#include "base/stop_signal.h"
 #include "exporters/analysis_report.h"
 #include "exporters/metrics.h"
 #include "exporters/metrics_server.h"
@@ -27,9 +27,6 @@
 
 namespace waitpath {
 namespace {
-
-std::atomic<bool> g_signalled{false};  // lock-free, hence async-signal-safe
-void OnSignal(int) { g_signalled = true; }
 
 // The sessions to follow, as they come and go on the relayd. Their packets feed the clock
 // sync as they arrive; their events reach the engine merged in reference time, so that a wait
@@ -227,10 +224,8 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
   ConfigureBabeltraceLogging(options.verbose);
   std::atomic<bool>* stopping = stop;
   if (!stopping) {
-    g_signalled = false;
-    std::signal(SIGINT, OnSignal);
-    std::signal(SIGTERM, OnSignal);
-    stopping = &g_signalled;
+    InstallStopSignal();
+    stopping = &StopRequested();
   }
   WatchSet watch;
   std::string error;
@@ -266,13 +261,7 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
       return 2;
     }
     accounting.Finish();
-    for (const HostStats& s : stats) {
-      if (!s.error.empty()) {
-        fmt::print(stderr, "waitpath: host {}: {}\n", s.host, s.error);
-        return 1;
-      }
-    }
-    return 0;
+    return ReportHostErrors(stats);
   }
 
   WatchedAccounting accounting(engine, watch, {});

@@ -24,8 +24,8 @@ struct LiveOptions {
   bool verbose = false;
 };
 
-// Runs until `*stop` becomes true, or SIGINT/SIGTERM when `stop` is null (clean shutdown:
-// graphs torn down, reader threads joined). Returns the process exit code.
+// Runs until `*stop` becomes true, or SIGINT/SIGTERM when `stop` is null (base/stop_signal.h;
+// clean shutdown: graphs torn down, reader threads joined). Returns the process exit code.
 int RunLive(const LiveOptions& options, std::atomic<bool>* stop);
 
 }  // namespace waitpath

@@ -1,6 +1,6 @@
 #include "app/report_flags.h"
 
-#include "app/analyze_command.h"
+#include "base/duration.h"
 
 namespace waitpath {
 
@@ -12,15 +12,10 @@ bool ParseReportFlags(const std::vector<std::string>& watch_flags, const std::st
     if (!ParseWatch(w, &s, error)) return false;
     watch->Add(std::move(s));
   }
-  if (!min_wait.empty() && !ParseDuration(min_wait, &report->min_wait_ns)) {
-    *error = "--min-wait '" + min_wait + "': expected a duration such as 5ms, 200us or 1s";
+  if (!min_wait.empty() && !ParseDurationFlag("--min-wait", min_wait, &report->min_wait_ns, error)) {
     return false;
   }
-  if (!ParseDuration(retention, &engine->retention_ns)) {
-    *error = "--retention '" + retention + "': expected a duration such as 30s";
-    return false;
-  }
-  return true;
+  return ParseDurationFlag("--retention", retention, &engine->retention_ns, error);
 }
 
 }  // namespace waitpath

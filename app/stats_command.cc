@@ -1,6 +1,7 @@
 #include "app/stats_command.h"
 
 #include "app/command.h"
+#include "app/host_errors.h"
 
 #include <fmt/format.h>
 
@@ -37,14 +38,7 @@ int RunStats(const StatsOptions& options) {
   } else {
     WriteStatsText(std::cout, hosts, stats);
   }
-  int code = 0;
-  for (const HostStats& s : stats) {
-    if (!s.error.empty()) {
-      fmt::print(stderr, "waitpath: host {}: {}\n", s.host, s.error);
-      code = 1;
-    }
-  }
-  return code;
+  return ReportHostErrors(stats);
 }
 
 Command AddStatsCommand(CLI::App& app) {

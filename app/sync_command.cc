@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "app/command.h"
+#include "app/host_errors.h"
 #include "app/sync_pass.h"
 #include "live/bt_util.h"
 
@@ -34,7 +35,6 @@ int RunSync(const SyncOptions& o) {
     fmt::print(stderr, "waitpath: {}\n", error);
     return 2;
   }
-  int code = 0;
   for (const HostClock& c : result.sync->Clocks()) {
     if (o.json) {
       std::cout << ClockJson(c) << '\n';
@@ -56,13 +56,7 @@ int RunSync(const SyncOptions& o) {
                "(at most {} waiting); {} received before sent after sync\n",
                k.sends, k.receives, k.matched, k.same_host, k.expired, k.peak_pending, inversions);
   }
-  for (const HostStats& s : result.stats) {
-    if (!s.error.empty()) {
-      fmt::print(stderr, "waitpath: host {}: {}\n", s.host, s.error);
-      code = 1;
-    }
-  }
-  return code;
+  return ReportHostErrors(result.stats);
 }
 
 }  // namespace

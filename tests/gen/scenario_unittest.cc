@@ -8,14 +8,50 @@ namespace waitpath::gen {
 namespace {
 
 TEST(Duration, ParsesUnitsAndRanges) {
-  EXPECT_EQ(ParseDuration("250us"), 250000);
-  EXPECT_EQ(ParseDuration("3ms"), 3000000);
-  EXPECT_EQ(ParseDuration("1.5s"), 1500000000);
-  EXPECT_EQ(ParseDuration("42"), 42);
+  EXPECT_EQ(DurationOrThrow("250us"), 250000);
+  EXPECT_EQ(DurationOrThrow("3ms"), 3000000);
+  EXPECT_EQ(DurationOrThrow("1.5s"), 1500000000);
+  EXPECT_EQ(DurationOrThrow("-1.75s", DurationSign::kSigned), -1750000000);
   DurationRange r = ParseDurationRange("1ms..2ms");
   EXPECT_EQ(r.lo, 1000000);
   EXPECT_EQ(r.hi, 2000000);
-  EXPECT_THROW(ParseDuration("3 parsecs"), std::invalid_argument);
+  r = ParseDurationRange("1ms .. 2ms");
+  EXPECT_EQ(r.hi, 2000000);
+  EXPECT_THROW(DurationOrThrow("3 parsecs"), std::invalid_argument);
+  EXPECT_THROW(DurationOrThrow("-1ms"), std::invalid_argument);
+  EXPECT_THROW(ParseDurationRange("2ms..1ms"), std::invalid_argument);
+}
+
+// A string needs a unit; a TOML integer is nanoseconds.
+TEST(Duration, StringsNeedAUnitIntegersAreNanoseconds) {
+  EXPECT_THROW(DurationOrThrow("42"), std::invalid_argument);
+  EXPECT_THROW(ParseDurationRange("1..2ms"), std::invalid_argument);
+  const char* text = R"(
+name = "x"
+duration = 5000
+[[hosts]]
+name = "a"
+clock_offset = "-2s"
+  [[hosts.tasks]]
+  name = "t"
+  script = ["compute 1ms"]
+)";
+  Scenario s = ScenarioLoader::LoadFromString(text, {}, nullptr);
+  EXPECT_EQ(s.duration, 5000);
+  EXPECT_EQ(s.hosts[0].clock_offset, -2 * kSec);
+  EXPECT_EQ(ScenarioLoader::LoadFromString(text, {"duration=7000"}, nullptr).duration, 7000);
+  EXPECT_EQ(ScenarioLoader::LoadFromString(text, {"hosts.0.clock_offset=-5"}, nullptr)
+                .hosts[0]
+                .clock_offset,
+            -5);
+  EXPECT_THROW(ScenarioLoader::LoadFromString(text, {"duration=-5"}, nullptr), std::runtime_error);
+  EXPECT_EQ(ScenarioLoader::LoadFromString(text, {"duration=7us"}, nullptr).duration, 7 * kUs);
+  try {
+    ScenarioLoader::LoadFromString(text, {"duration=\"7000\""}, nullptr);
+    ADD_FAILURE() << "a bare number string was read as a duration";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "scenario: 'duration': '7000' needs a unit (ns, us, ms, s, m, h)");
+  }
 }
 
 TEST(ScriptCompiler, MatchesRepeatAndEnd) {
@@ -25,6 +61,7 @@ TEST(ScriptCompiler, MatchesRepeatAndEnd) {
   EXPECT_EQ(ops[2].match, 0);
   EXPECT_THROW(ScriptCompiler::Compile({"repeat 3"}, "t"), std::runtime_error);
   EXPECT_THROW(ScriptCompiler::Compile({"teleport"}, "t"), std::runtime_error);
+  EXPECT_THROW(ScriptCompiler::Compile({"compute 5"}, "t"), std::runtime_error);  // no unit
 }
 
 TEST(ScenarioLoader, AppliesOverrides) {

@@ -17,7 +17,13 @@ tmp=$(mktemp -d /tmp/waitpath-live-test.XXXXXX)
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  sleep 1
+  # replay-hosts.sh stops its hosts' sessions and daemons, then removes its work directory.
+  for _ in $(seq 200); do
+    running=0
+    for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && running=1; done
+    [ $running -eq 1 ] || break
+    sleep 0.1
+  done
   for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
   rm -rf "$tmp"
 }

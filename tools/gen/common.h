@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/duration.h"
+
 namespace waitpath::gen {
 
 // Simulation ("true") time in integer nanoseconds since the start of the simulation.
@@ -15,7 +17,7 @@ constexpr Ns kUs = 1000;
 constexpr Ns kMs = 1000 * kUs;
 constexpr Ns kSec = 1000 * kMs;
 
-// The 11 leaf states of DESIGN.md "The active path", in the order of the truth file.
+// The 11 leaf states (docs/analyze.md, "Leaf states"), in the order of the truth file.
 enum class Leaf : uint8_t {
   kRunning,
   kInterrupted,
@@ -37,8 +39,9 @@ constexpr std::array<std::string_view, kLeafCount> kLeafNames = {
 
 using LeafVector = std::array<Ns, kLeafCount>;
 
-// Parses "250us", "3ms", "2s", "1500ns" or a bare integer (ns). Throws std::invalid_argument.
-Ns ParseDuration(std::string_view text);
+// A scenario's duration string, "250us", "3ms", "2s" (base/duration.h): a unit is needed,
+// plain TOML integers are the way to give nanoseconds. Throws std::invalid_argument.
+Ns DurationOrThrow(std::string_view text, DurationSign sign = DurationSign::kNonNegative);
 
 // A duration drawn uniformly from [lo, hi]; "1ms..3ms" or a single value.
 struct DurationRange {

@@ -13,12 +13,22 @@ std::runtime_error ScenarioError(const std::string& what) {
   return std::runtime_error("scenario: " + what);
 }
 
-// Durations may be written as strings ("250us") or integers (ns).
-Ns GetDuration(const toml::table& t, std::string_view key, Ns fallback) {
+// Durations may be written as strings with a unit ("250us") or as integers (ns).
+Ns GetDuration(const toml::table& t, std::string_view key, Ns fallback,
+               DurationSign sign = DurationSign::kNonNegative) {
   const toml::node* n = t.get(key);
   if (n == nullptr) return fallback;
-  if (auto i = n->value<int64_t>(); i && n->is_integer()) return *i;
-  if (auto s = n->value<std::string>()) return ParseDuration(*s);
+  if (auto i = n->value<int64_t>(); i && n->is_integer()) {
+    if (*i < 0 && sign == DurationSign::kNonNegative) {
+      throw ScenarioError(fmt::format("'{}': {} is negative", key, *i));
+    }
+    return *i;
+  }
+  try {
+    if (auto s = n->value<std::string>()) return DurationOrThrow(*s, sign);
+  } catch (const std::invalid_argument& e) {
+    throw ScenarioError(fmt::format("'{}': {}", key, e.what()));
+  }
   throw ScenarioError(fmt::format("'{}' must be a duration like \"3ms\"", key));
 }
 
@@ -27,9 +37,14 @@ DurationRange GetDurationRange(const toml::table& t, std::string_view key, Durat
   if (n == nullptr) return fallback;
   if (n->is_integer()) {
     Ns v = *n->value<int64_t>();
+    if (v < 0) throw ScenarioError(fmt::format("'{}': {} is negative", key, v));
     return {v, v};
   }
-  if (auto s = n->value<std::string>()) return ParseDurationRange(*s);
+  try {
+    if (auto s = n->value<std::string>()) return ParseDurationRange(*s);
+  } catch (const std::invalid_argument& e) {
+    throw ScenarioError(fmt::format("'{}': {}", key, e.what()));
+  }
   throw ScenarioError(fmt::format("'{}' must be a duration range like \"80us..120us\"", key));
 }
 
@@ -158,7 +173,7 @@ Scenario Parse(toml::table& root, const std::vector<std::string>& overrides,
       host.name = Get<std::string>(*h, "name", fmt::format("host{}", s.hosts.size()));
       host.cpus = static_cast<int>(Get<int64_t>(*h, "cpus", host.cpus));
       if (host.cpus < 1 || host.cpus > 256) throw ScenarioError("cpus must be within 1..256");
-      host.clock_offset = GetDuration(*h, "clock_offset", 0);
+      host.clock_offset = GetDuration(*h, "clock_offset", 0, DurationSign::kSigned);
       host.drift_ppm = Get<double>(*h, "drift_ppm", 0.0);
       host.ip = Get<std::string>(*h, "ip", fmt::format("10.0.0.{}", s.hosts.size() + 1));
       host.preempt_state = Get<int64_t>(*h, "preempt_state", 0);

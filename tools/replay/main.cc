@@ -2,7 +2,6 @@
 // events, in time order and at its original pace (or faster), so that the live path can be
 // exercised on machines where the LTTng kernel tracer cannot run (docs/replay.md).
 #include <fmt/format.h>
-#include <signal.h>
 
 #include <CLI/CLI.hpp>
 #include <atomic>
@@ -13,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "base/stop_signal.h"
 #include "live/bt_util.h"
 #include "live/host_reader.h"
 #include "live/trace_discovery.h"
@@ -23,19 +23,8 @@
 namespace waitpath {
 namespace {
 
-std::atomic<bool> g_stop{false};
-
-void OnSignal(int) {
-  g_stop.store(true, std::memory_order_relaxed);
-}
-
-void InstallSignalHandlers() {
-  struct sigaction sa {};
-  sa.sa_handler = OnSignal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-}
+// Raised by SIGINT and SIGTERM once the replay starts.
+std::atomic<bool>& g_stop = StopRequested();
 
 struct Totals {
   uint64_t events = 0;
@@ -101,7 +90,7 @@ int Run(const std::string& trace, const std::string& host_name, double speed, bo
                host_name.empty() ? "several hosts" : "no host named '" + host_name + "'", names);
     return 2;
   }
-  InstallSignalHandlers();
+  InstallStopSignal();
   if (!UstEmitter::Enabled()) {
     fmt::print(
         stderr,

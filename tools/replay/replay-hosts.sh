@@ -1,79 +1,148 @@
 #!/bin/bash
-# Replays every host of a recorded trace set to an lttng-relayd in live mode, as if each host
+# Replays the hosts of a recorded trace set to an lttng-relayd in live mode, as if each host
 # were a machine streaming its kernel trace: one lttng-sessiond per host, each in its own mount
 # and UTS namespace (so its trace environment says the original hostname), one live session per
-# host, one waitpath-replay per host, all at once. Needs root. See docs/replay.md.
+# host, one waitpath-replay per host, all at once. Needs root. See docs/replay.md; `waitpath
+# demo` runs it once per host (docs/demo.md).
 #
-# usage: replay-hosts.sh [-r RELAYD_URL] [-s SESSION] [-l LIVE_TIMER_US] [-R REPLAY_BIN]
+# usage: replay-hosts.sh [-r RELAYD_URL] [-s SESSION] [-l LIVE_TIMER_US] [-R REPLAY_BIN] [-H HOST]
+#                        [-w WORK_DIR] [-b SIZE:COUNT] [-f SIZE:COUNT]
 #                        TRACE_SET [waitpath-replay options...]
-#   RELAYD_URL  control/data URL of the relayd (default net://127.0.0.1)
+#   RELAYD_URL  control/data URL of the relayd (default net://127.0.0.1; net://ADDR:CTRL:DATA)
 #   SESSION     session name on every host (default waitpath-replay); a live reader attaches to
 #               net://RELAYD/host/HOSTNAME/SESSION
-# Ctrl-C (or SIGTERM) stops the replays and ends every daemon it started.
+#   HOST        only this host of the trace set
+#   WORK_DIR    holds WORK_DIR/HOST per host, kept (default: a temporary directory, removed);
+#               WORK_DIR/HOST/ready says "SESSIOND_PID REPLAY_PID" once the host streams
+#   -b          the blocking UST channel's sub-buffers per CPU (default 4M:8)
+#   -f          the relayd keeps COUNT trace files of SIZE per stream (default: all of it)
+# Ctrl-C (or SIGTERM) stops the replays and ends every daemon it started, by pid. A replay that
+# ends by itself ends its session (live readers see it end); the script ends with the last.
 set -u
 
-relayd_url=net://127.0.0.1 session=waitpath-replay live_timer=200000
+# One host, run inside its own mount + UTS namespace: a session daemon whose sockets
+# (/var/run/lttng) and lttng-ust shared memory (/dev/shm) are private, a live session
+# streaming to the relayd, and the replayer. On SIGTERM or SIGINT it stops the replayer,
+# destroys the session and ends the daemon by its pid.
+replay_host() {
+  host=$1 dir=$2 url=$3 session=$4 timer=$5 subbuf=$6 files=$7 trace=$8 replay=$9
+  shift 9
+  sessiond="" replayer="" stopping=""
+  stop() {
+    # A second signal while stopping changes nothing (re-trapping inside a handler upsets bash).
+    [ -n "$stopping" ] && return
+    stopping=1
+    # SIGTERM, not SIGINT: a non-interactive shell starts background jobs with SIGINT ignored,
+    # so a replayer that has not installed its handler yet would never see a SIGINT.
+    if [ -n "$replayer" ]; then
+      kill -TERM "$replayer" 2>/dev/null
+      for _ in $(seq 100); do kill -0 "$replayer" 2>/dev/null || break; sleep 0.05; done
+      kill -KILL "$replayer" 2>/dev/null
+      wait "$replayer"
+    fi
+    lttng stop "$session" >/dev/null 2>&1
+    lttng destroy "$session" >/dev/null 2>&1
+    if [ -n "$sessiond" ]; then
+      kill "$sessiond" 2>/dev/null
+      for _ in $(seq 100); do kill -0 "$sessiond" 2>/dev/null || break; sleep 0.05; done
+    fi
+    exit "${1:-0}"
+  }
+  fail() {
+    echo "host $host: $*"
+    stop 1
+  }
+  trap stop INT TERM
+  mkdir -p /var/run/lttng || fail "cannot create /var/run/lttng"
+  mount --bind "$dir/run" /var/run/lttng || fail "cannot bind-mount a private /var/run/lttng"
+  mount -t tmpfs tmpfs /dev/shm || fail "cannot mount a private /dev/shm"
+  hostname "$host" || fail "cannot set the hostname"
+  export LTTNG_HOME=$dir/home
+  lttng-sessiond -d --no-kernel || fail "lttng-sessiond did not start"
+  sessiond=$(cat "$dir/run/lttng-sessiond.pid") || fail "no pid file from lttng-sessiond"
+  lttng create "$session" --live="$timer" --set-url="$url" >/dev/null ||
+    fail "lttng create failed (is the relayd reachable at $url?)"
+  # Blocking channel: a slow consumer makes the replayer wait instead of discarding.
+  channel=(--subbuf-size "${subbuf%:*}" --num-subbuf "${subbuf#*:}" --blocking-timeout=inf)
+  [ -n "$files" ] && channel+=(--tracefile-size "${files%:*}" --tracefile-count "${files#*:}")
+  lttng enable-channel -u "${channel[@]}" rp >/dev/null || fail "lttng enable-channel failed"
+  lttng enable-event -u -c rp 'waitpath_replay:*' >/dev/null || fail "lttng enable-event failed"
+  lttng start >/dev/null || fail "lttng start failed"
+  LTTNG_UST_ALLOW_BLOCKING=1 "$replay" --host "$host" "$@" "$trace" &
+  replayer=$!
+  echo "$sessiond $replayer" >"$dir/ready.tmp" && mv "$dir/ready.tmp" "$dir/ready"
+  wait "$replayer"
+  status=$?
+  replayer=""
+  echo "host $host: waitpath-replay ended by itself (status $status)"
+  stop "$status"
+}
+
+# Ends the session daemon named in pid file $1, if it still runs: a host shell that was killed
+# could not. Signalled only while /proc still names it lttng-sessiond.
+end_sessiond() {
+  local pid
+  pid=$(cat "$1" 2>/dev/null) || return 0
+  sessiond_runs() { [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = lttng-sessiond ]; }
+  sessiond_runs || return 0
+  kill "$pid"
+  for _ in $(seq 100); do sessiond_runs || return 0; sleep 0.05; done
+  kill -KILL "$pid"
+}
+
+relayd_url=net://127.0.0.1 session=waitpath-replay live_timer=200000 only_host="" work=""
+subbuf=4M:8 files=""
 replay_bin=$(dirname "$0")/../../build/tools/replay/waitpath-replay
-while getopts "r:s:l:R:" opt; do
+while getopts "r:s:l:R:H:w:b:f:" opt; do
   case $opt in
     r) relayd_url=$OPTARG ;;
     s) session=$OPTARG ;;
     l) live_timer=$OPTARG ;;
     R) replay_bin=$OPTARG ;;
+    H) only_host=$OPTARG ;;
+    w) work=$OPTARG ;;
+    b) subbuf=$OPTARG ;;
+    f) files=$OPTARG ;;
     *) exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 1 ] || { sed -n '7,12p' "$0"; exit 2; }
+[ $# -ge 1 ] || { sed -n '8,20p' "$0"; exit 2; }
 trace_set=$1
 shift
+for sizes in "$subbuf" ${files:+"$files"}; do
+  [[ $sizes =~ ^[0-9]+[kKMG]?:[0-9]+$ ]] || { echo "replay-hosts: '$sizes': expected SIZE:COUNT, e.g. 4M:8"; exit 2; }
+done
 [ -x "$replay_bin" ] || { echo "replay-hosts: no waitpath-replay at $replay_bin (use -R)"; exit 2; }
 [ "$(id -u)" -eq 0 ] || { echo "replay-hosts: needs root (namespaces, one session daemon per host)"; exit 2; }
 hosts=$("$replay_bin" --list-hosts "$trace_set") || exit 1
+if [ -n "$only_host" ]; then
+  grep -qxF -- "$only_host" <<<"$hosts" ||
+    { echo "replay-hosts: no host $only_host in $trace_set (hosts: ${hosts//$'\n'/ })"; exit 2; }
+  hosts=$only_host
+fi
+own_work=""
+if [ -z "$work" ]; then
+  work=$(mktemp -d /tmp/waitpath-replay-hosts.XXXXXX)
+  own_work=1
+fi
 
-work=$(mktemp -d /tmp/waitpath-replay-hosts.XXXXXX)
-pids=()
+# The host shells still running (jobs not yet reaped: their pids cannot have been reused).
 cleanup() {
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
+  for p in $(jobs -p); do kill -TERM "$p" 2>/dev/null; done
   wait
-  # The session daemons were started by the per-host shells; end each by its pid file.
-  for f in "$work"/*/run/lttng-sessiond.pid; do
-    [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null
-  done
-  sleep 1
-  rm -rf "$work"
+  for host in $hosts; do end_sessiond "$work/$host/run/lttng-sessiond.pid"; done
+  [ -z "$own_work" ] || rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 for host in $hosts; do
   mkdir -p "$work/$host/run" "$work/$host/home"
-  # One host: private /var/run/lttng (daemon sockets) and /dev/shm (lttng-ust shared memory).
-  unshare -m -u --propagation private bash -c '
-    set -e
-    host=$1 dir=$2 url=$3 session=$4 timer=$5 trace=$6 bin=$7
-    shift 7
-    mkdir -p /var/run/lttng
-    mount --bind "$dir/run" /var/run/lttng
-    mount -t tmpfs tmpfs /dev/shm
-    hostname "$host"
-    export LTTNG_HOME=$dir/home
-    lttng-sessiond -d --no-kernel
-    lttng create "$session" --live="$timer" --set-url="$url" >/dev/null
-    lttng enable-channel -u --subbuf-size 4M --num-subbuf 8 --blocking-timeout=inf rp >/dev/null
-    lttng enable-event -u -c rp "waitpath_replay:*" >/dev/null
-    lttng start >/dev/null
-    stop() { kill -INT "$child" 2>/dev/null; }
-    trap stop INT TERM
-    LTTNG_UST_ALLOW_BLOCKING=1 "$bin" --host "$host" "$@" "$trace" &
-    child=$!
-    wait "$child" || wait "$child" || true
-    lttng stop >/dev/null || true
-    lttng destroy >/dev/null || true
-    kill "$(cat "$dir/run/lttng-sessiond.pid")"
-  ' replay-host "$host" "$work/$host" "$relayd_url" "$session" "$live_timer" "$trace_set" \
-    "$replay_bin" "$@" &
-  pids+=($!)
+  rm -f "$work/$host/ready"
+  unshare -m -u --propagation private bash -c "$(declare -f replay_host)"'; replay_host "$@"' \
+    replay-host "$host" "$work/$host" "$relayd_url" "$session" "$live_timer" "$subbuf" "$files" \
+    "$trace_set" "$replay_bin" "$@" &
   echo "replay-hosts: $host -> ${relayd_url}, live URL net://RELAYD/host/$host/$session"
 done
 wait
