@@ -160,6 +160,10 @@ LAB_ARGS = {
 }
 
 
+LAB_NOTE = (" In the lab (docs/lab.md) it runs with the longer arguments appended to command: under"
+            " TCG, emulated code is 10-50x slower.")
+
+
 def lab_command(x):
     return x["command"] + LAB_ARGS.get(x["workload"], [])
 
@@ -232,7 +236,7 @@ def save_fixture(root, x, trace, events, task, info):
     shutil.copytree(trace, dest)
     expect = {
         "schema": "waitpath-workload-expect/1", "workload": x["workload"], "trace": x["workload"],
-        "command": lab_command(x), "description": x["description"], "host": f"vm-{x['workload']}",
+        "command": lab_command(x), "description": x["description"] + LAB_NOTE, "host": f"vm-{x['workload']}",
         "kernel": info["kernel"], "tracer": f"lttng-modules {info['lttng_modules']} (QEMU TCG guest)",
         "session": "configs/lttng/waitpath-session.sh (defaults)", "events": events,
         "watch_comm": x["watch_comm"], "expect": x["expect"],
