@@ -30,8 +30,8 @@ def main():
             trace = os.path.join(root, e["trace"])
             n = t.count_events([trace])
             t.check(n == e["events"], f"{e['workload']}: {n} events (expect file: {e['events']})")
-            out = t.run([w, "analyze", "--json", "--top", "100000", "--min-wait", "1ms", "--watch",
-                         f"comm={e['watch_comm']}", trace])
+            out = t.run([w, "analyze", "--json", f"--watch=comm={e['watch_comm']}", "--top", "100000",
+                         "--min-wait", "1ms", trace])
             rec = os.path.join(tmp, f"{e['workload']}.json")
             open(rec, "w").write(out)
             t.check_invariants(rec)

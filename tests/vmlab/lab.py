@@ -151,8 +151,8 @@ class Lab:
         return res
 
     # --- guests ------------------------------------------------------------------------
-    def guest(self, name, run_sh, smp=2, mem=1024, link=None, ip1=None):
-        g = Guest(self, name, run_sh, smp, mem, link, ip1)
+    def guest(self, name, run_sh, smp=2, mem=1024, link=None, ip1=None, workloads=None):
+        g = Guest(self, name, run_sh, smp, mem, link, ip1, workloads)
         self.guests.append(g)
         return g
 
@@ -167,7 +167,7 @@ def wait_until(pred, timeout, what):
 
 
 class Guest:
-    def __init__(self, lab, name, run_sh, smp, mem, link, ip1):
+    def __init__(self, lab, name, run_sh, smp, mem, link, ip1, workloads=None):
         self.lab, self.name, self.smp, self.mem = lab, name, smp, mem
         self.link, self.ip1 = link, ip1  # link: ("listen"|"connect", port)
         self.dir = os.path.join(lab.dir, f"guest-{name}")
@@ -175,6 +175,9 @@ class Guest:
         self.serial = os.path.join(self.dir, "serial.log")
         self.proc = None
         self.t_start = None
+        self.workloads = workloads  # the ones the guest builds (None: all)
+        self.control = os.path.join(self.dir, "control")
+        self.say("start")
         self._make_disk(run_sh)
 
     def _make_disk(self, run_sh):
@@ -189,12 +192,16 @@ class Guest:
         shutil.copy(os.path.join(HERE, "guest-init.sh"), os.path.join(d, "init.sh"))
         with open(os.path.join(d, "hostname"), "w") as f:
             f.write(self.name + "\n")
+        if self.workloads is not None:
+            with open(os.path.join(d, "build-workloads"), "w") as f:
+                f.write("".join(f"wl_{w}\n" for w in self.workloads))
         if self.ip1:
             with open(os.path.join(d, "ip1"), "w") as f:
                 f.write(self.ip1 + "\n")
         with open(os.path.join(d, "run.sh"), "w") as f:
             f.write("set -u\nexport PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n"
-                    f"RELAYD=net://{RELAYD_IP}:5342:5343\nSESSION=/lab/waitpath-session.sh\n")
+                    f"RELAYD=net://{RELAYD_IP}:5342:5343\nSESSION=/lab/waitpath-session.sh\n"
+                    f"host_says() {{ socat -u TCP:{RELAYD_IP}:7000 - 2>/dev/null; }}\n")
             f.write(run_sh)
         for f in ("init.sh", "waitpath-session.sh", "run.sh"):
             os.chmod(os.path.join(d, f), 0o755)
@@ -203,10 +210,21 @@ class Guest:
             os.unlink(self.disk)
         subprocess.run(["mkfs.ext4", "-q", "-F", "-d", d, self.disk, "32M"], check=True)
 
+    def say(self, word):
+        """Sets what the guest reads with `host_says` (atomically)."""
+        with open(self.control + ".new", "w") as f:
+            f.write(word + "\n")
+        os.replace(self.control + ".new", self.control)
+
     def argv(self):
         img = self.lab.image
+        # socat, not nc: it passes the guest's close on to the relayd (with nc the relayd
+        # never sees a destroyed session end, and live viewers wait for it forever).
+        # Port 7000 reads the host's control file (`host_says` in run.sh): a phase word the
+        # host writes to drive a test; no network behind it.
         fwd = (f"guestfwd=tcp:{RELAYD_IP}:5342-cmd:socat - TCP:127.0.0.1:{self.lab.ctrl},"
-               f"guestfwd=tcp:{RELAYD_IP}:5343-cmd:socat - TCP:127.0.0.1:{self.lab.data}")
+               f"guestfwd=tcp:{RELAYD_IP}:5343-cmd:socat - TCP:127.0.0.1:{self.lab.data},"
+               f"guestfwd=tcp:{RELAYD_IP}:7000-cmd:cat {self.control}")
         a = ["nice", "-n", "15", "qemu-system-x86_64", "-accel", "tcg,thread=multi", "-cpu", "max",
              "-smp", str(self.smp), "-m", str(self.mem), "-display", "none", "-monitor", "none",
              "-serial", f"file:{self.serial}", "-no-reboot",

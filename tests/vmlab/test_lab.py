@@ -202,8 +202,8 @@ def test_workloads(w, fixtures=None):
             check_invariants(apath)
             analyze_lines += task_lines(a)
             # (a) the workload's findings, on the stored copy and on what live wrote.
-            aw = run([w, "analyze", "--json", "--top", "100000", "--min-wait", "1ms", "--watch",
-                      f"comm={x['watch_comm']}", dirs[0]])
+            aw = run([w, "analyze", "--json", f"--watch=comm={x['watch_comm']}", "--top", "100000", "--min-wait",
+                      "1ms", dirs[0]])
             wpath = os.path.join(lab.dir, f"analyze-watch-{host}.json")
             open(wpath, "w").write(aw)
             check_invariants(wpath)
@@ -285,8 +285,8 @@ def test_rpc2(w):
     with vmlab.Lab("rpc2") as lab:
         lab.start_relayd()
         live = Live(lab, w)
-        srv = lab.guest("vm-server", RPC_SERVER, smp=1, link=("listen", lab.link_port), ip1="192.168.77.1/24")
-        cli = lab.guest("vm-client", RPC_CLIENT, smp=1, link=("connect", lab.link_port), ip1="192.168.77.2/24")
+        srv = lab.guest("vm-server", RPC_SERVER, smp=1, workloads=["rpc"], link=("listen", lab.link_port), ip1="192.168.77.1/24")
+        cli = lab.guest("vm-client", RPC_CLIENT, smp=1, workloads=["rpc"], link=("connect", lab.link_port), ip1="192.168.77.2/24")
         srv.start()
         cli.start()
         for g in (srv, cli):
@@ -305,14 +305,15 @@ def test_rpc2(w):
         open(os.path.join(lab.dir, "sync.json"), "w").write(sync)
         clocks = records(sync, "clock")
         log("sync: " + "; ".join(json.dumps(c) for c in clocks))
-        others = [c for c in clocks if c.get("quality") != "reference" and c.get("accuracy_ns", 1) != 0]
-        qual = {c.get("host"): c.get("quality") for c in clocks}
-        check(any(q == "accurate" for q in qual.values()), f"clock sync quality accurate ({qual})")
+        linked = [c for c in clocks if c.get("host") != c.get("reference")]
+        check(len(linked) == 1 and linked[0].get("quality") == "accurate",
+              "clock sync quality accurate: " + "; ".join(
+                  f"{c['host']} {c['quality']} ±{c['accuracy'] / 1e3:.1f} µs, {c['matches']} packets" for c in linked))
         a = run([w, "analyze", "--json"] + dirs)
         apath = os.path.join(lab.dir, "analyze.json")
         open(apath, "w").write(a)
         check_invariants(apath)
-        aw = run([w, "analyze", "--json", "--top", "100000", "--min-wait", "1ms", "--watch", "comm=wl-rpc-client"] + dirs)
+        aw = run([w, "analyze", "--json", "--watch=comm=wl-rpc-client", "--top", "100000", "--min-wait", "1ms"] + dirs)
         open(os.path.join(lab.dir, "analyze-watch.json"), "w").write(aw)
         for what, text in (("analyze", aw), ("live", live_out)):
             tasks = [t for t in records(text) if t["comm"] == "wl-rpc-client"]
@@ -326,12 +327,32 @@ def test_rpc2(w):
             running = sum(b["states"].get("running", 0) for b in t["by_task"]
                           if b["host"] == "vm-server" and b["comm"] == "wl-rpc-server")
             check(running / life >= 0.3, f"{what}: wl-rpc-server running {running / life:.3f} of the client's life (>= 0.3)")
-        # (c) for a two-host session the live transform can differ by up to the sync accuracy
-        # (docs/live.md): compare which tasks were seen, and the exact records when they agree.
-        ll, al = task_lines(live_out), task_lines(a)
-        key = lambda l: (json.loads(l)["host"], json.loads(l)["tid"])  # noqa: E731
-        check(sorted(map(key, ll)) == sorted(map(key, al)), f"live and analyze report the same {len(ll)} tasks")
-        log(f"live == analyze exactly: {ll == al} ({len(set(ll) & set(al))} of {len(ll)} records identical)")
+        # (c) for several hosts, live's transforms depend on how many packets had matched when
+        # an event was released, so live can differ from analyze by up to the sync accuracy
+        # (docs/live.md): the same tasks, every time within a tolerance of it, in the same
+        # reference clock (analyze --reference, the one live chose).
+        ref = next((l.split("clock of host ")[1].split(" ")[0] for l in live.stderr().splitlines()
+                    if "clock of host" in l), None)
+        ar = run([w, "analyze", "--json", "--reference", ref] + dirs) if ref else a
+        acc = max((c["accuracy"] for c in linked), default=0)
+        lt = {(t["host"], t["tid"]): t for t in records(live_out)}
+        at = {(t["host"], t["tid"]): t for t in records(ar)}
+        check(sorted(lt) == sorted(at), f"live and analyze report the same {len(lt)} tasks")
+        worst, worst_what = 0, ""
+        for k in set(lt) & set(at):
+            x, y = lt[k], at[k]
+            tol = 2 * acc + 1e-4 * (y["end_ns"] - y["start_ns"])
+            diffs = {"start": x["start_ns"] - y["start_ns"], "end": x["end_ns"] - y["end_ns"]}
+            diffs.update({s: x["breakdown_ns"][s] - y["breakdown_ns"][s] for s in y["breakdown_ns"]})
+            for what, d in diffs.items():
+                if abs(d) / tol > worst:
+                    worst, worst_what = abs(d) / tol, f"{k} {what} {d / 1e3:.1f} µs (tolerance {tol / 1e3:.1f} µs)"
+        # Not a failure (yet): live releases the first events with the transform it has at the
+        # end of its bootstrap, from a handful of packets, which can be several ms off the
+        # final one (7 ms measured, docs/lab.md). Reported, for the issue to decide.
+        log(f"NOTE: live vs analyze --reference {ref}: worst difference {worst:.1f} x the tolerance "
+            f"(2 x final accuracy ±{acc / 1e3:.0f} µs + 1e-4 x life): {worst_what}")
+        log(f"identical records: {len(set(task_lines(live_out)) & set(task_lines(ar)))} of {len(lt)}")
         log(f"FIGURES rpc2: events streamed {n} (two guests)")
 
 
@@ -341,27 +362,28 @@ $SESSION --no-start --name before "$RELAYD" || exit 1
 sleep 3
 lttng start before >/dev/null
 echo "LAB: before started"
-# Keep producing events until the host has killed the relayd and the guest's own daemons.
+# Events until the host has killed the relayd and says so.
 i=0
-while [ ! -e /tmp/stop-before ] && [ $i -lt 60 ]; do
-  wl-sleeper --count 5 --sleep-ms 20 >/dev/null; i=$((i + 1))
-  [ $i -eq 25 ] && touch /tmp/stop-before
+until [ "$(host_says)" = kill-sessiond ]; do
+  wl-sleeper --count 5 --sleep-ms 20 >/dev/null
+  i=$((i + 1)); [ $i -gt 400 ] && { echo "LAB: the host never said kill-sessiond"; exit 1; }
 done
-echo "LAB: killing lttng-sessiond"
-for p in $(pidof lttng-sessiond lttng-consumerd); do kill -9 $p; done
+echo "LAB: killing lttng-sessiond and its consumers"
+for p in $(pgrep -x lttng-sessiond) $(pgrep -x lttng-consumerd); do kill -9 $p; done
 sleep 2
 lttng-sessiond -d
 until lttng list -k >/dev/null 2>&1; do sleep 0.2; done
 echo "LAB: sessiond restarted"
 i=0
-until $SESSION --no-start --name after "$RELAYD" 2>/dev/null; do
+until [ "$(host_says)" = relayd-back ] && $SESSION --no-start --name after "$RELAYD"; do
+  lttng destroy after >/dev/null 2>&1
   i=$((i + 1)); [ $i -gt 120 ] && { echo "LAB: relayd never came back"; exit 1; }; sleep 1
 done
 echo "LAB: after created"
 sleep 3
 lttng start after >/dev/null
 sleep 0.5
-wl-rpc --requests 10 --work-ms 10
+wl-rpc --requests 30 --work-ms 20
 echo "LAB: rpc exit=$?"
 sleep 0.5
 $SESSION --destroy --name after
@@ -373,44 +395,52 @@ def test_restart(w):
     with vmlab.Lab("restart") as lab:
         lab.start_relayd("a")
         live = Live(lab, w)
-        g = lab.guest("vm", RESTART, smp=2).start()
+        g = lab.guest("vm", RESTART, smp=2, workloads=["sleeper", "rpc"]).start()
         g.wait_line(r"^LAB: before started", BOOT_TIMEOUT)
         live.wait_for("following session before", 1, 30)
         time.sleep(5)
-        log("killing the relayd (SIGKILL)")
+        log("killing the relayd (SIGKILL) mid-stream")
         lab.kill_relayd()
         live.wait_for("lost the relayd", 1, 30)
-        g.wait_line(r"^LAB: sessiond restarted", 180)
-        time.sleep(3)
+        time.sleep(2)
+        g.say("kill-sessiond")
+        g.wait_line(r"^LAB: sessiond restarted", 120)
+        time.sleep(2)
         log("restarting the relayd")
         lab.start_relayd("b")
+        g.say("relayd-back")
         g.wait(300)
         check("LAB: rpc exit=0" in g.lab_lines(), "the guest recreated its session and ran rpc after the restarts")
-        live.wait_for("session after): session ended", 1, 60)
+        live.wait_for("(session after): session ended", 1, 60)
         live_out = live.stop()
         check_invariants(os.path.join(lab.dir, "live.out"))
         err = live.stderr()
         check("lost the relayd; reattaching" in err, "waitpath live reported the lost relayd")
+        before = [t for t in records(live_out) if t["comm"] == "wl-sleeper"]
+        unknown = sum(t["breakdown_ns"]["unknown"] for t in records(live_out))
+        log(f"live: {len(before)} wl-sleeper tasks from the session before the kill; unknown time over all "
+            f"tasks {unknown / 1e6:.1f} ms")
         stored = lab.stored_sessions(os.path.join(lab.dir, "relay-b"))
         dirs = [k for s in stored.get("vm", []) for k in kernel_dirs(s)]
         if not check(len(dirs) == 1, f"relayd b stored the new session ({dirs})"):
             return
+        n = count_events(dirs)
         a = run([w, "analyze", "--json", dirs[0]])
         apath = os.path.join(lab.dir, "analyze-after.json")
         open(apath, "w").write(a)
         check_invariants(apath)
         got = set(task_lines(live_out))
         missing = [l for l in task_lines(a) if l not in got]
-        check(not missing, f"after the restarts, live has analyze's {len(task_lines(a))} task records of the new session "
-                           f"({len(missing)} missing)")
-        aw = run([w, "analyze", "--json", "--top", "100000", "--min-wait", "1ms", "--watch", "comm=wl-rpc-client", dirs[0]])
+        check(not missing, f"after the restarts, live has analyze's {len(task_lines(a))} task records of the new "
+                           f"session ({len(missing)} missing)")
+        aw = run([w, "analyze", "--json", "--watch=comm=wl-rpc-client", "--top", "100000", "--min-wait", "1ms", dirs[0]])
         tasks = records(aw)
         if check(len(tasks) == 1, "one wl-rpc-client in the new session"):
             expectations_hold(tasks[0], rpc["expect"], "after restart, analyze")
         lt = [t for t in records(live_out) if t["comm"] == "wl-rpc-client"]
         if check(len(lt) == 1, "live: one wl-rpc-client"):
             expectations_hold(lt[0], rpc["expect"], "after restart, live")
-        log(f"FIGURES restart: events in the new session {count_events(dirs)}")
+        log(f"FIGURES restart: events in the new session {n}")
 
 
 def main():
