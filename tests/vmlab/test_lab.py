@@ -94,10 +94,19 @@ def expectations_hold(task, expect, what):
 class Live:
     """`waitpath live --all --json` against the lab's relayd."""
 
-    def __init__(self, lab, w, tag="live"):
+    def __init__(self, lab, w, tag="live", metrics=False):
         self.lab, self.out, self.err = lab, os.path.join(lab.dir, f"{tag}.out"), os.path.join(lab.dir, f"{tag}.err")
-        self.proc = lab.spawn([w, "live", "--relayd", f"net://127.0.0.1:{lab.live}", "--all", "--json"],
-                              out=self.out, err=self.err)
+        self.metrics = f"127.0.0.1:{lab.base + 4}" if metrics else None
+        self.proc = lab.spawn([w, "live", "--relayd", f"net://127.0.0.1:{lab.live}", "--all", "--json"] +
+                              (["--metrics", self.metrics] if metrics else []), out=self.out, err=self.err)
+
+    def scrape(self):
+        """The Prometheus exposition live serves, saved next to its output."""
+        import urllib.request
+        text = urllib.request.urlopen(f"http://{self.metrics}/metrics", timeout=10).read().decode()
+        path = os.path.join(self.lab.dir, "metrics.txt")
+        open(path, "w").write(text)
+        return text, path
 
     def stderr(self):
         return open(self.err, errors="replace").read()
@@ -112,8 +121,9 @@ class Live:
         return open(self.out).read()
 
 
-def check_invariants(path):
-    p = subprocess.run([sys.executable, os.path.join(SRC, "tests", "tools", "check_records.py"), path],
+def check_invariants(path, metrics=None):
+    p = subprocess.run([sys.executable, os.path.join(SRC, "tests", "tools", "check_records.py"), path] +
+                       (["--metrics", metrics] if metrics else []),
                        capture_output=True, text=True)
     check(p.returncode == 0, f"check_records.py {os.path.basename(path)}: {(p.stdout + p.stderr).strip()[:500]}")
 
@@ -394,7 +404,7 @@ def test_restart(w):
     rpc = next(x for x in workloads() if x["workload"] == "rpc")
     with vmlab.Lab("restart") as lab:
         lab.start_relayd("a")
-        live = Live(lab, w)
+        live = Live(lab, w, metrics=True)
         g = lab.guest("vm", RESTART, smp=2, workloads=["sleeper", "rpc"]).start()
         g.wait_line(r"^LAB: before started", BOOT_TIMEOUT)
         live.wait_for("following session before", 1, 30)
@@ -412,8 +422,12 @@ def test_restart(w):
         g.wait(300)
         check("LAB: rpc exit=0" in g.lab_lines(), "the guest recreated its session and ran rpc after the restarts")
         live.wait_for("(session after): session ended", 1, 60)
+        metrics, mpath = live.scrape()
         live_out = live.stop()
-        check_invariants(os.path.join(lab.dir, "live.out"))
+        check_invariants(os.path.join(lab.dir, "live.out"), mpath)
+        reconnects = sum(float(l.split()[-1]) for l in metrics.splitlines()
+                         if l.startswith("waitpath_relayd_reconnects_total"))
+        check(reconnects >= 1, f"the loss is in the metrics: waitpath_relayd_reconnects_total {reconnects:g}")
         err = live.stderr()
         check("lost the relayd; reattaching" in err, "waitpath live reported the lost relayd")
         before = [t for t in records(live_out) if t["comm"] == "wl-sleeper"]
