@@ -161,11 +161,11 @@ run_wl() {  # run_wl NAME COMMAND...: one session per workload, host named vm-NA
 # diskwrite writes to the lab disk, which QEMU throttles (lab.py) so that its flushes are
 # real waits instead of the host's page cache answering faster than the emulated CPU.
 LAB_ARGS = {
-    "rpc": ["--requests", "30", "--work-ms", "20"],
+    "rpc": ["--requests", "30", "--work-ms", "40"],
     "forkchain": ["--work-ms", "400"],
     "sleeper": ["--count", "20", "--sleep-ms", "50"],
     "mutex": ["--hold-ms", "60"],
-    "pipe": ["--count", "30", "--work-ms", "20"],
+    "pipe": ["--count", "30", "--work-ms", "40"],
     "diskwrite": ["--dir", "/lab"],
 }
 
