@@ -463,6 +463,7 @@ def main():
         return 2
     w, which = os.path.abspath(sys.argv[1]), sys.argv[2]
     try:
+        vmlab.check_host()
         if which == "workloads":
             fx = sys.argv[sys.argv.index("--fixtures") + 1] if "--fixtures" in sys.argv else None
             test_workloads(w, fx)
