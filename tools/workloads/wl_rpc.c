@@ -2,6 +2,10 @@
 // (wl-rpc-server) burns --work-ms of CPU per request; the client (wl-rpc-client)
 // blocks in read() for each reply. Expected: the client's waits resolve, through
 // the reply packets, to the server running.
+//
+// Across hosts (the VM lab, docs/lab.md): `wl-rpc --listen PORT` runs only the server, on
+// 0.0.0.0:PORT, for one connection; `wl-rpc --connect IPV4:PORT` runs only the client.
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -57,13 +61,72 @@ static void serve(int listener, long work_ms) {
   close(conn);
 }
 
+// Takes "--NAME VALUE" out of argv (the integer parser knows only numbers); NULL if absent.
+static const char* take_string_arg(int* argc, char** argv, const char* name) {
+  for (int a = 1; a + 1 < *argc; ++a) {
+    if (strncmp(argv[a], "--", 2) != 0 || strcmp(argv[a] + 2, name) != 0) continue;
+    const char* v = argv[a + 1];
+    for (int b = a; b + 2 <= *argc; ++b) argv[b] = argv[b + 2];
+    *argc -= 2;
+    return v;
+  }
+  return NULL;
+}
+
+static void client(int fd, long requests, long work_ms) {
+  set_nodelay(fd);
+  char buf[kMsgSize];
+  long long t0 = wl_ns(CLOCK_MONOTONIC);
+  for (long i = 0; i < requests; ++i) {
+    memset(buf, (int)('a' + i % 26), sizeof buf);
+    write_full(fd, buf, sizeof buf);
+    read_full(fd, buf, sizeof buf);  // the wait under study
+  }
+  long long t1 = wl_ns(CLOCK_MONOTONIC);
+  close(fd);
+  printf("wl-rpc: %ld requests x %ld ms server work in %.1f ms\n", requests, work_ms,
+         (double)(t1 - t0) / 1e6);
+}
+
 int main(int argc, char** argv) {
+  const char* listen_port = take_string_arg(&argc, argv, "listen");
+  const char* connect_to = take_string_arg(&argc, argv, "connect");
   long requests = 10, work_ms = 10;
   const struct wl_param params[] = {
       {"requests", &requests, "number of request/reply exchanges"},
       {"work-ms", &work_ms, "server CPU time per request, ms"},
   };
   wl_parse_args(argc, argv, params, WL_COUNT(params));
+
+  if (listen_port != NULL) {  // server only, for a client on another host
+    int listener = socket(AF_INET, SOCK_STREAM, 0);
+    if (listener < 0) wl_die("socket");
+    int one = 1;
+    setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(listen_port))};
+    addr.sin_addr.s_addr = htonl(INADDR_ANY);
+    if (bind(listener, (struct sockaddr*)&addr, sizeof addr) != 0) wl_die("bind port %s", listen_port);
+    if (listen(listener, 1) != 0) wl_die("listen");
+    printf("wl-rpc: listening on port %s\n", listen_port);
+    fflush(NULL);
+    serve(listener, work_ms);
+    return 0;
+  }
+  if (connect_to != NULL) {  // client only
+    char host[64];
+    const char* colon = strrchr(connect_to, ':');
+    if (colon == NULL || (size_t)(colon - connect_to) >= sizeof host) wl_die("--connect wants IPV4:PORT");
+    memcpy(host, connect_to, (size_t)(colon - connect_to));
+    host[colon - connect_to] = '\0';
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1))};
+    if (inet_pton(AF_INET, host, &addr.sin_addr) != 1) wl_die("--connect: bad address %s", host);
+    wl_set_name("wl-rpc-client");
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) wl_die("socket");
+    if (connect(fd, (struct sockaddr*)&addr, sizeof addr) != 0) wl_die("connect %s", connect_to);
+    client(fd, requests, work_ms);
+    return 0;
+  }
 
   // Listen before forking so the client can connect without racing the server.
   int listener = socket(AF_INET, SOCK_STREAM, 0);
@@ -88,23 +151,12 @@ int main(int argc, char** argv) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) wl_die("socket");
   if (connect(fd, (struct sockaddr*)&addr, sizeof addr) != 0) wl_die("connect 127.0.0.1");
-  set_nodelay(fd);
-  char buf[kMsgSize];
-  long long t0 = wl_ns(CLOCK_MONOTONIC);
-  for (long i = 0; i < requests; ++i) {
-    memset(buf, (int)('a' + i % 26), sizeof buf);
-    write_full(fd, buf, sizeof buf);
-    read_full(fd, buf, sizeof buf);  // the wait under study
-  }
-  long long t1 = wl_ns(CLOCK_MONOTONIC);
-  close(fd);
+  client(fd, requests, work_ms);
   int status = 0;
   if (waitpid(server, &status, 0) != server) wl_die("waitpid server");
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     errno = 0;
     wl_die("server failed (status %d)", status);
   }
-  printf("wl-rpc: %ld requests x %ld ms server work in %.1f ms\n", requests, work_ms,
-         (double)(t1 - t0) / 1e6);
   return 0;
 }

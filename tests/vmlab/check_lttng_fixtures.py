@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""Fast test (no QEMU): the LTTng kernel traces recorded by the VM lab (tests/fixtures/lttng,
+made by `test_lab.py WAITPATH workloads --fixtures DIR`) still give the workloads' findings.
+For each <name>.expect.json: babeltrace2 reads the stated event count, `waitpath analyze
+--watch comm=WATCH` finds one task whose by_task meets the expectations (the check of
+RecordedWorkloadTest), and every record keeps the invariants (tests/tools/check_records.py).
+
+usage: check_lttng_fixtures.py WAITPATH FIXTURE_DIR
+"""
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import test_lab as t  # noqa: E402
+
+
+def main():
+    w, root = sys.argv[1], sys.argv[2]
+    expects = sorted(glob.glob(os.path.join(root, "*.expect.json")))
+    if not expects:
+        print(f"SKIP: no *.expect.json in {root}")
+        return 77
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in expects:
+            e = json.load(open(path))
+            trace = os.path.join(root, e["trace"])
+            n = t.count_events([trace])
+            t.check(n == e["events"], f"{e['workload']}: {n} events (expect file: {e['events']})")
+            out = t.run([w, "analyze", "--json", f"--watch=comm={e['watch_comm']}", "--top", "100000",
+                         "--min-wait", "1ms", trace])
+            rec = os.path.join(tmp, f"{e['workload']}.json")
+            open(rec, "w").write(out)
+            t.check_invariants(rec)
+            tasks = t.records(out)
+            if t.check(len(tasks) == 1, f"{e['workload']}: one {e['watch_comm']} task"):
+                t.expectations_hold(tasks[0], e["expect"], e["workload"])
+    if t.failures:
+        print(f"{len(t.failures)} check(s) failed")
+        return 1
+    print(f"OK: {len(expects)} LTTng fixtures")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,327 @@
+#!/usr/bin/env python3
+"""The VM lab (docs/lab.md): QEMU guests (TCG) with LTTng's kernel tracer, streaming live
+sessions to an lttng-relayd on the host.
+
+As a module: Lab (a temp dir, a relayd, guests; cleans its processes up by pid).
+As a command:
+  lab.py boot [--guests N] [--smp N] [--run 'SHELL'] [--keep DIR]
+      boots N guests that run the given shell command (after lttng-sessiond is up) and
+      print their serial logs' LAB: lines and the boot time.
+
+Networking: user networking with restrict=on only; the guest reaches the host's relayd through
+guestfwd 10.0.2.100:5342/5343 -> 127.0.0.1:CONTROL/DATA; guest-to-guest through -netdev socket
+on 127.0.0.1 (guest i gets 192.168.77.(i+1)/24 on eth1).
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.abspath(os.path.join(HERE, "..", ".."))
+SKIP = 77
+RELAYD_IP = "10.0.2.100"
+
+
+class Skip(Exception):
+    pass
+
+
+def log(msg):
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def image_dir():
+    """The cached guest image (built by build-image.sh when missing). Raises Skip."""
+    p = subprocess.run(["bash", os.path.join(HERE, "build-image.sh")], stdout=subprocess.PIPE,
+                       text=True)
+    if p.returncode == SKIP:
+        raise Skip("the guest image cannot be built here")
+    if p.returncode != 0:
+        raise RuntimeError(f"build-image.sh failed ({p.returncode})")
+    return p.stdout.strip().splitlines()[-1]
+
+
+def check_host():
+    if os.geteuid() != 0:
+        raise Skip("the VM lab needs root (debootstrap, chroot)")
+    for t in ["qemu-system-x86_64", "lttng-relayd", "socat", "mkfs.ext4", "ss", "babeltrace2"]:
+        if shutil.which(t) is None:
+            raise Skip(f"{t} not installed")
+
+
+def free_port_base(n):
+    """n consecutive ports on 127.0.0.1 nobody listens on (away from LTTng's defaults)."""
+    used = subprocess.run(["ss", "-ltnH"], capture_output=True, text=True).stdout
+    busy = set(int(m) for m in re.findall(r":(\d+)\s", used))
+    base = 20000 + (os.getpid() % 500) * 16
+    while any(p in busy for p in range(base, base + n)):
+        base += 16
+    return base
+
+
+class Lab:
+    def __init__(self, name="lab", keep=None):
+        check_host()
+        self.image = image_dir()
+        self.info = json.load(open(os.path.join(self.image, "info.json")))
+        self.dir = keep or tempfile.mkdtemp(prefix=f"waitpath-vmlab-{name}.", dir="/var/tmp")
+        os.makedirs(self.dir, exist_ok=True)
+        self.procs = []  # every process we started, ended by pid in close()
+        self.guests = []
+        self.base = free_port_base(8)
+        self.ctrl, self.data, self.live = self.base, self.base + 1, self.base + 2
+        self.link_port = self.base + 3
+        self.relayd = None
+        self.relayd_out = None
+        self.keep = keep is not None
+
+    # --- processes ---------------------------------------------------------------------
+    def spawn(self, argv, out=None, err=None, **kw):
+        fo = open(out, "w") if out else subprocess.DEVNULL
+        fe = open(err, "w") if err else subprocess.DEVNULL
+        p = subprocess.Popen(argv, stdout=fo, stderr=fe, start_new_session=True, **kw)
+        self.procs.append(p)
+        return p
+
+    def stop(self, p, sig=signal.SIGTERM, timeout=15):
+        if p is None or p.poll() is not None:
+            return p.returncode if p else None
+        try:
+            p.send_signal(sig)
+            return p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            return p.wait()
+
+    def close(self):
+        for g in self.guests:
+            g.kill()
+        for p in reversed(self.procs):
+            if p.poll() is None:
+                try:
+                    p.terminate()
+                    p.wait(5)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        if not self.keep and os.environ.get("WAITPATH_VMLAB_KEEP") != "1":
+            shutil.rmtree(self.dir, ignore_errors=True)
+        else:
+            log(f"kept {self.dir}")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        self.close()
+
+    # --- relayd ------------------------------------------------------------------------
+    def start_relayd(self, tag="a"):
+        self.relayd_out = os.path.join(self.dir, f"relay-{tag}")
+        self.relayd = self.spawn(
+            ["lttng-relayd", "-C", f"tcp://127.0.0.1:{self.ctrl}", "-D", f"tcp://127.0.0.1:{self.data}",
+             "-L", f"tcp://127.0.0.1:{self.live}", "-o", self.relayd_out],
+            out=os.path.join(self.dir, f"relayd-{tag}.log"), err=os.path.join(self.dir, f"relayd-{tag}.err"))
+        wait_until(lambda: self.listening(self.live), 10, "lttng-relayd listening")
+        return self.relayd
+
+    def kill_relayd(self):
+        self.stop(self.relayd, signal.SIGKILL)
+
+    def listening(self, port):
+        out = subprocess.run(["ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True).stdout
+        return bool(out.strip())
+
+    def stored_sessions(self, out=None):
+        """{host: [session dirs]} of what the relayd wrote (each a CTF trace set)."""
+        out = out or self.relayd_out
+        res = {}
+        if not out or not os.path.isdir(out):
+            return res
+        for host in sorted(os.listdir(out)):
+            for s in sorted(os.listdir(os.path.join(out, host))):
+                res.setdefault(host, []).append(os.path.join(out, host, s))
+        return res
+
+    # --- guests ------------------------------------------------------------------------
+    def guest(self, name, run_sh, smp=2, mem=1024, link=None, ip1=None, workloads=None):
+        g = Guest(self, name, run_sh, smp, mem, link, ip1, workloads)
+        self.guests.append(g)
+        return g
+
+
+def wait_until(pred, timeout, what):
+    end = time.time() + timeout
+    while time.time() < end:
+        if pred():
+            return
+        time.sleep(0.2)
+    raise TimeoutError(f"waited {timeout} s for {what}")
+
+
+class Guest:
+    def __init__(self, lab, name, run_sh, smp, mem, link, ip1, workloads=None):
+        self.lab, self.name, self.smp, self.mem = lab, name, smp, mem
+        self.link, self.ip1 = link, ip1  # link: ("listen"|"connect", port)
+        self.dir = os.path.join(lab.dir, f"guest-{name}")
+        os.makedirs(self.dir, exist_ok=True)
+        self.serial = os.path.join(self.dir, "serial.log")
+        self.proc = None
+        self.t_start = None
+        self.workloads = workloads  # the ones the guest builds (None: all)
+        self.control = os.path.join(self.dir, "control")
+        self.say("start")
+        self._make_disk(run_sh)
+
+    def _make_disk(self, run_sh):
+        d = os.path.join(self.dir, "lab")
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(os.path.join(d, "workloads"))
+        for f in os.listdir(os.path.join(SRC, "tools", "workloads")):
+            if f.endswith((".c", ".h")):
+                shutil.copy(os.path.join(SRC, "tools", "workloads", f), os.path.join(d, "workloads"))
+        # The project's real session script, as users run it.
+        shutil.copy(os.path.join(SRC, "configs", "lttng", "waitpath-session.sh"), d)
+        shutil.copy(os.path.join(HERE, "guest-init.sh"), os.path.join(d, "init.sh"))
+        with open(os.path.join(d, "hostname"), "w") as f:
+            f.write(self.name + "\n")
+        if self.workloads is not None:
+            with open(os.path.join(d, "build-workloads"), "w") as f:
+                f.write("".join(f"wl_{w}\n" for w in self.workloads))
+        if self.ip1:
+            with open(os.path.join(d, "ip1"), "w") as f:
+                f.write(self.ip1 + "\n")
+        with open(os.path.join(d, "run.sh"), "w") as f:
+            f.write("set -u\nexport PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n"
+                    f"RELAYD=net://{RELAYD_IP}:5342:5343\nSESSION=/lab/waitpath-session.sh\n"
+                    f"host_says() {{ socat -u TCP:{RELAYD_IP}:7000 - 2>/dev/null; }}\n")
+            f.write(run_sh)
+        for f in ("init.sh", "waitpath-session.sh", "run.sh"):
+            os.chmod(os.path.join(d, f), 0o755)
+        self.disk = os.path.join(self.dir, "lab.ext4")
+        if os.path.exists(self.disk):
+            os.unlink(self.disk)
+        subprocess.run(["mkfs.ext4", "-q", "-F", "-d", d, self.disk, "32M"], check=True)
+
+    def say(self, word):
+        """Sets what the guest reads with `host_says` (atomically)."""
+        with open(self.control + ".new", "w") as f:
+            f.write(word + "\n")
+        os.replace(self.control + ".new", self.control)
+
+    def argv(self):
+        img = self.lab.image
+        # socat, not nc: it passes the guest's close on to the relayd (with nc the relayd
+        # never sees a destroyed session end, and live viewers wait for it forever).
+        # Port 7000 reads the host's control file (`host_says` in run.sh): a phase word the
+        # host writes to drive a test; no network behind it.
+        fwd = (f"guestfwd=tcp:{RELAYD_IP}:5342-cmd:socat - TCP:127.0.0.1:{self.lab.ctrl},"
+               f"guestfwd=tcp:{RELAYD_IP}:5343-cmd:socat - TCP:127.0.0.1:{self.lab.data},"
+               f"guestfwd=tcp:{RELAYD_IP}:7000-cmd:cat {self.control}")
+        a = ["nice", "-n", "15", "qemu-system-x86_64", "-accel", "tcg,thread=multi", "-cpu", "max",
+             "-smp", str(self.smp), "-m", str(self.mem), "-display", "none", "-monitor", "none",
+             "-serial", f"file:{self.serial}", "-no-reboot",
+             "-kernel", os.path.join(img, "vmlinuz"), "-initrd", os.path.join(img, "initrd.img"),
+             "-append", "root=/dev/vda rw console=ttyS0 net.ifnames=0 quiet init=/sbin/waitpath-lab-init",
+             "-drive", f"file={os.path.join(img, 'image.ext4')},format=raw,if=virtio,snapshot=on",
+             # The lab disk is slow on purpose (100 I/O per second): diskwrite's flushes there
+             # are disk waits, not answered at once by the host's page cache.
+             "-drive", f"file={self.disk},format=raw,if=virtio,throttling.iops-total=100",
+             "-netdev", f"user,id=u0,restrict=on,{fwd}", "-device", "virtio-net-pci,netdev=u0"]
+        if self.link:
+            mode, port = self.link
+            mac = "52:54:00:77:00:%02x" % (len(self.lab.guests) + 1)
+            a += ["-netdev", f"socket,id=s0,{mode}=127.0.0.1:{port}",
+                  "-device", f"virtio-net-pci,netdev=s0,mac={mac}"]
+        return a
+
+    def start(self):
+        if self.link and self.link[0] == "connect":
+            wait_until(lambda: self.lab.listening(self.link[1]), 30, "the peer guest's socket listener")
+        self.t_start = time.time()
+        self.proc = self.lab.spawn(self.argv(), out=os.path.join(self.dir, "qemu.out"),
+                                   err=os.path.join(self.dir, "qemu.err"))
+        return self
+
+    def lines(self):
+        try:
+            with open(self.serial, errors="replace") as f:
+                return f.read().splitlines()
+        except FileNotFoundError:
+            return []
+
+    def lab_lines(self):
+        return [l[l.index("LAB: "):] for l in self.lines() if "LAB: " in l]
+
+    def wait_line(self, pattern, timeout):
+        rx = re.compile(pattern)
+        end = time.time() + timeout
+        while time.time() < end:
+            for l in self.lab_lines():
+                if rx.search(l):
+                    return l, time.time() - self.t_start
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.2)
+        raise TimeoutError(f"guest {self.name}: no '{pattern}' in {timeout} s; serial tail:\n" +
+                           "\n".join(self.lines()[-30:]))
+
+    def wait(self, timeout):
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise TimeoutError(f"guest {self.name} still running after {timeout} s; serial tail:\n" +
+                               "\n".join(self.lines()[-30:]))
+        return self.proc.returncode
+
+    def kill(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("boot")
+    b.add_argument("--guests", type=int, default=1)
+    b.add_argument("--smp", type=int, default=2)
+    b.add_argument("--run", default="lttng list -k | head -5\n")
+    b.add_argument("--keep")
+    b.add_argument("--timeout", type=int, default=300)
+    args = ap.parse_args()
+    try:
+        with Lab("boot", keep=args.keep) as lab:
+            lab.start_relayd()
+            gs = []
+            for i in range(args.guests):
+                link = None
+                if args.guests > 1:
+                    link = ("listen" if i == 0 else "connect", lab.link_port)
+                gs.append(lab.guest(f"guest{i}", args.run, smp=args.smp, link=link,
+                                    ip1=f"192.168.77.{i + 1}/24" if link else None))
+            for g in gs:
+                g.start()
+            for g in gs:
+                _, t_init = g.wait_line(r"^LAB: init", args.timeout)
+                _, t_ready = g.wait_line(r"^LAB: sessiond ready", args.timeout)
+                g.wait(args.timeout)
+                print(f"{g.name}: init after {t_init:.1f} s, sessiond ready after {t_ready:.1f} s, "
+                      f"off after {time.time() - g.t_start:.1f} s")
+                for l in g.lab_lines():
+                    print(f"  {l}")
+    except Skip as e:
+        print(f"SKIP: {e}")
+        return SKIP
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
