@@ -14,6 +14,8 @@ PACKAGES=(
   nlohmann-json3-dev libcli11-dev libfmt-dev libtomlplusplus-dev  # JSON, CLI, formatting, config
   libgtest-dev googletest                         # tests
   linux-perf iproute2 python3                     # recording real kernel traces, netns hosts
+  debootstrap qemu-system-x86 socat netcat-openbsd  # the VM lab: LTTng's kernel tracer in guests
+  clang-format                                    # the 100-column format check
 )
 
 missing=()
