@@ -20,6 +20,7 @@
 #include "exporters/metrics_server.h"
 #include "exporters/wait_fanout.h"
 #include "incremental/clock_sync.h"
+#include "base/duration.h"
 #include "stream/time_merger.h"
 #include "live/bt_util.h"
 #include "live/host_reader.h"
@@ -36,6 +37,7 @@ class LiveSessions {
  public:
   LiveSessions(const LiveOptions& options, Engine& engine, WatchedAccounting& accounting, MetricsExporter* metrics)
       : options_(options), engine_(engine), accounting_(accounting), metrics_(metrics) {
+    merger_.SetMaxLag(options.max_lag_ns);
     reader_options_.verbose = options.verbose;
   }
 
@@ -171,6 +173,7 @@ class LiveSessions {
     Event e;
     const Batch* from = nullptr;
     while (merger_.Next(&e, &from)) engine_.Process(e, *from);
+    ReportLag();
     for (auto& done : merger_.TakeConsumed()) {
       if (metrics_) {
         metrics_->ObserveBatch(*done);
@@ -180,6 +183,33 @@ class LiveSessions {
         metrics_->ObserveEngine(wall);
       }
       readers_[done->host]->Recycle(done.release());
+    }
+  }
+
+  // A host lagging past --max-lag: said once when it starts and once when it ends; its
+  // events dropped meanwhile are counted (docs/live.md).
+  void ReportLag() {
+    lagging_.resize(merger_.host_count(), false);
+    dropped_late_.resize(merger_.host_count(), 0);
+    for (uint16_t h = 0; h < merger_.host_count(); ++h) {
+      const bool lagging = merger_.lagging(h);
+      if (lagging != lagging_[h]) {
+        if (lagging) {
+          fmt::print(stderr,
+                     "waitpath: host {} is more than {} behind the others (a clock not synchronized, or a "
+                     "stalled stream): not waiting for it; its older events are dropped as lost\n",
+                     labels_[h], options_.max_lag);
+        } else {
+          fmt::print(stderr, "waitpath: host {} caught up\n", labels_[h]);
+        }
+        lagging_[h] = lagging;
+      }
+      const uint64_t dropped = merger_.dropped_late(h);
+      if (metrics_ && dropped != dropped_late_[h]) {
+        metrics_->health().AddLateEventsDropped(stats_[h].host, dropped - dropped_late_[h]);
+      }
+      if (metrics_) metrics_->health().SetHostLagging(stats_[h].host, lagging);
+      dropped_late_[h] = dropped;
     }
   }
 
@@ -205,6 +235,8 @@ class LiveSessions {
   std::vector<std::string> labels_;  // "host (session name)", for messages
   std::vector<uint64_t> reconnects_;
   std::vector<bool> ended_;
+  std::vector<bool> lagging_;             // per host, as last reported
+  std::vector<uint64_t> dropped_late_;    // per host, as last counted
   std::vector<std::chrono::steady_clock::time_point> gone_since_;
   std::vector<std::chrono::steady_clock::time_point> last_arrival_;
   bool stopping_ = false;
@@ -237,6 +269,11 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
   EngineOptions engine_options;
   if (!ParseReportFlags(options.watch, options.min_wait, options.retention, &watch, &report_options,
                         &engine_options, &error)) {
+    fmt::print(stderr, "waitpath: {}\n", error);
+    return 2;
+  }
+  LiveOptions live_options = options;
+  if (!ParseDurationFlag("--max-lag", options.max_lag, &live_options.max_lag_ns, &error)) {
     fmt::print(stderr, "waitpath: {}\n", error);
     return 2;
   }
@@ -277,7 +314,7 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
                                : std::vector<WaitListener*>{&accounting});
   engine.SetListener(&listeners);
   {
-    LiveSessions sessions(options, engine, accounting, metrics.get());
+    LiveSessions sessions(live_options, engine, accounting, metrics.get());
     auto next_discovery = std::chrono::steady_clock::now();
     while (!stopping->load()) {
       if (std::chrono::steady_clock::now() >= next_discovery) {
@@ -302,6 +339,9 @@ void AddCommonFlags(CLI::App* cmd, LiveOptions* o) {
   cmd->add_option("--min-wait", o->min_wait, "Report each wait at least this long (e.g. 5ms)");
   cmd->add_flag("--json", o->json, "JSON Lines");
   cmd->add_option("--retention", o->retention, "History kept behind the newest event")->capture_default_str();
+  cmd->add_option("--max-lag", o->max_lag,
+                  "Live: a host further behind the others is not waited for (its older events are lost)")
+      ->capture_default_str();
   cmd->add_flag("-v,--verbose", o->verbose, "babeltrace2 warnings and full error chains");
 }
 

@@ -46,7 +46,21 @@ PipelineHealthMetrics::PipelineHealthMetrics(prometheus::Registry& r)
                              .Add({})),
       evicted_reads_(Family(prometheus::BuildCounter(), "waitpath_history_evicted_reads_total",
                             "Path queries that reached into evicted history (counted unknown)", r)
-                         .Add({})) {}
+                         .Add({})),
+      late_dropped_(Family(prometheus::BuildCounter(), "waitpath_late_events_dropped_total",
+                           "Live: events of a host lagging more than --max-lag behind the others, "
+                           "dropped as lost",
+                           r)),
+      lagging_(Family(prometheus::BuildGauge(), "waitpath_host_lagging",
+                      "Live: 1 while the host lags more than --max-lag behind the others", r)) {}
+
+void PipelineHealthMetrics::AddLateEventsDropped(const std::string& host, uint64_t n) {
+  late_dropped_.Add({{"host", host}}).Increment(static_cast<double>(n));
+}
+
+void PipelineHealthMetrics::SetHostLagging(const std::string& host, bool lagging) {
+  lagging_.Add({{"host", host}}).Set(lagging ? 1 : 0);
+}
 
 void PipelineHealthMetrics::ObserveReader(const std::string& host, const ReaderCounters& c) {
   std::lock_guard lock(mutex_);

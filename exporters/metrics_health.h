@@ -47,6 +47,9 @@ class PipelineHealthMetrics {
   void SetHistoryBytes(double bytes) { history_bytes_.Set(bytes); }
   void AddHistoryEvictions(uint64_t segments) { history_evictions_.Increment(segments); }
   void AddHistoryEvictedReads(uint64_t reads) { evicted_reads_.Increment(reads); }
+  // Live: a host more than --max-lag behind the others; its events dropped for it.
+  void AddLateEventsDropped(const std::string& host, uint64_t n);
+  void SetHostLagging(const std::string& host, bool lagging);
   // Resolved waits of a host, every task (not only watched ones).
   prometheus::Counter& WaitsResolved(const std::string& host);
 
@@ -70,6 +73,8 @@ class PipelineHealthMetrics {
   prometheus::Gauge& history_bytes_;
   prometheus::Counter& history_evictions_;
   prometheus::Counter& evicted_reads_;
+  prometheus::Family<prometheus::Counter>& late_dropped_;
+  prometheus::Family<prometheus::Gauge>& lagging_;
 
   // Only this object's own bookkeeping (last cumulative values); a scrape never takes it.
   std::mutex mutex_;
