@@ -41,6 +41,11 @@ void MetricsExporter::ObserveEngine(std::optional<int64_t> wall_now_ns) {
   const uint64_t reads = engine_.resolver().counters().evicted_reads;
   health_.AddHistoryEvictedReads(reads - evicted_reads_);
   evicted_reads_ = reads;
+  const EngineCounters& c = engine_.counters();
+  health_.AddInferredSwitches(c.inferred_switches - inferred_switches_);
+  inferred_switches_ = c.inferred_switches;
+  health_.AddTasksReleased(c.tasks_released - tasks_released_);
+  tasks_released_ = c.tasks_released;
 
   // The engine counts packets for all hosts together: only a single host can be labelled.
   // Per-host (and per-peer) counts come with clock sync (issue 5), through health().

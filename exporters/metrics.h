@@ -67,6 +67,7 @@ class MetricsExporter : public WaitListener {
   std::vector<prometheus::Gauge*> lag_by_host_;
   std::vector<bool> ended_;
   uint64_t evicted_segments_ = 0, evicted_reads_ = 0, matched_ = 0, expired_ = 0;
+  uint64_t inferred_switches_ = 0, tasks_released_ = 0;
 };
 
 }  // namespace waitpath

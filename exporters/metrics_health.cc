@@ -47,6 +47,14 @@ PipelineHealthMetrics::PipelineHealthMetrics(prometheus::Registry& r)
       evicted_reads_(Family(prometheus::BuildCounter(), "waitpath_history_evicted_reads_total",
                             "Path queries that reached into evicted history (counted unknown)", r)
                          .Add({})),
+      inferred_switches_(Family(prometheus::BuildCounter(), "waitpath_inferred_switches_total",
+                                "Events naming another current task than the last sched_switch: a lost "
+                                "switch inferred",
+                                r)
+                             .Add({})),
+      tasks_released_(Family(prometheus::BuildCounter(), "waitpath_tasks_released_total",
+                             "Ended tasks whose memory was reclaimed and id reused", r)
+                          .Add({})),
       late_dropped_(Family(prometheus::BuildCounter(), "waitpath_late_events_dropped_total",
                            "Live: events of a host lagging more than --max-lag behind the others, "
                            "dropped as lost",

@@ -47,6 +47,10 @@ class PipelineHealthMetrics {
   void SetHistoryBytes(double bytes) { history_bytes_.Set(bytes); }
   void AddHistoryEvictions(uint64_t segments) { history_evictions_.Increment(segments); }
   void AddHistoryEvictedReads(uint64_t reads) { evicted_reads_.Increment(reads); }
+  // Lost sched_switches inferred from events' own current task; ended tasks whose ids were
+  // reused (docs/architecture.md, "Task lifecycle").
+  void AddInferredSwitches(uint64_t n) { inferred_switches_.Increment(static_cast<double>(n)); }
+  void AddTasksReleased(uint64_t n) { tasks_released_.Increment(static_cast<double>(n)); }
   // Live: a host more than --max-lag behind the others; its events dropped for it.
   void AddLateEventsDropped(const std::string& host, uint64_t n);
   void SetHostLagging(const std::string& host, bool lagging);
@@ -73,6 +77,8 @@ class PipelineHealthMetrics {
   prometheus::Gauge& history_bytes_;
   prometheus::Counter& history_evictions_;
   prometheus::Counter& evicted_reads_;
+  prometheus::Counter& inferred_switches_;
+  prometheus::Counter& tasks_released_;
   prometheus::Family<prometheus::Counter>& late_dropped_;
   prometheus::Family<prometheus::Gauge>& lagging_;
 
