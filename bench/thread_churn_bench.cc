@@ -16,7 +16,7 @@
 #include "exporters/analysis_report.h"
 #include "exporters/watched_accounting.h"
 #include "incremental/engine.h"
-#include "live/event_decoder.h"
+#include "live/dialect.h"
 #include "live/string_table.h"
 
 namespace {

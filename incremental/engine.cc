@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "live/event_decoder.h"
+#include "live/dialect.h"
 #include "live/string_table.h"
 
 namespace waitpath {

@@ -6,7 +6,7 @@
 #include <set>
 #include <vector>
 
-#include "live/event_decoder.h"
+#include "live/dialect.h"
 #include "live/string_table.h"
 
 namespace waitpath {

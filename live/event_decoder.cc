@@ -275,27 +275,6 @@ bool ResolveReplayLayout(const bt_field_class* payload, ReplayLayout* layout) {
 
 }  // namespace
 
-std::string DialectName(uint32_t flags) {
-  std::string s;
-  if (flags & kDialectReplayed) s += "replayed ";
-  if (flags & kDialectPerf) {
-    s += "perf";
-  } else if (flags & kDialectLttngModern) {
-    s += "lttng>=2.7";
-  } else if (flags & kDialectLttngLegacy) {
-    s += "lttng<2.7";
-  } else if (flags & kDialectHasSwitch) {
-    s += "lttng";
-  } else {
-    return "unknown (no kernel scheduler events)";
-  }
-  if (flags & kDialectNetworkHeader) s += " +network_header";
-  if (flags & kDialectSeedAddons) s += " +seed-addons";
-  s += (flags & kDialectHasWaking) ? " +sched_waking" : " sched_wakeup-only";
-  if (!(flags & kDialectHasSwitch)) s += " (no sched_switch)";
-  return s;
-}
-
 void EventDecoder::NoteStreamClass(const bt_stream_class* stream_class) {
   for (const bt_stream_class* seen : seen_stream_classes_) {
     if (seen == stream_class) return;
