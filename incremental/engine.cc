@@ -3,11 +3,18 @@
 #include <algorithm>
 
 #include "live/dialect.h"
+#include "live/event_views.h"
 #include "live/string_table.h"
 
 namespace waitpath {
 namespace {
 constexpr uint64_t kEvictEvery = 16384;  // events between eviction passes on a host
+
+// A packet event's TCP/IP key, if its dialect carried one.
+const PacketKey* PacketKeyOf(const Event& e, const Batch& batch) {
+  const int32_t key = AsPacket(e).key();
+  return key >= 0 ? &batch.packets[static_cast<size_t>(key)] : nullptr;
+}
 }  // namespace
 
 Engine::Engine(EngineOptions options)
@@ -101,7 +108,7 @@ void Engine::Process(const Event& e, const Batch& batch) {
   // perf names the current task in every event (LTTng with the tid context), and every
   // sched_switch names the task leaving: that fills in CPUs not yet seen switching, and
   // overrides a current task whose switch was lost.
-  const int32_t named = e.kind == EventKind::kSchedSwitch ? e.a : e.cur_tid;
+  const int32_t named = e.kind == EventKind::kSchedSwitch ? AsSchedSwitch(e).prev_tid() : e.cur_tid;
   if (named >= 0) {
     if (!cpu.known && e.kind != EventKind::kSchedSwitch) {
       cpu.known = true;
@@ -124,27 +131,28 @@ void Engine::Process(const Event& e, const Batch& batch) {
       if (!hs.has_waking) OnWaking(host, e);
       break;
     case EventKind::kSchedWakeupNew: {
-      const Utid u = Touch(host, e.a, e.ts, SegmentKind::kPreempted);
-      SetComm(u, e.c);
+      const Utid u = Touch(host, AsWake(e).tid(), e.ts, SegmentKind::kPreempted);
+      SetComm(u, AsWake(e).comm());
       break;
     }
     case EventKind::kProcessFork: OnFork(host, e); break;
     case EventKind::kProcessExit: {
-      const Utid u = tasks_.Find(host, e.a);
+      const Utid u = tasks_.Find(host, AsProcessEnd(e).tid());
       if (u != kNoTask && tasks_[u].exit_ts == kNever) tasks_[u].exit_ts = e.ts;
       break;
     }
     case EventKind::kProcessFree: {
-      const Utid u = tasks_.Find(host, e.a);
+      const Utid u = tasks_.Find(host, AsProcessEnd(e).tid());
       if (u != kNoTask && tasks_[u].exit_ts != kNever) tasks_.Retire(u);
       break;
     }
     case EventKind::kIrqEntry:
-      cpu.frames.push_back(IrqFrame{IrqFrame::Type::kHardIrq, e.a, static_cast<uint32_t>(std::max(e.c, 0))});
+      cpu.frames.push_back(IrqFrame{IrqFrame::Type::kHardIrq, AsIrqEntry(e).irq(),
+                                    static_cast<uint32_t>(std::max(AsIrqEntry(e).name(), 0))});
       FramePushed(cpu, e.ts);
       break;
     case EventKind::kSoftirqEntry:
-      cpu.frames.push_back(IrqFrame{IrqFrame::Type::kSoftIrq, e.a, 0});
+      cpu.frames.push_back(IrqFrame{IrqFrame::Type::kSoftIrq, AsSoftirq(e).vec(), 0});
       FramePushed(cpu, e.ts);
       break;
     case EventKind::kHrtimerEntry:
@@ -152,7 +160,7 @@ void Engine::Process(const Event& e, const Batch& batch) {
       FramePushed(cpu, e.ts);
       break;
     case EventKind::kIpiEntry:
-      cpu.frames.push_back(IrqFrame{IrqFrame::Type::kIpi, e.b, 0});
+      cpu.frames.push_back(IrqFrame{IrqFrame::Type::kIpi, AsIpi(e).type(), 0});
       FramePushed(cpu, e.ts);
       break;
     case EventKind::kIrqExit:
@@ -180,12 +188,12 @@ void Engine::Process(const Event& e, const Batch& batch) {
     case EventKind::kStatedumpProcess: {
       // LTTng's state dump lists the tasks that exist; one in state WAIT is asleep, so
       // its history starts blocked (its waker will say on what).
-      constexpr int32_t kStatedumpWait = 5;
-      const Utid u = tasks_.GetOrCreate(host, e.a, e.ts);
+      const auto dump = AsStatedumpProcess(e);
+      const Utid u = tasks_.GetOrCreate(host, dump.tid(), e.ts);
       if (u >= histories_.size()) histories_.resize(u + 1u);
-      SetComm(u, e.c);
-      if (e.b > 0) tasks_[u].pid = e.b;
-      if (e.d == kStatedumpWait) Begin(u, e.ts, SegmentKind::kBlocked);
+      SetComm(u, dump.name());
+      if (dump.pid() > 0) tasks_[u].pid = dump.pid();
+      if (dump.status() == kStatedumpWait) Begin(u, e.ts, SegmentKind::kBlocked);
       break;
     }
     case EventKind::kLost: OnLost(host, e); break;
@@ -206,9 +214,10 @@ void Engine::OnSwitch(uint16_t host, const Event& e) {
   CpuContext& cpu = hs.cpus.cpu(e.cpu);
   // A switch runs in task context: contexts whose exit we did not see are over.
   cpu.frames.clear();
-  if (e.a > 0) {
-    const Utid p = Touch(host, e.a, e.ts, SegmentKind::kRunning);
-    SetComm(p, e.c);
+  const auto sw = AsSchedSwitch(e);
+  if (sw.prev_tid() > 0) {
+    const Utid p = Touch(host, sw.prev_tid(), e.ts, SegmentKind::kRunning);
+    SetComm(p, sw.prev_comm());
     TaskHistory& h = histories_[p];
     if (h.blocked()) {
       // We thought it blocked, yet it ran: its wake-up and switch-in were lost.
@@ -217,21 +226,22 @@ void Engine::OnSwitch(uint16_t host, const Event& e) {
     }
     // prev_state: runnable (preempted) iff its low byte is 0 (kernel >= 4.14 marks
     // preemption with a high bit; 0x80 is TASK_IDLE, a sleep).
-    const bool preempted = (e.x & 0xff) == 0;
+    const bool preempted = (sw.prev_state() & 0xff) == 0;
     const size_t before = h.size();
     h.Switch(e.ts, preempted ? SegmentKind::kPreempted : SegmentKind::kBlocked);
     counters_.history_segments += h.size() - before;
     // After sched_process_exit a task may still sleep (closing files, freeing memory) and
     // run again; its final switch-out is the one in a dead state, neither runnable nor a
     // sleep (EXIT_ZOMBIE/EXIT_DEAD since 4.14, TASK_DEAD before).
-    if (tasks_[p].exit_ts != kNever && tasks_[p].end_ts == kNever && !preempted && (e.x & 0x3) == 0) {
+    if (tasks_[p].exit_ts != kNever && tasks_[p].end_ts == kNever && !preempted &&
+        (sw.prev_state() & 0x3) == 0) {
       tasks_[p].end_ts = e.ts;
       ended_.push_back(p);
     }
   }
-  if (e.b > 0) {
-    const Utid n = Touch(host, e.b, e.ts, SegmentKind::kRunning);
-    SetComm(n, e.d);
+  if (sw.next_tid() > 0) {
+    const Utid n = Touch(host, sw.next_tid(), e.ts, SegmentKind::kRunning);
+    SetComm(n, sw.next_comm());
     tasks_[n].ran = true;
     if (histories_[n].blocked()) {
       // Switched in without a wake-up we saw: after lost events the cause is unknown,
@@ -329,10 +339,11 @@ WaitLink Engine::WakerLink(uint16_t host, const Event& e) {
 }
 
 void Engine::OnWaking(uint16_t host, const Event& e) {
-  if (e.a <= 0) return;
+  const auto wake = AsWake(e);
+  if (wake.tid() <= 0) return;
   bool created = false;
-  const Utid u = tasks_.GetOrCreate(host, e.a, e.ts, &created);
-  SetComm(u, e.c);
+  const Utid u = tasks_.GetOrCreate(host, wake.tid(), e.ts, &created);
+  SetComm(u, wake.comm());
   if (u >= histories_.size()) histories_.resize(u + 1u);
   if (histories_[u].empty()) {
     Begin(u, e.ts, SegmentKind::kPreempted);
@@ -343,13 +354,14 @@ void Engine::OnWaking(uint16_t host, const Event& e) {
 }
 
 void Engine::OnFork(uint16_t host, const Event& e) {
-  const Utid parent = Touch(host, e.a, e.ts, SegmentKind::kRunning);
-  const Utid child = tasks_.CreateFresh(host, e.b, e.ts);
+  const auto fork = AsFork(e);
+  const Utid parent = Touch(host, fork.parent_tid(), e.ts, SegmentKind::kRunning);
+  const Utid child = tasks_.CreateFresh(host, fork.child_tid(), e.ts);
   Task& c = tasks_[child];
   c.parent = parent;
   c.birth = e.ts;
-  c.comm = e.c >= 0 ? static_cast<uint32_t>(e.c) : tasks_[parent].comm;
-  c.pid = e.d > 0 ? e.d : -1;
+  c.comm = fork.child_comm() >= 0 ? static_cast<uint32_t>(fork.child_comm()) : tasks_[parent].comm;
+  c.pid = fork.child_pid() > 0 ? fork.child_pid() : -1;
   c.parent_origin = resolver_.Cum(parent, e.ts);
   Begin(child, e.ts, SegmentKind::kPreempted);
 }
@@ -363,7 +375,7 @@ void Engine::OnLost(uint16_t host, const Event& e) {
     TaskHistory& h = histories_[cpu.current];
     if (!h.blocked()) {
       const size_t before = h.size();
-      h.Switch(std::max(e.x, h.back().start), SegmentKind::kUnknown);
+      h.Switch(std::max(AsLost(e).begin(), h.back().start), SegmentKind::kUnknown);
       counters_.history_segments += h.size() - before;
     }
   }
@@ -380,16 +392,16 @@ void Engine::OnPacketOut(uint16_t host, const Event& e, const Batch& batch) {
   // bottom halves disabled (0x80 on recent kernels), so it also rules out a task sender.
   const bool task_context =
       cpu.frames.empty() && !((e.ctx & kCtxKnown) && (e.ctx & (kCtxHardirq | kCtxSoftirq | kCtxNmi)));
-  const PacketKey* key = e.a >= 0 ? &batch.packets[static_cast<size_t>(e.a)] : nullptr;
+  const PacketKey* key = PacketKeyOf(e, batch);
   const Utid sender = task_context && cpu.known ? cpu.current : kNoTask;
-  packets_.OnSend(host, e.ts, static_cast<uint64_t>(e.x), key, sender,
+  packets_.OnSend(host, e.ts, static_cast<uint64_t>(AsPacket(e).skbaddr()), key, sender,
                   sender != kNoTask ? tasks_[sender].generation : 0);
 }
 
 void Engine::OnPacketIn(uint16_t host, const Event& e, const Batch& batch) {
   CpuContext& cpu = hosts_[host].cpus.cpu(e.cpu);
-  const PacketKey* key = e.a >= 0 ? &batch.packets[static_cast<size_t>(e.a)] : nullptr;
-  const auto send = packets_.OnReceive(host, static_cast<uint64_t>(e.x), key);
+  const auto send =
+      packets_.OnReceive(host, static_cast<uint64_t>(AsPacket(e).skbaddr()), PacketKeyOf(e, batch));
   if (cpu.frames.empty() && !cpu.in_irq_thread) return;
   IrqFrame& f = cpu.frames.empty() ? cpu.irq_thread : cpu.frames.back();
   f.packet = true;

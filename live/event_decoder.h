@@ -70,7 +70,7 @@ class EventDecoder {
     bool known = false;
     EventKind kind = EventKind::kCount;
     int32_t ipi_type = 0;
-    FieldRef a, b, c, d, x;           // per EventKind meaning (see event.h)
+    FieldRef a, b, c, d, x;           // Event's per-kind fields, set through its views
     FieldRef cur_tid, cur_pid, ctx;   // current-task context (perf common_*, LTTng contexts)
     // Packet key fields (network_header or seed-era top-level seq/ack_seq/flags).
     FieldRef saddr, daddr, sport, dport, seq, ack_seq, flags, ip_len;
