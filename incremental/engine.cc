@@ -18,7 +18,7 @@ const PacketKey* PacketKeyOf(const Event& e, const Batch& batch) {
 }  // namespace
 
 Engine::Engine(EngineOptions options)
-    : options_(options), resolver_(tasks_, histories_, options.max_depth) {}
+    : options_(options), resolver_(tasks_, histories_.all(), options.max_depth) {}
 
 Engine::HostState& Engine::Host(uint16_t host) {
   if (host >= hosts_.size()) hosts_.resize(host + 1u);
@@ -35,55 +35,46 @@ int64_t Engine::TaskEnd(Utid u) const {
   return std::min(t.exit_ts, std::max(host_now(t.host), t.first_ts));
 }
 
+EngineCounters Engine::counters() const {
+  EngineCounters c = counters_;
+  c.evicted_segments = histories_.evicted_segments();
+  c.history_segments = histories_.segments();
+  c.history_origins = histories_.origins();
+  return c;
+}
+
 void Engine::Begin(Utid u, int64_t ts, SegmentKind kind) {
-  if (u >= histories_.size()) histories_.resize(u + 1u);
-  TaskHistory& h = histories_[u];
-  if (!h.empty()) return;
-  h.Begin(ts, kind);
-  tasks_[u].first_ts = ts;
-  ++counters_.history_segments;
+  if (histories_.Begin(u, ts, kind)) tasks_[u].first_ts = ts;
 }
 
 // The live task `tid`, its history begun in `initial` state if this is its first mention.
 Utid Engine::Touch(uint16_t host, int32_t tid, int64_t ts, SegmentKind initial) {
   const Utid u = tasks_.GetOrCreate(host, tid, ts);
-  if (u >= histories_.size()) histories_.resize(u + 1u);
-  if (histories_[u].empty()) Begin(u, ts, initial);
+  Begin(u, ts, initial);
   return u;
 }
 
 void Engine::ResolveWait(Utid u, int64_t ts, const WaitLink& link, SegmentKind next) {
-  TaskHistory& h = histories_[u];
-  const int64_t start = h.back().start;
-  const StateVec cum_start = h.back().cum;
+  const int64_t start = histories_[u].back().start;
+  const StateVec cum_start = histories_[u].back().cum;
   StateVec origin;
   const StateVec delta = resolver_.ResolveWait(link, start, ts, &origin);
-  const size_t before = h.size();
-  const size_t origins_before = h.origins();
-  h.Resolve(ts, link, delta, origin, next);
-  counters_.history_segments += h.size() - before;
-  counters_.history_origins += h.origins() - origins_before;
+  histories_.Resolve(u, ts, link, delta, origin, next);
   ++counters_.waits;
   if (listener_ && ts > start) listener_->OnWait(ResolvedWait{u, start, ts, link, delta, cum_start});
 }
 
 void Engine::FramePushed(CpuContext& cpu, int64_t ts) {
   if (cpu.frames.size() != 1 || cpu.current == kNoTask) return;
-  TaskHistory& h = histories_[cpu.current];
-  if (h.back().kind == SegmentKind::kRunning) {
-    const size_t before = h.size();
-    h.Switch(ts, SegmentKind::kInterrupted);
-    counters_.history_segments += h.size() - before;
+  if (histories_[cpu.current].back().kind == SegmentKind::kRunning) {
+    histories_.Switch(cpu.current, ts, SegmentKind::kInterrupted);
   }
 }
 
 void Engine::FramePopped(CpuContext& cpu, int64_t ts) {
   if (!cpu.frames.empty() || cpu.current == kNoTask) return;
-  TaskHistory& h = histories_[cpu.current];
-  if (h.back().kind == SegmentKind::kInterrupted) {
-    const size_t before = h.size();
-    h.Switch(ts, SegmentKind::kRunning);
-    counters_.history_segments += h.size() - before;
+  if (histories_[cpu.current].back().kind == SegmentKind::kInterrupted) {
+    histories_.Switch(cpu.current, ts, SegmentKind::kRunning);
   }
 }
 
@@ -190,7 +181,7 @@ void Engine::Process(const Event& e, const Batch& batch) {
       // its history starts blocked (its waker will say on what).
       const auto dump = AsStatedumpProcess(e);
       const Utid u = tasks_.GetOrCreate(host, dump.tid(), e.ts);
-      if (u >= histories_.size()) histories_.resize(u + 1u);
+      histories_.Add(u);
       SetComm(u, dump.name());
       if (dump.pid() > 0) tasks_[u].pid = dump.pid();
       if (dump.status() == kStatedumpWait) Begin(u, e.ts, SegmentKind::kBlocked);
@@ -218,8 +209,7 @@ void Engine::OnSwitch(uint16_t host, const Event& e) {
   if (sw.prev_tid() > 0) {
     const Utid p = Touch(host, sw.prev_tid(), e.ts, SegmentKind::kRunning);
     SetComm(p, sw.prev_comm());
-    TaskHistory& h = histories_[p];
-    if (h.blocked()) {
+    if (histories_[p].blocked()) {
       // We thought it blocked, yet it ran: its wake-up and switch-in were lost.
       ++counters_.missed_wakeups;
       ResolveWait(p, e.ts, WaitLink{WaitLink::Type::kUnknown}, SegmentKind::kRunning);
@@ -227,9 +217,7 @@ void Engine::OnSwitch(uint16_t host, const Event& e) {
     // prev_state: runnable (preempted) iff its low byte is 0 (kernel >= 4.14 marks
     // preemption with a high bit; 0x80 is TASK_IDLE, a sleep).
     const bool preempted = (sw.prev_state() & 0xff) == 0;
-    const size_t before = h.size();
-    h.Switch(e.ts, preempted ? SegmentKind::kPreempted : SegmentKind::kBlocked);
-    counters_.history_segments += h.size() - before;
+    histories_.Switch(p, e.ts, preempted ? SegmentKind::kPreempted : SegmentKind::kBlocked);
     // After sched_process_exit a task may still sleep (closing files, freeing memory) and
     // run again; its final switch-out is the one in a dead state, neither runnable nor a
     // sleep (EXIT_ZOMBIE/EXIT_DEAD since 4.14, TASK_DEAD before).
@@ -251,9 +239,7 @@ void Engine::OnSwitch(uint16_t host, const Event& e) {
       ResolveWait(n, e.ts, WaitLink{lost ? WaitLink::Type::kUnknown : WaitLink::Type::kNone},
                   SegmentKind::kRunning);
     } else {
-      const size_t before = histories_[n].size();
-      histories_[n].Switch(e.ts, SegmentKind::kRunning);
-      counters_.history_segments += histories_[n].size() - before;
+      histories_.Switch(n, e.ts, SegmentKind::kRunning);
     }
     cpu.current = n;
   } else {
@@ -281,11 +267,9 @@ void Engine::InferSwitch(uint16_t host, CpuContext& cpu, int32_t tid, int64_t ts
   ++counters_.inferred_switches;
   const int64_t since = std::min(cpu.last_ts, ts);
   if (cpu.current != kNoTask) {
-    TaskHistory& h = histories_[cpu.current];
+    const TaskHistory& h = histories_[cpu.current];
     if (!h.blocked()) {
-      const size_t before = h.size();
-      h.Switch(std::max(since, h.back().start), SegmentKind::kUnknown);
-      counters_.history_segments += h.size() - before;
+      histories_.Switch(cpu.current, std::max(since, h.back().start), SegmentKind::kUnknown);
     }
   }
   cpu.current = kNoTask;
@@ -295,17 +279,15 @@ void Engine::InferSwitch(uint16_t host, CpuContext& cpu, int32_t tid, int64_t ts
   const Utid n = Touch(host, tid, since, SegmentKind::kUnknown);
   tasks_[n].ran = true;
   cpu.current = n;
-  TaskHistory& h = histories_[n];
-  const size_t before = h.size();
+  const TaskHistory& h = histories_[n];
   if (h.blocked()) {
     // Its wake-up was lost with the switch.
     ++counters_.missed_wakeups;
     ResolveWait(n, std::max(since, h.back().start), WaitLink{WaitLink::Type::kUnknown}, SegmentKind::kUnknown);
   } else {
-    h.Switch(std::max(since, h.back().start), SegmentKind::kUnknown);
+    histories_.Switch(n, std::max(since, h.back().start), SegmentKind::kUnknown);
   }
-  h.Switch(ts, own);
-  counters_.history_segments += h.size() - before;
+  histories_.Switch(n, ts, own);
   NoteIrqThread(cpu);
 }
 
@@ -344,7 +326,7 @@ void Engine::OnWaking(uint16_t host, const Event& e) {
   bool created = false;
   const Utid u = tasks_.GetOrCreate(host, wake.tid(), e.ts, &created);
   SetComm(u, wake.comm());
-  if (u >= histories_.size()) histories_.resize(u + 1u);
+  histories_.Add(u);
   if (histories_[u].empty()) {
     Begin(u, e.ts, SegmentKind::kPreempted);
     return;
@@ -372,11 +354,10 @@ void Engine::OnLost(uint16_t host, const Event& e) {
   CpuContext& cpu = hs.cpus.cpu(e.cpu);
   // Whatever ran on this CPU since the loss began is unknown until its next sched_switch.
   if (cpu.current != kNoTask) {
-    TaskHistory& h = histories_[cpu.current];
+    const TaskHistory& h = histories_[cpu.current];
     if (!h.blocked()) {
-      const size_t before = h.size();
-      h.Switch(std::max(AsLost(e).begin(), h.back().start), SegmentKind::kUnknown);
-      counters_.history_segments += h.size() - before;
+      histories_.Switch(cpu.current, std::max(AsLost(e).begin(), h.back().start),
+                        SegmentKind::kUnknown);
     }
   }
   cpu.current = kNoTask;
@@ -431,7 +412,7 @@ void Engine::Evict(uint16_t host) {
   }
   // A slice of tasks per pass keeps each pass cheap; all are visited within a few passes.
   const size_t slice = std::max<size_t>(1024, histories_.size() / 8);
-  for (size_t i = 0; i < slice && !histories_.empty(); ++i) {
+  for (size_t i = 0; i < slice && histories_.size() != 0; ++i) {
     if (++evict_cursor_ >= histories_.size()) {
       evict_cursor_ = 0;
       swept_horizon_ = std::max(swept_horizon_, sweep_start_horizon_);
@@ -443,7 +424,7 @@ void Engine::Evict(uint16_t host) {
 }
 
 void Engine::EvictTask(Utid u, int64_t cutoff) {
-  if (tasks_[u].in_use) Evicted(histories_[u].EvictBefore(cutoff));
+  if (tasks_[u].in_use) histories_.EvictBefore(u, cutoff);
 }
 
 // An ended task's history is needed until its end falls behind the horizon (reads of it
@@ -456,10 +437,7 @@ void Engine::ReclaimEndedTasks() {
     const Utid u = ended_.front();
     ended_.pop_front();
     if (listener_) listener_->OnTaskEnded(u);
-    TaskHistory& h = histories_[u];
-    counters_.history_segments -= h.size();
-    counters_.history_origins -= h.origins();
-    h = TaskHistory{};
+    histories_.Drop(u);
     ++counters_.tasks_ended;
     dropped_.push_back(u);
   }
@@ -470,12 +448,6 @@ void Engine::ReclaimEndedTasks() {
     tasks_.Release(u);
     ++counters_.tasks_released;
   }
-}
-
-void Engine::Evicted(const TaskHistory::Evicted& n) {
-  counters_.evicted_segments += n.segments;
-  counters_.history_segments -= n.segments;
-  counters_.history_origins -= n.origins;
 }
 
 }  // namespace waitpath

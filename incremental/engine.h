@@ -9,6 +9,7 @@
 
 #include "incremental/active_path_resolver.h"
 #include "incremental/cpu_context_tracker.h"
+#include "incremental/history_store.h"
 #include "incremental/packet_matcher.h"
 #include "incremental/task_history.h"
 #include "incremental/task_table.h"
@@ -54,7 +55,7 @@ struct EngineCounters {
   uint64_t missed_wakeups = 0;    // tasks switched in while we thought them blocked
   uint64_t inferred_switches = 0; // events whose own current task was not the tracked one
   uint64_t loss_markers = 0;
-  uint64_t evicted_segments = 0;
+  uint64_t evicted_segments = 0;  // (the three history counts are HistoryStore's)
   uint64_t history_segments = 0;  // retained now
   uint64_t history_origins = 0;   // retained now (resolved waits that follow a task)
   uint64_t tasks_ended = 0;       // histories of ended tasks dropped
@@ -78,7 +79,7 @@ class Engine {
   const TaskHistory& history(Utid u) const { return histories_[u]; }
   ActivePathResolver& resolver() { return resolver_; }
   const PacketMatcher& packets() const { return packets_; }
-  const EngineCounters& counters() const { return counters_; }
+  EngineCounters counters() const;
 
   // The newest timestamp seen on `host` (the end of its input once it has ended).
   int64_t host_now(uint16_t host) const;
@@ -127,13 +128,12 @@ class Engine {
   void OnPacketIn(uint16_t host, const Event& e, const Batch& batch);
   void OnPacketOut(uint16_t host, const Event& e, const Batch& batch);
   void Evict(uint16_t host);
-  void Evicted(const TaskHistory::Evicted& n);
   void EvictTask(Utid u, int64_t cutoff);
   void ReclaimEndedTasks();
 
   const EngineOptions options_;
   TaskTable tasks_;
-  std::vector<TaskHistory> histories_;
+  HistoryStore histories_;
   std::vector<HostState> hosts_;
   PacketMatcher packets_;
   ActivePathResolver resolver_;

@@ -497,6 +497,28 @@ TEST_F(EngineTest, ALostSwitchIsInferredFromTheEventsOwnCurrentTask) {
   CheckAllTasks();
 }
 
+// A task we thought asleep is named current by an event of its own: its wake-up and switch-in
+// were lost. Its wait ends, unknown, when its CPU was last seen otherwise; from there to the
+// event it is unknown too, then its own.
+TEST_F(EngineTest, AnInferredSwitchOfASleepingTaskEndsItsWaitUnknown) {
+  const uint32_t perf = kDialectPerf | kDialectHasWaking | kDialectHasSwitch;
+  auto on = [](Event e, int32_t cur) {
+    e.cur_tid = cur;
+    return e;
+  };
+  Push({on(Switch(0, 0, 0, 10, kRunnable), 0), on(Switch(10, 0, 10, 0, kSleeping), 10),
+        on(SoftirqEvent(EventKind::kSoftirqRaise, 20, 0, kNetRx), 0), on(Waking(40, 0, 99), 10),
+        on(Switch(50, 0, 10, 0, kSleeping), 10)},
+       perf);
+  EXPECT_EQ(engine_.counters().inferred_switches, 1u);
+  EXPECT_EQ(engine_.counters().missed_wakeups, 1u);
+  const StateVec d = B(10, 10, 50);
+  EXPECT_EQ(d[Leaf::kUnknown], 30);
+  EXPECT_EQ(d[Leaf::kRunning], 10);
+  EXPECT_EQ(engine_.history(U(99)).at(0).start, 40);  // woken by 10, already current
+  CheckAllTasks();                                    // the history counters too
+}
+
 // A packet received by a threaded NAPI poller (or an `irq/N-eth…` thread, or any IRQ under
 // PREEMPT_RT) in task context: the wake-up it makes is network, followed to the sender when
 // the packet is matched, not the thread's own running.
