@@ -64,18 +64,23 @@ void Engine::ResolveWait(Utid u, int64_t ts, const WaitLink& link, SegmentKind n
   if (listener_ && ts > start) listener_->OnWait(ResolvedWait{u, start, ts, link, delta, cum_start});
 }
 
-void Engine::FramePushed(CpuContext& cpu, int64_t ts) {
-  if (cpu.frames.size() != 1 || cpu.current == kNoTask) return;
-  if (histories_[cpu.current].back().kind == SegmentKind::kRunning) {
-    histories_.Switch(cpu.current, ts, SegmentKind::kInterrupted);
+// The CPU enters an interrupt context: a task it interrupts stops running its own code.
+void Engine::EnterInterrupt(HostState& hs, const Event& e, const IrqFrame& frame) {
+  const Utid u = hs.cpus.EnterInterrupt(e.cpu, frame);
+  if (u != kNoTask && histories_[u].back().kind == SegmentKind::kRunning) {
+    histories_.Switch(u, e.ts, SegmentKind::kInterrupted);
   }
 }
 
-void Engine::FramePopped(CpuContext& cpu, int64_t ts) {
-  if (!cpu.frames.empty() || cpu.current == kNoTask) return;
-  if (histories_[cpu.current].back().kind == SegmentKind::kInterrupted) {
-    histories_.Switch(cpu.current, ts, SegmentKind::kRunning);
+void Engine::ExitInterrupt(HostState& hs, const Event& e) {
+  const Utid u = hs.cpus.ExitInterrupt(e.cpu);
+  if (u != kNoTask && histories_[u].back().kind == SegmentKind::kInterrupted) {
+    histories_.Switch(u, e.ts, SegmentKind::kRunning);
   }
+}
+
+std::string_view Engine::Comm(Utid u) const {
+  return u == kNoTask ? std::string_view() : StringTable::Global().Get(tasks_[u].comm);
 }
 
 void Engine::Push(const Batch& batch) {
@@ -95,21 +100,20 @@ void Engine::Process(const Event& e, const Batch& batch) {
     resolver_.SetHorizon(e.ts - options_.retention_ns);
   }
   ++counters_.events;
-  CpuContext& cpu = hs.cpus.cpu(e.cpu);
+  const CpuContext& cpu = hs.cpus.cpu(e.cpu);
   // perf names the current task in every event (LTTng with the tid context), and every
   // sched_switch names the task leaving: that fills in CPUs not yet seen switching, and
   // overrides a current task whose switch was lost.
   const int32_t named = e.kind == EventKind::kSchedSwitch ? AsSchedSwitch(e).prev_tid() : e.cur_tid;
   if (named >= 0) {
     if (!cpu.known && e.kind != EventKind::kSchedSwitch) {
-      cpu.known = true;
-      cpu.current = named == 0 ? kNoTask : Touch(host, named, e.ts, SegmentKind::kRunning);
-      NoteIrqThread(cpu);
+      const Utid u = named == 0 ? kNoTask : Touch(host, named, e.ts, SegmentKind::kRunning);
+      hs.cpus.SetCurrent(e.cpu, u, Comm(u));
     } else if (cpu.known && (cpu.current == kNoTask ? 0 : tasks_[cpu.current].tid) != named) {
-      InferSwitch(host, cpu, named, e.ts);
+      InferSwitch(host, e.cpu, named, e.ts);
     }
   }
-  cpu.last_ts = e.ts;
+  hs.cpus.Seen(e.cpu, e.ts);
   if (cpu.current != kNoTask && e.cur_pid > 0 && tasks_[cpu.current].pid < 0 &&
       tasks_[cpu.current].tid == e.cur_tid) {
     tasks_[cpu.current].pid = e.cur_pid;
@@ -138,43 +142,29 @@ void Engine::Process(const Event& e, const Batch& batch) {
       break;
     }
     case EventKind::kIrqEntry:
-      cpu.frames.push_back(IrqFrame{IrqFrame::Type::kHardIrq, AsIrqEntry(e).irq(),
-                                    static_cast<uint32_t>(std::max(AsIrqEntry(e).name(), 0))});
-      FramePushed(cpu, e.ts);
+      EnterInterrupt(hs, e,
+                     IrqFrame{IrqFrame::Type::kHardIrq, AsIrqEntry(e).irq(),
+                              static_cast<uint32_t>(std::max(AsIrqEntry(e).name(), 0))});
       break;
     case EventKind::kSoftirqEntry:
-      cpu.frames.push_back(IrqFrame{IrqFrame::Type::kSoftIrq, AsSoftirq(e).vec(), 0});
-      FramePushed(cpu, e.ts);
+      EnterInterrupt(hs, e, IrqFrame{IrqFrame::Type::kSoftIrq, AsSoftirq(e).vec(), 0});
       break;
     case EventKind::kHrtimerEntry:
-      cpu.frames.push_back(IrqFrame{IrqFrame::Type::kTimer, 0, 0});
-      FramePushed(cpu, e.ts);
+      EnterInterrupt(hs, e, IrqFrame{IrqFrame::Type::kTimer, 0, 0});
       break;
     case EventKind::kIpiEntry:
-      cpu.frames.push_back(IrqFrame{IrqFrame::Type::kIpi, AsIpi(e).type(), 0});
-      FramePushed(cpu, e.ts);
+      EnterInterrupt(hs, e, IrqFrame{IrqFrame::Type::kIpi, AsIpi(e).type(), 0});
       break;
     case EventKind::kIrqExit:
     case EventKind::kSoftirqExit:
     case EventKind::kHrtimerExit:
     case EventKind::kIpiExit:
-      // An exit without its entry (trace start, loss) closes nothing.
-      if (!cpu.frames.empty()) {
-        const bool timer_done = cpu.frames.back().type == IrqFrame::Type::kTimer;
-        cpu.frames.pop_back();
-        // The enclosing context (e.g. the local timer interrupt) ran that timer.
-        if (timer_done && !cpu.frames.empty()) cpu.frames.back().timer = true;
-        FramePopped(cpu, e.ts);
-      }
+      ExitInterrupt(hs, e);
       break;
     case EventKind::kPacketOut: OnPacketOut(host, e, batch); break;
     case EventKind::kPacketIn: OnPacketIn(host, e, batch); break;
     case EventKind::kBlockComplete:
-      if (!cpu.frames.empty()) {
-        cpu.frames.back().disk = true;
-      } else if (cpu.in_irq_thread) {
-        cpu.irq_thread.disk = true;
-      }
+      hs.cpus.DiskCompleted(e.cpu);
       break;
     case EventKind::kStatedumpProcess: {
       // LTTng's state dump lists the tasks that exist; one in state WAIT is asleep, so
@@ -202,9 +192,7 @@ void Engine::Process(const Event& e, const Batch& batch) {
 
 void Engine::OnSwitch(uint16_t host, const Event& e) {
   HostState& hs = hosts_[host];
-  CpuContext& cpu = hs.cpus.cpu(e.cpu);
-  // A switch runs in task context: contexts whose exit we did not see are over.
-  cpu.frames.clear();
+  hs.cpus.LeaveInterrupts(e.cpu);
   const auto sw = AsSchedSwitch(e);
   if (sw.prev_tid() > 0) {
     const Utid p = Touch(host, sw.prev_tid(), e.ts, SegmentKind::kRunning);
@@ -241,21 +229,10 @@ void Engine::OnSwitch(uint16_t host, const Event& e) {
     } else {
       histories_.Switch(n, e.ts, SegmentKind::kRunning);
     }
-    cpu.current = n;
+    hs.cpus.SetCurrent(e.cpu, n, Comm(n));
   } else {
-    cpu.current = kNoTask;
+    hs.cpus.SetCurrent(e.cpu, kNoTask, {});
   }
-  cpu.known = true;
-  NoteIrqThread(cpu);
-}
-
-void Engine::NoteIrqThread(CpuContext& cpu) {
-  cpu.in_irq_thread = false;
-  if (cpu.current == kNoTask) return;
-  std::string_view name;
-  if (!IrqThreadFrame(StringTable::Global().Get(tasks_[cpu.current].comm), &cpu.irq_thread, &name)) return;
-  cpu.in_irq_thread = true;
-  cpu.irq_thread.name = name.empty() ? 0 : StringTable::Global().Intern(name);
 }
 
 // An event names its CPU's current task (`tid`) and it is not the one tracked: a
@@ -263,22 +240,25 @@ void Engine::NoteIrqThread(CpuContext& cpu) {
 // discards under load). The event is trusted: `tid` is current from now on (a wake-up from
 // its context has it as waker), and since the CPU's previous event neither it nor the task
 // we thought current is known to have run: that time is unknown for both.
-void Engine::InferSwitch(uint16_t host, CpuContext& cpu, int32_t tid, int64_t ts) {
+void Engine::InferSwitch(uint16_t host, uint16_t cpu_id, int32_t tid, int64_t ts) {
   ++counters_.inferred_switches;
-  const int64_t since = std::min(cpu.last_ts, ts);
-  if (cpu.current != kNoTask) {
-    const TaskHistory& h = histories_[cpu.current];
+  CpuContextTracker& cpus = hosts_[host].cpus;
+  const Utid was = cpus.cpu(cpu_id).current;
+  const int64_t since = std::min(cpus.cpu(cpu_id).last_ts, ts);
+  if (was != kNoTask) {
+    const TaskHistory& h = histories_[was];
     if (!h.blocked()) {
-      histories_.Switch(cpu.current, std::max(since, h.back().start), SegmentKind::kUnknown);
+      histories_.Switch(was, std::max(since, h.back().start), SegmentKind::kUnknown);
     }
   }
-  cpu.current = kNoTask;
-  cpu.in_irq_thread = false;
-  if (tid == 0) return;
-  const SegmentKind own = cpu.frames.empty() ? SegmentKind::kRunning : SegmentKind::kInterrupted;
+  if (tid == 0) {
+    cpus.SetCurrent(cpu_id, kNoTask, {});
+    return;
+  }
+  const SegmentKind own =
+      cpus.InInterrupt(cpu_id) ? SegmentKind::kInterrupted : SegmentKind::kRunning;
   const Utid n = Touch(host, tid, since, SegmentKind::kUnknown);
   tasks_[n].ran = true;
-  cpu.current = n;
   const TaskHistory& h = histories_[n];
   if (h.blocked()) {
     // Its wake-up was lost with the switch.
@@ -288,36 +268,13 @@ void Engine::InferSwitch(uint16_t host, CpuContext& cpu, int32_t tid, int64_t ts
     histories_.Switch(n, std::max(since, h.back().start), SegmentKind::kUnknown);
   }
   histories_.Switch(n, ts, own);
-  NoteIrqThread(cpu);
+  cpus.SetCurrent(cpu_id, n, Comm(n));
 }
 
 WaitLink Engine::WakerLink(uint16_t host, const Event& e) {
-  CpuContext& cpu = hosts_[host].cpus.cpu(e.cpu);
-  if (!cpu.frames.empty()) {
-    const IrqFrame& f = cpu.frames.back();
-    const Leaf leaf = ClassifyInterrupt(f, f.name ? StringTable::Global().Get(f.name) : std::string_view());
-    if (leaf == Leaf::kNetwork && f.sender_known) return WaitLink{WaitLink::Type::kPacket, leaf, f.sender, f.send_ts};
-    return WaitLink{WaitLink::Type::kLeaf, leaf};
-  }
-  // perf marks interrupt context in every event even when entry events are missing.
-  if ((e.ctx & kCtxKnown) && (e.ctx & (kCtxHardirq | kCtxSoftirq | kCtxNmi))) {
-    return WaitLink{WaitLink::Type::kLeaf, Leaf::kIrq};
-  }
-  if (cpu.in_irq_thread && cpu.current != kNoTask) {
-    // An interrupt thread's wake-up is the interrupt's (the packet it received...), not
-    // the thread's own work.
-    const IrqFrame& f = cpu.irq_thread;
-    const Leaf leaf = ClassifyInterrupt(f, f.name ? StringTable::Global().Get(f.name) : std::string_view());
-    if (leaf == Leaf::kNetwork && f.sender_known) return WaitLink{WaitLink::Type::kPacket, leaf, f.sender, f.send_ts};
-    return WaitLink{WaitLink::Type::kLeaf, leaf};
-  }
-  if (!cpu.known) {
-    ++counters_.unknown_wakers;
-    return WaitLink{WaitLink::Type::kUnknown};
-  }
-  // The idle task only wakes others from interrupts whose events were not traced.
-  if (cpu.current == kNoTask) return WaitLink{WaitLink::Type::kLeaf, Leaf::kIrq};
-  return WaitLink{WaitLink::Type::kTask, Leaf::kBlocked, cpu.current};
+  const WaitLink link = hosts_[host].cpus.Waker(e.cpu, e.ctx);
+  if (link.type == WaitLink::Type::kUnknown) ++counters_.unknown_wakers;
+  return link;
 }
 
 void Engine::OnWaking(uint16_t host, const Event& e) {
@@ -351,49 +308,32 @@ void Engine::OnFork(uint16_t host, const Event& e) {
 void Engine::OnLost(uint16_t host, const Event& e) {
   HostState& hs = hosts_[host];
   ++counters_.loss_markers;
-  CpuContext& cpu = hs.cpus.cpu(e.cpu);
   // Whatever ran on this CPU since the loss began is unknown until its next sched_switch.
-  if (cpu.current != kNoTask) {
-    const TaskHistory& h = histories_[cpu.current];
+  if (const Utid u = hs.cpus.cpu(e.cpu).current; u != kNoTask) {
+    const TaskHistory& h = histories_[u];
     if (!h.blocked()) {
-      histories_.Switch(cpu.current, std::max(AsLost(e).begin(), h.back().start),
-                        SegmentKind::kUnknown);
+      histories_.Switch(u, std::max(AsLost(e).begin(), h.back().start), SegmentKind::kUnknown);
     }
   }
-  cpu.current = kNoTask;
-  cpu.known = false;
-  cpu.in_irq_thread = false;
-  cpu.frames.clear();
+  hs.cpus.Lost(e.cpu);
   hs.last_loss = e.ts;
 }
 
 void Engine::OnPacketOut(uint16_t host, const Event& e, const Batch& batch) {
-  CpuContext& cpu = hosts_[host].cpus.cpu(e.cpu);
-  // perf's softirq bit means "serving a softirq" (an ACK sent by the stack), not merely
-  // bottom halves disabled (0x80 on recent kernels), so it also rules out a task sender.
-  const bool task_context =
-      cpu.frames.empty() && !((e.ctx & kCtxKnown) && (e.ctx & (kCtxHardirq | kCtxSoftirq | kCtxNmi)));
   const PacketKey* key = PacketKeyOf(e, batch);
-  const Utid sender = task_context && cpu.known ? cpu.current : kNoTask;
+  const Utid sender = hosts_[host].cpus.PacketSender(e.cpu, e.ctx);
   packets_.OnSend(host, e.ts, static_cast<uint64_t>(AsPacket(e).skbaddr()), key, sender,
                   sender != kNoTask ? tasks_[sender].generation : 0);
 }
 
 void Engine::OnPacketIn(uint16_t host, const Event& e, const Batch& batch) {
-  CpuContext& cpu = hosts_[host].cpus.cpu(e.cpu);
   const auto send =
       packets_.OnReceive(host, static_cast<uint64_t>(AsPacket(e).skbaddr()), PacketKeyOf(e, batch));
-  if (cpu.frames.empty() && !cpu.in_irq_thread) return;
-  IrqFrame& f = cpu.frames.empty() ? cpu.irq_thread : cpu.frames.back();
-  f.packet = true;
   // A sender on another host is followed only when all timestamps are in one clock.
   // A sender released since (its Utid reused) is as unknown as one in interrupt context.
-  f.sender_known = send && send->sender != kNoTask && (send->host == host || synchronized_) &&
-                   send->generation == static_cast<uint16_t>(tasks_[send->sender].generation);
-  if (f.sender_known) {
-    f.sender = send->sender;
-    f.send_ts = send->ts;
-  }
+  const bool known = send && send->sender != kNoTask && (send->host == host || synchronized_) &&
+                     send->generation == static_cast<uint16_t>(tasks_[send->sender].generation);
+  hosts_[host].cpus.PacketReceived(e.cpu, known ? send->sender : kNoTask, known ? send->ts : 0);
 }
 
 void Engine::Evict(uint16_t host) {

@@ -115,13 +115,13 @@ class Engine {
     if (comm >= 0) tasks_[u].comm = static_cast<uint32_t>(comm);
   }
   void ResolveWait(Utid u, int64_t ts, const WaitLink& link, SegmentKind next);
-  void FramePushed(CpuContext& cpu, int64_t ts);
-  void FramePopped(CpuContext& cpu, int64_t ts);
+  void EnterInterrupt(HostState& hs, const Event& e, const IrqFrame& frame);
+  void ExitInterrupt(HostState& hs, const Event& e);
+  std::string_view Comm(Utid u) const;
   WaitLink WakerLink(uint16_t host, const Event& e);
 
   void OnSwitch(uint16_t host, const Event& e);
-  void InferSwitch(uint16_t host, CpuContext& cpu, int32_t tid, int64_t ts);
-  void NoteIrqThread(CpuContext& cpu);
+  void InferSwitch(uint16_t host, uint16_t cpu, int32_t tid, int64_t ts);
   void OnWaking(uint16_t host, const Event& e);
   void OnFork(uint16_t host, const Event& e);
   void OnLost(uint16_t host, const Event& e);

@@ -49,6 +49,11 @@ enum IpiType : int32_t { kIpiOther = 0, kIpiCallFunction = 1, kIpiReschedule = 2
 // Event::ctx. kCtxKnown says the dialect carried them at all.
 enum CtxFlags : uint8_t { kCtxHardirq = 0x08, kCtxSoftirq = 0x10, kCtxNmi = 0x40, kCtxKnown = 0x80 };
 
+// Whether an event's own flags say it ran in interrupt context (false when not carried).
+constexpr bool InterruptByFlags(uint8_t ctx) {
+  return (ctx & kCtxKnown) && (ctx & (kCtxHardirq | kCtxSoftirq | kCtxNmi));
+}
+
 struct Event {
   int64_t ts;        // ns since the epoch, per-host monotonic (regressions clamped)
   uint16_t host;     // dense host id
