@@ -21,8 +21,23 @@ Engine::Engine(EngineOptions options)
     : options_(options), resolver_(tasks_, histories_.all(), options.max_depth) {}
 
 Engine::HostState& Engine::Host(uint16_t host) {
-  if (host >= hosts_.size()) hosts_.resize(host + 1u);
+  if (host >= hosts_.size()) {
+    const size_t old = hosts_.size();
+    hosts_.resize(host + 1u);
+    for (size_t h = old; h < hosts_.size(); ++h) hosts_[h].id = static_cast<uint16_t>(h);
+  }
   return hosts_[host];
+}
+
+// What the engine reads of a host's dialect, decoded when its flags change: the decoder
+// learns them from the host's event classes, so they are complete after its first batches.
+Engine::HostState& Engine::HostOf(const Batch& batch) {
+  HostState& hs = Host(batch.host);
+  if (batch.counters.dialect != hs.dialect) [[unlikely]] {
+    hs.dialect = batch.counters.dialect;
+    hs.has_waking = hs.dialect & kDialectHasWaking;
+  }
+  return hs;
 }
 
 int64_t Engine::host_now(uint16_t host) const {
@@ -43,8 +58,10 @@ EngineCounters Engine::counters() const {
   return c;
 }
 
-void Engine::Begin(Utid u, int64_t ts, SegmentKind kind) {
-  if (histories_.Begin(u, ts, kind)) tasks_[u].first_ts = ts;
+bool Engine::Begin(Utid u, int64_t ts, SegmentKind kind) {
+  if (!histories_.Begin(u, ts, kind)) return false;
+  tasks_[u].first_ts = ts;
+  return true;
 }
 
 // The live task `tid`, its history begun in `initial` state if this is its first mention.
@@ -52,6 +69,10 @@ Utid Engine::Touch(uint16_t host, int32_t tid, int64_t ts, SegmentKind initial) 
   const Utid u = tasks_.GetOrCreate(host, tid, ts);
   Begin(u, ts, initial);
   return u;
+}
+
+std::string_view Engine::Comm(Utid u) const {
+  return u == kNoTask ? std::string_view() : StringTable::Global().Get(tasks_[u].comm);
 }
 
 void Engine::ResolveWait(Utid u, int64_t ts, const WaitLink& link, SegmentKind next) {
@@ -64,35 +85,16 @@ void Engine::ResolveWait(Utid u, int64_t ts, const WaitLink& link, SegmentKind n
   if (listener_ && ts > start) listener_->OnWait(ResolvedWait{u, start, ts, link, delta, cum_start});
 }
 
-// The CPU enters an interrupt context: a task it interrupts stops running its own code.
-void Engine::EnterInterrupt(HostState& hs, const Event& e, const IrqFrame& frame) {
-  const Utid u = hs.cpus.EnterInterrupt(e.cpu, frame);
-  if (u != kNoTask && histories_[u].back().kind == SegmentKind::kRunning) {
-    histories_.Switch(u, e.ts, SegmentKind::kInterrupted);
-  }
-}
-
-void Engine::ExitInterrupt(HostState& hs, const Event& e) {
-  const Utid u = hs.cpus.ExitInterrupt(e.cpu);
-  if (u != kNoTask && histories_[u].back().kind == SegmentKind::kInterrupted) {
-    histories_.Switch(u, e.ts, SegmentKind::kRunning);
-  }
-}
-
-std::string_view Engine::Comm(Utid u) const {
-  return u == kNoTask ? std::string_view() : StringTable::Global().Get(tasks_[u].comm);
-}
-
 void Engine::Push(const Batch& batch) {
-  for (const Event& e : batch.events) Process(e, batch);
+  HostState& hs = HostOf(batch);
+  for (const Event& e : batch.events) Handle(hs, e, batch);
 }
 
 void Engine::Process(const Event& e, const Batch& batch) {
-  const uint16_t host = batch.host;
-  HostState& hs = Host(host);
-  // Kernels with sched_waking also emit sched_wakeup on the target CPU: only the former
-  // runs in the waker's context.
-  hs.has_waking = batch.counters.dialect & kDialectHasWaking;
+  Handle(HostOf(batch), e, batch);
+}
+
+void Engine::Handle(HostState& hs, const Event& e, const Batch& batch) {
   hs.now = e.ts;
   // History before the horizon may be evicted at the next pass on any host: a wait that
   // resolves now reads none of it (docs/architecture.md, "Eviction").
@@ -100,138 +102,65 @@ void Engine::Process(const Event& e, const Batch& batch) {
     resolver_.SetHorizon(e.ts - options_.retention_ns);
   }
   ++counters_.events;
-  const CpuContext& cpu = hs.cpus.cpu(e.cpu);
-  // perf names the current task in every event (LTTng with the tid context), and every
-  // sched_switch names the task leaving: that fills in CPUs not yet seen switching, and
-  // overrides a current task whose switch was lost.
-  const int32_t named = e.kind == EventKind::kSchedSwitch ? AsSchedSwitch(e).prev_tid() : e.cur_tid;
-  if (named >= 0) {
-    if (!cpu.known && e.kind != EventKind::kSchedSwitch) {
-      const Utid u = named == 0 ? kNoTask : Touch(host, named, e.ts, SegmentKind::kRunning);
-      hs.cpus.SetCurrent(e.cpu, u, Comm(u));
-    } else if (cpu.known && (cpu.current == kNoTask ? 0 : tasks_[cpu.current].tid) != named) {
-      InferSwitch(host, e.cpu, named, e.ts);
-    }
-  }
-  hs.cpus.Seen(e.cpu, e.ts);
-  if (cpu.current != kNoTask && e.cur_pid > 0 && tasks_[cpu.current].pid < 0 &&
-      tasks_[cpu.current].tid == e.cur_tid) {
-    tasks_[cpu.current].pid = e.cur_pid;
-  }
+  FollowCurrentTask(hs, e);
+  // One line a kind.
+  // clang-format off
   switch (e.kind) {
-    case EventKind::kSchedSwitch: OnSwitch(host, e); break;
+    case EventKind::kSchedSwitch: OnSchedSwitch(hs, e); break;
     case EventKind::kSchedWaking:
-    case EventKind::kSchedTtwu: OnWaking(host, e); break;
-    case EventKind::kSchedWakeup:
-      if (!hs.has_waking) OnWaking(host, e);
-      break;
-    case EventKind::kSchedWakeupNew: {
-      const Utid u = Touch(host, AsWake(e).tid(), e.ts, SegmentKind::kPreempted);
-      SetComm(u, AsWake(e).comm());
-      break;
-    }
-    case EventKind::kProcessFork: OnFork(host, e); break;
-    case EventKind::kProcessExit: {
-      const Utid u = tasks_.Find(host, AsProcessEnd(e).tid());
-      if (u != kNoTask && tasks_[u].exit_ts == kNever) tasks_[u].exit_ts = e.ts;
-      break;
-    }
-    case EventKind::kProcessFree: {
-      const Utid u = tasks_.Find(host, AsProcessEnd(e).tid());
-      if (u != kNoTask && tasks_[u].exit_ts != kNever) tasks_.Retire(u);
-      break;
-    }
-    case EventKind::kIrqEntry:
-      EnterInterrupt(hs, e,
-                     IrqFrame{IrqFrame::Type::kHardIrq, AsIrqEntry(e).irq(),
-                              static_cast<uint32_t>(std::max(AsIrqEntry(e).name(), 0))});
-      break;
-    case EventKind::kSoftirqEntry:
-      EnterInterrupt(hs, e, IrqFrame{IrqFrame::Type::kSoftIrq, AsSoftirq(e).vec(), 0});
-      break;
-    case EventKind::kHrtimerEntry:
-      EnterInterrupt(hs, e, IrqFrame{IrqFrame::Type::kTimer, 0, 0});
-      break;
-    case EventKind::kIpiEntry:
-      EnterInterrupt(hs, e, IrqFrame{IrqFrame::Type::kIpi, AsIpi(e).type(), 0});
-      break;
+    case EventKind::kSchedTtwu: OnWaking(hs, e); break;
+    case EventKind::kSchedWakeup: OnWakeup(hs, e); break;
+    case EventKind::kSchedWakeupNew: OnWakeupNew(hs, e); break;
+    case EventKind::kProcessFork: OnFork(hs, e); break;
+    case EventKind::kProcessExit: OnExit(hs, e); break;
+    case EventKind::kProcessFree: OnFree(hs, e); break;
+    case EventKind::kIrqEntry: OnIrqEntry(hs, e); break;
+    case EventKind::kSoftirqEntry: OnSoftirqEntry(hs, e); break;
+    case EventKind::kHrtimerEntry: OnHrtimerEntry(hs, e); break;
+    case EventKind::kIpiEntry: OnIpiEntry(hs, e); break;
     case EventKind::kIrqExit:
     case EventKind::kSoftirqExit:
     case EventKind::kHrtimerExit:
-    case EventKind::kIpiExit:
-      ExitInterrupt(hs, e);
-      break;
-    case EventKind::kPacketOut: OnPacketOut(host, e, batch); break;
-    case EventKind::kPacketIn: OnPacketIn(host, e, batch); break;
-    case EventKind::kBlockComplete:
-      hs.cpus.DiskCompleted(e.cpu);
-      break;
-    case EventKind::kStatedumpProcess: {
-      // LTTng's state dump lists the tasks that exist; one in state WAIT is asleep, so
-      // its history starts blocked (its waker will say on what).
-      const auto dump = AsStatedumpProcess(e);
-      const Utid u = tasks_.GetOrCreate(host, dump.tid(), e.ts);
-      histories_.Add(u);
-      SetComm(u, dump.name());
-      if (dump.pid() > 0) tasks_[u].pid = dump.pid();
-      if (dump.status() == kStatedumpWait) Begin(u, e.ts, SegmentKind::kBlocked);
-      break;
-    }
-    case EventKind::kLost: OnLost(host, e); break;
-    default: break;
+    case EventKind::kIpiExit: OnInterruptExit(hs, e); break;
+    case EventKind::kPacketOut: OnPacketOut(hs, e, batch); break;
+    case EventKind::kPacketIn: OnPacketIn(hs, e, batch); break;
+    case EventKind::kBlockComplete: OnBlockComplete(hs, e); break;
+    case EventKind::kStatedumpProcess: OnStatedumpProcess(hs, e); break;
+    case EventKind::kLost: OnLost(hs, e); break;
+    case EventKind::kSoftirqRaise:
+    case EventKind::kBlockIssue:
+    case EventKind::kCount: break;
   }
+  // clang-format on
   if (hs.last_evict == std::numeric_limits<int64_t>::min()) hs.last_evict = e.ts;
   // A pass every kEvictEvery events, or at least every quarter of the retention at a low
   // event rate, so that a quiet host's history is bounded by time too.
   if (++hs.events_since_evict >= kEvictEvery || e.ts - hs.last_evict >= options_.retention_ns / 4) {
     hs.events_since_evict = 0;
     hs.last_evict = e.ts;
-    Evict(host);
+    Evict(hs);
   }
 }
 
-void Engine::OnSwitch(uint16_t host, const Event& e) {
-  HostState& hs = hosts_[host];
-  hs.cpus.LeaveInterrupts(e.cpu);
-  const auto sw = AsSchedSwitch(e);
-  if (sw.prev_tid() > 0) {
-    const Utid p = Touch(host, sw.prev_tid(), e.ts, SegmentKind::kRunning);
-    SetComm(p, sw.prev_comm());
-    if (histories_[p].blocked()) {
-      // We thought it blocked, yet it ran: its wake-up and switch-in were lost.
-      ++counters_.missed_wakeups;
-      ResolveWait(p, e.ts, WaitLink{WaitLink::Type::kUnknown}, SegmentKind::kRunning);
-    }
-    // prev_state: runnable (preempted) iff its low byte is 0 (kernel >= 4.14 marks
-    // preemption with a high bit; 0x80 is TASK_IDLE, a sleep).
-    const bool preempted = (sw.prev_state() & 0xff) == 0;
-    histories_.Switch(p, e.ts, preempted ? SegmentKind::kPreempted : SegmentKind::kBlocked);
-    // After sched_process_exit a task may still sleep (closing files, freeing memory) and
-    // run again; its final switch-out is the one in a dead state, neither runnable nor a
-    // sleep (EXIT_ZOMBIE/EXIT_DEAD since 4.14, TASK_DEAD before).
-    if (tasks_[p].exit_ts != kNever && tasks_[p].end_ts == kNever && !preempted &&
-        (sw.prev_state() & 0x3) == 0) {
-      tasks_[p].end_ts = e.ts;
-      ended_.push_back(p);
+// perf names the current task in every event (LTTng with the tid context), and every
+// sched_switch names the task leaving: that fills in CPUs not yet seen switching, and
+// overrides a current task whose switch was lost.
+void Engine::FollowCurrentTask(HostState& hs, const Event& e) {
+  const CpuContext& cpu = hs.cpus.cpu(e.cpu);
+  const bool is_switch = e.kind == EventKind::kSchedSwitch;
+  const int32_t named = is_switch ? AsSchedSwitch(e).prev_tid() : e.cur_tid;
+  if (named >= 0) {
+    if (!cpu.known && !is_switch) {
+      const Utid u = named == 0 ? kNoTask : Touch(hs.id, named, e.ts, SegmentKind::kRunning);
+      hs.cpus.SetCurrent(e.cpu, u, Comm(u));
+    } else if (cpu.known && (cpu.current == kNoTask ? 0 : tasks_[cpu.current].tid) != named) {
+      InferSwitch(hs, e.cpu, named, e.ts);
     }
   }
-  if (sw.next_tid() > 0) {
-    const Utid n = Touch(host, sw.next_tid(), e.ts, SegmentKind::kRunning);
-    SetComm(n, sw.next_comm());
-    tasks_[n].ran = true;
-    if (histories_[n].blocked()) {
-      // Switched in without a wake-up we saw: after lost events the cause is unknown,
-      // otherwise the waker was not traced (e.g. sched_wakeup not enabled): blocked.
-      ++counters_.missed_wakeups;
-      const bool lost = hs.last_loss >= histories_[n].back().start;
-      ResolveWait(n, e.ts, WaitLink{lost ? WaitLink::Type::kUnknown : WaitLink::Type::kNone},
-                  SegmentKind::kRunning);
-    } else {
-      histories_.Switch(n, e.ts, SegmentKind::kRunning);
-    }
-    hs.cpus.SetCurrent(e.cpu, n, Comm(n));
-  } else {
-    hs.cpus.SetCurrent(e.cpu, kNoTask, {});
+  hs.cpus.Seen(e.cpu, e.ts);
+  if (cpu.current != kNoTask && e.cur_pid > 0 && tasks_[cpu.current].pid < 0 &&
+      tasks_[cpu.current].tid == e.cur_tid) {
+    tasks_[cpu.current].pid = e.cur_pid;
   }
 }
 
@@ -240,11 +169,10 @@ void Engine::OnSwitch(uint16_t host, const Event& e) {
 // discards under load). The event is trusted: `tid` is current from now on (a wake-up from
 // its context has it as waker), and since the CPU's previous event neither it nor the task
 // we thought current is known to have run: that time is unknown for both.
-void Engine::InferSwitch(uint16_t host, uint16_t cpu_id, int32_t tid, int64_t ts) {
+void Engine::InferSwitch(HostState& hs, uint16_t cpu, int32_t tid, int64_t ts) {
   ++counters_.inferred_switches;
-  CpuContextTracker& cpus = hosts_[host].cpus;
-  const Utid was = cpus.cpu(cpu_id).current;
-  const int64_t since = std::min(cpus.cpu(cpu_id).last_ts, ts);
+  const Utid was = hs.cpus.cpu(cpu).current;
+  const int64_t since = std::min(hs.cpus.cpu(cpu).last_ts, ts);
   if (was != kNoTask) {
     const TaskHistory& h = histories_[was];
     if (!h.blocked()) {
@@ -252,50 +180,104 @@ void Engine::InferSwitch(uint16_t host, uint16_t cpu_id, int32_t tid, int64_t ts
     }
   }
   if (tid == 0) {
-    cpus.SetCurrent(cpu_id, kNoTask, {});
+    hs.cpus.SetCurrent(cpu, kNoTask, {});
     return;
   }
   const SegmentKind own =
-      cpus.InInterrupt(cpu_id) ? SegmentKind::kInterrupted : SegmentKind::kRunning;
-  const Utid n = Touch(host, tid, since, SegmentKind::kUnknown);
+      hs.cpus.InInterrupt(cpu) ? SegmentKind::kInterrupted : SegmentKind::kRunning;
+  const Utid n = Touch(hs.id, tid, since, SegmentKind::kUnknown);
   tasks_[n].ran = true;
   const TaskHistory& h = histories_[n];
   if (h.blocked()) {
     // Its wake-up was lost with the switch.
     ++counters_.missed_wakeups;
-    ResolveWait(n, std::max(since, h.back().start), WaitLink{WaitLink::Type::kUnknown}, SegmentKind::kUnknown);
+    ResolveWait(n, std::max(since, h.back().start), WaitLink{WaitLink::Type::kUnknown},
+                SegmentKind::kUnknown);
   } else {
     histories_.Switch(n, std::max(since, h.back().start), SegmentKind::kUnknown);
   }
   histories_.Switch(n, ts, own);
-  cpus.SetCurrent(cpu_id, n, Comm(n));
+  hs.cpus.SetCurrent(cpu, n, Comm(n));
 }
 
-WaitLink Engine::WakerLink(uint16_t host, const Event& e) {
-  const WaitLink link = hosts_[host].cpus.Waker(e.cpu, e.ctx);
-  if (link.type == WaitLink::Type::kUnknown) ++counters_.unknown_wakers;
-  return link;
+void Engine::OnSchedSwitch(HostState& hs, const Event& e) {
+  // A switch runs in task context: contexts whose exit we did not see are over.
+  hs.cpus.LeaveInterrupts(e.cpu);
+  const auto sw = AsSchedSwitch(e);
+  if (sw.prev_tid() > 0) SwitchOut(hs, e);
+  const Utid next = sw.next_tid() > 0 ? SwitchIn(hs, e) : kNoTask;
+  hs.cpus.SetCurrent(e.cpu, next, Comm(next));
 }
 
-void Engine::OnWaking(uint16_t host, const Event& e) {
+void Engine::SwitchOut(HostState& hs, const Event& e) {
+  const auto sw = AsSchedSwitch(e);
+  const Utid p = Touch(hs.id, sw.prev_tid(), e.ts, SegmentKind::kRunning);
+  SetComm(p, sw.prev_comm());
+  if (histories_[p].blocked()) {
+    // We thought it blocked, yet it ran: its wake-up and switch-in were lost.
+    ++counters_.missed_wakeups;
+    ResolveWait(p, e.ts, WaitLink{WaitLink::Type::kUnknown}, SegmentKind::kRunning);
+  }
+  // prev_state: runnable (preempted) iff its low byte is 0 (kernel >= 4.14 marks
+  // preemption with a high bit; 0x80 is TASK_IDLE, a sleep).
+  const bool preempted = (sw.prev_state() & 0xff) == 0;
+  histories_.Switch(p, e.ts, preempted ? SegmentKind::kPreempted : SegmentKind::kBlocked);
+  // After sched_process_exit a task may still sleep (closing files, freeing memory) and
+  // run again; its final switch-out is the one in a dead state, neither runnable nor a
+  // sleep (EXIT_ZOMBIE/EXIT_DEAD since 4.14, TASK_DEAD before).
+  Task& t = tasks_[p];
+  if (t.exit_ts != kNever && t.end_ts == kNever && !preempted && (sw.prev_state() & 0x3) == 0) {
+    t.end_ts = e.ts;
+    ended_.push_back(p);
+  }
+}
+
+Utid Engine::SwitchIn(HostState& hs, const Event& e) {
+  const auto sw = AsSchedSwitch(e);
+  const Utid n = Touch(hs.id, sw.next_tid(), e.ts, SegmentKind::kRunning);
+  SetComm(n, sw.next_comm());
+  tasks_[n].ran = true;
+  if (histories_[n].blocked()) {
+    // Switched in without a wake-up we saw: after lost events the cause is unknown,
+    // otherwise the waker was not traced (e.g. sched_wakeup not enabled): blocked.
+    ++counters_.missed_wakeups;
+    const bool lost = hs.last_loss >= histories_[n].back().start;
+    ResolveWait(n, e.ts, WaitLink{lost ? WaitLink::Type::kUnknown : WaitLink::Type::kNone},
+                SegmentKind::kRunning);
+  } else {
+    histories_.Switch(n, e.ts, SegmentKind::kRunning);
+  }
+  return n;
+}
+
+// A wake-up in the waker's context: a blocked task's wait ends, caused by that context.
+void Engine::OnWaking(HostState& hs, const Event& e) {
   const auto wake = AsWake(e);
   if (wake.tid() <= 0) return;
-  bool created = false;
-  const Utid u = tasks_.GetOrCreate(host, wake.tid(), e.ts, &created);
+  const Utid u = tasks_.GetOrCreate(hs.id, wake.tid(), e.ts);
   SetComm(u, wake.comm());
-  histories_.Add(u);
-  if (histories_[u].empty()) {
-    Begin(u, e.ts, SegmentKind::kPreempted);
-    return;
-  }
-  if (!histories_[u].blocked()) return;
-  ResolveWait(u, e.ts, WakerLink(host, e), SegmentKind::kPreempted);
+  // First seen now: it was runnable from here, its earlier life unknown.
+  if (Begin(u, e.ts, SegmentKind::kPreempted) || !histories_[u].blocked()) return;
+  const WaitLink link = hs.cpus.Waker(e.cpu, e.ctx);
+  if (link.type == WaitLink::Type::kUnknown) ++counters_.unknown_wakers;
+  ResolveWait(u, e.ts, link, SegmentKind::kPreempted);
 }
 
-void Engine::OnFork(uint16_t host, const Event& e) {
+// Kernels with sched_waking also emit sched_wakeup on the target CPU: only the former runs
+// in the waker's context.
+void Engine::OnWakeup(HostState& hs, const Event& e) {
+  if (!hs.has_waking) OnWaking(hs, e);
+}
+
+void Engine::OnWakeupNew(HostState& hs, const Event& e) {
+  const Utid u = Touch(hs.id, AsWake(e).tid(), e.ts, SegmentKind::kPreempted);
+  SetComm(u, AsWake(e).comm());
+}
+
+void Engine::OnFork(HostState& hs, const Event& e) {
   const auto fork = AsFork(e);
-  const Utid parent = Touch(host, fork.parent_tid(), e.ts, SegmentKind::kRunning);
-  const Utid child = tasks_.CreateFresh(host, fork.child_tid(), e.ts);
+  const Utid parent = Touch(hs.id, fork.parent_tid(), e.ts, SegmentKind::kRunning);
+  const Utid child = tasks_.CreateFresh(hs.id, fork.child_tid(), e.ts);
   Task& c = tasks_[child];
   c.parent = parent;
   c.birth = e.ts;
@@ -305,8 +287,85 @@ void Engine::OnFork(uint16_t host, const Event& e) {
   Begin(child, e.ts, SegmentKind::kPreempted);
 }
 
-void Engine::OnLost(uint16_t host, const Event& e) {
-  HostState& hs = hosts_[host];
+// The task still runs (and may sleep) until its final switch-out (SwitchOut).
+void Engine::OnExit(HostState& hs, const Event& e) {
+  const Utid u = tasks_.Find(hs.id, AsProcessEnd(e).tid());
+  if (u != kNoTask && tasks_[u].exit_ts == kNever) tasks_[u].exit_ts = e.ts;
+}
+
+// Its tid may name a new task from now on.
+void Engine::OnFree(HostState& hs, const Event& e) {
+  const Utid u = tasks_.Find(hs.id, AsProcessEnd(e).tid());
+  if (u != kNoTask && tasks_[u].exit_ts != kNever) tasks_.Retire(u);
+}
+
+void Engine::OnIrqEntry(HostState& hs, const Event& e) {
+  const auto irq = AsIrqEntry(e);
+  EnterInterrupt(hs, e,
+                 IrqFrame{IrqFrame::Type::kHardIrq, irq.irq(),
+                          static_cast<uint32_t>(std::max(irq.name(), 0))});
+}
+
+void Engine::OnSoftirqEntry(HostState& hs, const Event& e) {
+  EnterInterrupt(hs, e, IrqFrame{IrqFrame::Type::kSoftIrq, AsSoftirq(e).vec(), 0});
+}
+
+void Engine::OnHrtimerEntry(HostState& hs, const Event& e) {
+  EnterInterrupt(hs, e, IrqFrame{IrqFrame::Type::kTimer, 0, 0});
+}
+
+void Engine::OnIpiEntry(HostState& hs, const Event& e) {
+  EnterInterrupt(hs, e, IrqFrame{IrqFrame::Type::kIpi, AsIpi(e).type(), 0});
+}
+
+// The CPU enters an interrupt context: a task it interrupts stops running its own code.
+void Engine::EnterInterrupt(HostState& hs, const Event& e, const IrqFrame& frame) {
+  const Utid u = hs.cpus.EnterInterrupt(e.cpu, frame);
+  if (u != kNoTask && histories_[u].back().kind == SegmentKind::kRunning) {
+    histories_.Switch(u, e.ts, SegmentKind::kInterrupted);
+  }
+}
+
+// irq, softirq, hrtimer and IPI exits: the task resumes when the last context is left.
+void Engine::OnInterruptExit(HostState& hs, const Event& e) {
+  const Utid u = hs.cpus.ExitInterrupt(e.cpu);
+  if (u != kNoTask && histories_[u].back().kind == SegmentKind::kInterrupted) {
+    histories_.Switch(u, e.ts, SegmentKind::kRunning);
+  }
+}
+
+void Engine::OnBlockComplete(HostState& hs, const Event& e) {
+  hs.cpus.DiskCompleted(e.cpu);
+}
+
+void Engine::OnPacketOut(HostState& hs, const Event& e, const Batch& batch) {
+  const Utid sender = hs.cpus.PacketSender(e.cpu, e.ctx);
+  packets_.OnSend(hs.id, e.ts, static_cast<uint64_t>(AsPacket(e).skbaddr()), PacketKeyOf(e, batch),
+                  sender, sender != kNoTask ? tasks_[sender].generation : 0);
+}
+
+void Engine::OnPacketIn(HostState& hs, const Event& e, const Batch& batch) {
+  const auto send = packets_.OnReceive(hs.id, static_cast<uint64_t>(AsPacket(e).skbaddr()),
+                                       PacketKeyOf(e, batch));
+  // A sender on another host is followed only when all timestamps are in one clock.
+  // A sender released since (its Utid reused) is as unknown as one in interrupt context.
+  const bool known = send && send->sender != kNoTask && (send->host == hs.id || synchronized_) &&
+                     send->generation == static_cast<uint16_t>(tasks_[send->sender].generation);
+  hs.cpus.PacketReceived(e.cpu, known ? send->sender : kNoTask, known ? send->ts : 0);
+}
+
+// LTTng's state dump lists the tasks that exist; one in state WAIT is asleep, so its history
+// starts blocked (its waker will say on what).
+void Engine::OnStatedumpProcess(HostState& hs, const Event& e) {
+  const auto dump = AsStatedumpProcess(e);
+  const Utid u = tasks_.GetOrCreate(hs.id, dump.tid(), e.ts);
+  histories_.Add(u);
+  SetComm(u, dump.name());
+  if (dump.pid() > 0) tasks_[u].pid = dump.pid();
+  if (dump.status() == kStatedumpWait) Begin(u, e.ts, SegmentKind::kBlocked);
+}
+
+void Engine::OnLost(HostState& hs, const Event& e) {
   ++counters_.loss_markers;
   // Whatever ran on this CPU since the loss began is unknown until its next sched_switch.
   if (const Utid u = hs.cpus.cpu(e.cpu).current; u != kNoTask) {
@@ -319,25 +378,8 @@ void Engine::OnLost(uint16_t host, const Event& e) {
   hs.last_loss = e.ts;
 }
 
-void Engine::OnPacketOut(uint16_t host, const Event& e, const Batch& batch) {
-  const PacketKey* key = PacketKeyOf(e, batch);
-  const Utid sender = hosts_[host].cpus.PacketSender(e.cpu, e.ctx);
-  packets_.OnSend(host, e.ts, static_cast<uint64_t>(AsPacket(e).skbaddr()), key, sender,
-                  sender != kNoTask ? tasks_[sender].generation : 0);
-}
-
-void Engine::OnPacketIn(uint16_t host, const Event& e, const Batch& batch) {
-  const auto send =
-      packets_.OnReceive(host, static_cast<uint64_t>(AsPacket(e).skbaddr()), PacketKeyOf(e, batch));
-  // A sender on another host is followed only when all timestamps are in one clock.
-  // A sender released since (its Utid reused) is as unknown as one in interrupt context.
-  const bool known = send && send->sender != kNoTask && (send->host == host || synchronized_) &&
-                     send->generation == static_cast<uint16_t>(tasks_[send->sender].generation);
-  hosts_[host].cpus.PacketReceived(e.cpu, known ? send->sender : kNoTask, known ? send->ts : 0);
-}
-
-void Engine::Evict(uint16_t host) {
-  const int64_t now = hosts_[host].now;
+void Engine::Evict(const HostState& hs) {
+  const int64_t now = hs.now;
   packets_.ExpireBefore(now - options_.packet_expiry_ns);
   // History before the horizon is never read again, whichever host it is on: the horizon is
   // one for all hosts (ActivePathResolver::SetHorizon), and so is the cutoff.

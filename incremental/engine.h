@@ -100,34 +100,53 @@ class Engine {
 
  private:
   struct HostState {
+    uint16_t id = 0;
     CpuContextTracker cpus;
     int64_t now = std::numeric_limits<int64_t>::min();
     int64_t last_loss = std::numeric_limits<int64_t>::min();
-    bool has_waking = false;
+    uint32_t dialect = 0;     // DialectFlags, as of the host's latest batch
+    bool has_waking = false;  // kDialectHasWaking: sched_wakeup is not the waker's context
     uint64_t events_since_evict = 0;
     int64_t last_evict = std::numeric_limits<int64_t>::min();
   };
 
   HostState& Host(uint16_t host);
+  HostState& HostOf(const Batch& batch);
+  void Handle(HostState& hs, const Event& e, const Batch& batch);
+
   Utid Touch(uint16_t host, int32_t tid, int64_t ts, SegmentKind initial);
-  void Begin(Utid u, int64_t ts, SegmentKind kind);
+  bool Begin(Utid u, int64_t ts, SegmentKind kind);
   void SetComm(Utid u, int32_t comm) {
     if (comm >= 0) tasks_[u].comm = static_cast<uint32_t>(comm);
   }
-  void ResolveWait(Utid u, int64_t ts, const WaitLink& link, SegmentKind next);
-  void EnterInterrupt(HostState& hs, const Event& e, const IrqFrame& frame);
-  void ExitInterrupt(HostState& hs, const Event& e);
   std::string_view Comm(Utid u) const;
-  WaitLink WakerLink(uint16_t host, const Event& e);
+  void ResolveWait(Utid u, int64_t ts, const WaitLink& link, SegmentKind next);
+  void FollowCurrentTask(HostState& hs, const Event& e);
+  void InferSwitch(HostState& hs, uint16_t cpu, int32_t tid, int64_t ts);
+  void EnterInterrupt(HostState& hs, const Event& e, const IrqFrame& frame);
 
-  void OnSwitch(uint16_t host, const Event& e);
-  void InferSwitch(uint16_t host, uint16_t cpu, int32_t tid, int64_t ts);
-  void OnWaking(uint16_t host, const Event& e);
-  void OnFork(uint16_t host, const Event& e);
-  void OnLost(uint16_t host, const Event& e);
-  void OnPacketIn(uint16_t host, const Event& e, const Batch& batch);
-  void OnPacketOut(uint16_t host, const Event& e, const Batch& batch);
-  void Evict(uint16_t host);
+  // One handler per kind of event, reading it through its view (live/event_views.h).
+  void OnSchedSwitch(HostState& hs, const Event& e);
+  void SwitchOut(HostState& hs, const Event& e);
+  Utid SwitchIn(HostState& hs, const Event& e);
+  void OnWaking(HostState& hs, const Event& e);
+  void OnWakeup(HostState& hs, const Event& e);
+  void OnWakeupNew(HostState& hs, const Event& e);
+  void OnFork(HostState& hs, const Event& e);
+  void OnExit(HostState& hs, const Event& e);
+  void OnFree(HostState& hs, const Event& e);
+  void OnIrqEntry(HostState& hs, const Event& e);
+  void OnSoftirqEntry(HostState& hs, const Event& e);
+  void OnHrtimerEntry(HostState& hs, const Event& e);
+  void OnIpiEntry(HostState& hs, const Event& e);
+  void OnInterruptExit(HostState& hs, const Event& e);
+  void OnBlockComplete(HostState& hs, const Event& e);
+  void OnPacketOut(HostState& hs, const Event& e, const Batch& batch);
+  void OnPacketIn(HostState& hs, const Event& e, const Batch& batch);
+  void OnStatedumpProcess(HostState& hs, const Event& e);
+  void OnLost(HostState& hs, const Event& e);
+
+  void Evict(const HostState& hs);
   void EvictTask(Utid u, int64_t cutoff);
   void ReclaimEndedTasks();
 

@@ -450,6 +450,30 @@ TEST_F(EngineTest, SchedWakeupIsUsedOnlyWithoutSchedWaking) {
   CheckAllTasks();
 }
 
+// The dialect is each host's own, also when the hosts' events are interleaved (merged
+// input): sched_wakeup is the waker's context only on a host without sched_waking.
+TEST_F(EngineTest, TheDialectIsEachHostsOwn) {
+  Batch with_waking;
+  with_waking.host = 0;
+  with_waking.counters.dialect = kDialectHasWaking | kDialectHasSwitch;
+  Batch wakeup_only;
+  wakeup_only.host = 1;
+  wakeup_only.counters.dialect = kDialectHasSwitch;
+  const std::vector<Event> events = {Switch(0, 0, 0, 10, kRunnable), Switch(0, 1, 0, 20, kRunnable),
+                                     Switch(10, 0, 10, 0, kSleeping),
+                                     WakeEvent(EventKind::kSchedWakeup, 30, 1, 10, 0),
+                                     Switch(40, 0, 0, 10, kRunnable)};
+  for (const Event& e : events) {
+    engine_.Process(e, with_waking);
+    engine_.Process(e, wakeup_only);
+  }
+  EXPECT_EQ(B(10, 10, 40)[Leaf::kBlocked], 30);
+  const Utid other = engine_.tasks().Find(1, 10);
+  ASSERT_NE(other, kNoTask);
+  EXPECT_EQ(engine_.Breakdown(other, 10, 30)[Leaf::kRunning], 20);
+  EXPECT_EQ(engine_.history(other).at(1).link.task, engine_.tasks().Find(1, 20));
+}
+
 TEST_F(EngineTest, PerfCurrentTaskFillsInAnUnseenCpu) {
   Push({Switch(0, 0, 0, 10, kRunnable), Switch(10, 0, 10, 0, kSleeping)});
   Event e = Waking(30, 1, 10);
