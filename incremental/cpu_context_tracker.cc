@@ -23,7 +23,7 @@ bool NameHas(std::string_view name, std::initializer_list<std::string_view> part
 }  // namespace
 
 void CpuContextTracker::SetCurrent(uint16_t id, Utid task, std::string_view comm) {
-  CpuContext& c = Mut(id);
+  CpuContext& c = At(id);
   c.current = task;
   c.known = true;
   c.in_irq_thread = false;
@@ -34,7 +34,7 @@ void CpuContextTracker::SetCurrent(uint16_t id, Utid task, std::string_view comm
 }
 
 void CpuContextTracker::Lost(uint16_t id) {
-  CpuContext& c = Mut(id);
+  CpuContext& c = At(id);
   c.current = kNoTask;
   c.known = false;
   c.in_irq_thread = false;
@@ -42,13 +42,13 @@ void CpuContextTracker::Lost(uint16_t id) {
 }
 
 Utid CpuContextTracker::EnterInterrupt(uint16_t id, const IrqFrame& frame) {
-  CpuContext& c = Mut(id);
+  CpuContext& c = At(id);
   c.frames.push_back(frame);
   return c.frames.size() == 1 ? c.current : kNoTask;
 }
 
 Utid CpuContextTracker::ExitInterrupt(uint16_t id) {
-  CpuContext& c = Mut(id);
+  CpuContext& c = At(id);
   if (c.frames.empty()) return kNoTask;
   const bool timer_done = c.frames.back().type == IrqFrame::Type::kTimer;
   c.frames.pop_back();
@@ -80,11 +80,11 @@ WaitLink FromInterrupt(const IrqFrame& f) {
 }  // namespace
 
 void CpuContextTracker::DiskCompleted(uint16_t id) {
-  if (IrqFrame* f = Handling(Mut(id))) f->disk = true;
+  if (IrqFrame* f = Handling(At(id))) f->disk = true;
 }
 
 void CpuContextTracker::PacketReceived(uint16_t id, Utid sender, int64_t send_ts) {
-  IrqFrame* f = Handling(Mut(id));
+  IrqFrame* f = Handling(At(id));
   if (!f) return;
   f->packet = true;
   f->sender_known = sender != kNoTask;
@@ -94,8 +94,8 @@ void CpuContextTracker::PacketReceived(uint16_t id, Utid sender, int64_t send_ts
   }
 }
 
-WaitLink CpuContextTracker::Waker(uint16_t id, uint8_t ctx) {
-  const CpuContext& c = Mut(id);
+WaitLink CpuContextTracker::Waker(uint16_t id, uint8_t ctx) const {
+  const CpuContext& c = At(id);
   if (!c.frames.empty()) return FromInterrupt(c.frames.back());
   // perf marks interrupt context in every event even when entry events are missing.
   if (InterruptByFlags(ctx)) return WaitLink{WaitLink::Type::kLeaf, Leaf::kIrq};
@@ -108,8 +108,8 @@ WaitLink CpuContextTracker::Waker(uint16_t id, uint8_t ctx) {
   return WaitLink{WaitLink::Type::kTask, Leaf::kBlocked, c.current};
 }
 
-Utid CpuContextTracker::PacketSender(uint16_t id, uint8_t ctx) {
-  const CpuContext& c = Mut(id);
+Utid CpuContextTracker::PacketSender(uint16_t id, uint8_t ctx) const {
+  const CpuContext& c = At(id);
   // perf's softirq bit means "serving a softirq" (an ACK sent by the stack), not merely
   // bottom halves disabled (0x80 on recent kernels), so it also rules out a task sender.
   const bool task_context = c.frames.empty() && !InterruptByFlags(ctx);

@@ -14,9 +14,15 @@ IrqFrame Frame(IrqFrame::Type type, int32_t number) {
 
 constexpr int32_t kNetRx = 3;  // softirq vector
 
-TEST(CpuContextTrackerTest, CpusGrowOnDemandAndStartUnknown) {
+class CpuContextTrackerTest : public ::testing::Test {
+ protected:
+  CpuContextTrackerTest() { t.cpu(0); }  // CPUs are added before other calls name them
+
   CpuContextTracker t;
-  EXPECT_EQ(t.size(), 0u);
+};
+
+TEST_F(CpuContextTrackerTest, CpusGrowOnDemandAndStartUnknown) {
+  EXPECT_EQ(t.size(), 1u);
   const CpuContext& c3 = t.cpu(3);
   EXPECT_EQ(t.size(), 4u);
   EXPECT_FALSE(c3.known);
@@ -32,8 +38,7 @@ TEST(CpuContextTrackerTest, CpusGrowOnDemandAndStartUnknown) {
 }
 
 // Only the outermost context interrupts the task, and only leaving it resumes the task.
-TEST(CpuContextTrackerTest, InterruptsNestOverTheCurrentTask) {
-  CpuContextTracker t;
+TEST_F(CpuContextTrackerTest, InterruptsNestOverTheCurrentTask) {
   t.SetCurrent(0, 7, "worker");
   EXPECT_EQ(t.EnterInterrupt(0, Frame(IrqFrame::Type::kHardIrq, 30)), 7u);
   EXPECT_TRUE(t.InInterrupt(0));
@@ -52,8 +57,7 @@ TEST(CpuContextTrackerTest, InterruptsNestOverTheCurrentTask) {
   EXPECT_FALSE(t.InInterrupt(0));
 }
 
-TEST(CpuContextTrackerTest, WakerFromTaskIdleOrUnknownCpu) {
-  CpuContextTracker t;
+TEST_F(CpuContextTrackerTest, WakerFromTaskIdleOrUnknownCpu) {
   EXPECT_EQ(t.Waker(0, 0).type, WaitLink::Type::kUnknown);  // never seen
   t.SetCurrent(0, kNoTask, {});
   // The idle task wakes others only from interrupts that were not traced.
@@ -74,8 +78,7 @@ TEST(CpuContextTrackerTest, WakerFromTaskIdleOrUnknownCpu) {
 
 // The local timer interrupt ran an hrtimer: a wake-up after the timer's exit, still inside
 // the interrupt, is the timer's.
-TEST(CpuContextTrackerTest, ATimerThatRanInsideMakesTheEnclosingContextATimer) {
-  CpuContextTracker t;
+TEST_F(CpuContextTrackerTest, ATimerThatRanInsideMakesTheEnclosingContextATimer) {
   t.SetCurrent(0, 5, "bash");
   t.EnterInterrupt(0, Frame(IrqFrame::Type::kHardIrq, 0));
   EXPECT_EQ(t.Waker(0, 0).leaf, Leaf::kIrq);
@@ -85,8 +88,7 @@ TEST(CpuContextTrackerTest, ATimerThatRanInsideMakesTheEnclosingContextATimer) {
   EXPECT_EQ(t.Waker(0, 0).leaf, Leaf::kTimer);
 }
 
-TEST(CpuContextTrackerTest, APacketReceivedInsideIsFollowedToItsSender) {
-  CpuContextTracker t;
+TEST_F(CpuContextTrackerTest, APacketReceivedInsideIsFollowedToItsSender) {
   t.SetCurrent(0, 5, "bash");
   t.PacketReceived(0, 9, 100);  // in task context: nothing to record it in
   EXPECT_EQ(t.Waker(0, 0).type, WaitLink::Type::kTask);
@@ -104,9 +106,8 @@ TEST(CpuContextTrackerTest, APacketReceivedInsideIsFollowedToItsSender) {
 
 // Interrupt threads: what the thread handles is its interrupt's, as in a frame, until
 // another task runs.
-TEST(CpuContextTrackerTest, AnInterruptThreadsWakeUpsAreItsInterrupts) {
+TEST_F(CpuContextTrackerTest, AnInterruptThreadsWakeUpsAreItsInterrupts) {
   const int32_t kRcuSoftirq = 9;
-  CpuContextTracker t;
   t.SetCurrent(0, 3, "irq/130-nvme0q1");
   EXPECT_TRUE(t.cpu(0).in_irq_thread);
   EXPECT_EQ(StringTable::Global().Get(t.cpu(0).irq_thread.name), "nvme0q1");
@@ -128,8 +129,7 @@ TEST(CpuContextTrackerTest, AnInterruptThreadsWakeUpsAreItsInterrupts) {
   EXPECT_EQ(t.Waker(0, 0).type, WaitLink::Type::kTask);
 }
 
-TEST(CpuContextTrackerTest, APacketSentFromTaskContextIsTheTasks) {
-  CpuContextTracker t;
+TEST_F(CpuContextTrackerTest, APacketSentFromTaskContextIsTheTasks) {
   EXPECT_EQ(t.PacketSender(0, 0), kNoTask);  // CPU not known
   t.SetCurrent(0, 5, "curl");
   EXPECT_EQ(t.PacketSender(0, 0), 5u);

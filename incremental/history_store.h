@@ -32,12 +32,7 @@ class HistoryStore {
     return true;
   }
   // Closes u's open own-state segment at `ts` and continues as `kind` (TaskHistory::Switch).
-  void Switch(Utid u, int64_t ts, SegmentKind kind) {
-    TaskHistory& h = histories_[u];
-    const size_t before = h.size();
-    h.Switch(ts, kind);
-    segments_ += h.size() - before;
-  }
+  void Switch(Utid u, int64_t ts, SegmentKind kind) { segments_ += histories_[u].Switch(ts, kind); }
   // Closes u's open blocked segment at `ts` (TaskHistory::Resolve).
   void Resolve(Utid u, int64_t ts, const WaitLink& link, const StateVec& delta,
                const StateVec& origin, SegmentKind next) {
