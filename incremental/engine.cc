@@ -29,8 +29,8 @@ Engine::HostState& Engine::Host(uint16_t host) {
   return hosts_[host];
 }
 
-// What the engine reads of a host's dialect, decoded when its flags change: the decoder
-// learns them from the host's event classes, so they are complete after its first batches.
+// The host of a batch, with what the engine reads of its dialect decoded when its flags
+// change (they only grow, as the decoder meets the host's event classes: rarely).
 Engine::HostState& Engine::HostOf(const Batch& batch) {
   HostState& hs = Host(batch.host);
   if (batch.counters.dialect != hs.dialect) [[unlikely]] {
