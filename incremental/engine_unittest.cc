@@ -28,6 +28,13 @@ Event Lost(int64_t ts, uint16_t cpu, int64_t begin) {
   return LostEvent(ts, cpu, -1, begin);
 }
 
+// perf's dialect, whose events name their CPU's current task: `e` as perf writes it.
+constexpr uint32_t kPerf = kDialectPerf | kDialectHasWaking | kDialectHasSwitch;
+Event On(Event e, int32_t current_tid) {
+  e.cur_tid = current_tid;
+  return e;
+}
+
 class RecordingListener : public WaitListener {
  public:
   void OnWait(const ResolvedWait& wait) override { waits.push_back(wait); }
@@ -492,20 +499,15 @@ TEST_F(EngineTest, PerfCurrentTaskFillsInAnUnseenCpu) {
 // interrupt of the idle task, and the child's time since the CPU's last event is unknown
 // (the switch could have come at any point of it), then its own.
 TEST_F(EngineTest, ALostSwitchIsInferredFromTheEventsOwnCurrentTask) {
-  const uint32_t perf = kDialectPerf | kDialectHasWaking | kDialectHasSwitch;
-  auto on = [](Event e, int32_t cur) {
-    e.cur_tid = cur;
-    return e;
-  };
   // CPU 0: the parent (10) runs, then waits for the child (20); CPU 1 goes idle at 5.
-  Push({on(Switch(0, 0, 0, 10, kRunnable), 0), on(Switch(0, 1, 0, 30, kRunnable), 0),
-        on(Switch(5, 1, 30, 0, kSleeping), 30), on(Waking(8, 0, 20), 10),
-        on(Switch(10, 0, 10, 0, kSleeping), 10)},
-       perf);
+  Push({On(Switch(0, 0, 0, 10, kRunnable), 0), On(Switch(0, 1, 0, 30, kRunnable), 0),
+        On(Switch(5, 1, 30, 0, kSleeping), 30), On(Waking(8, 0, 20), 10),
+        On(Switch(10, 0, 10, 0, kSleeping), 10)},
+       kPerf);
   // [idle -> 20 on CPU 1 lost, somewhere after 8] The child wakes the parent at 40.
-  Push({on(Waking(40, 1, 10), 20), on(Switch(42, 0, 0, 10, kRunnable), 0),
-        on(Switch(50, 1, 20, 0, kSleeping), 20)},
-       perf);
+  Push({On(Waking(40, 1, 10), 20), On(Switch(42, 0, 0, 10, kRunnable), 0),
+        On(Switch(50, 1, 20, 0, kSleeping), 20)},
+       kPerf);
   EXPECT_EQ(engine_.counters().inferred_switches, 1u);
   const Utid child = U(20);
   const TaskHistory& parent = engine_.history(U(10));
@@ -525,15 +527,10 @@ TEST_F(EngineTest, ALostSwitchIsInferredFromTheEventsOwnCurrentTask) {
 // were lost. Its wait ends, unknown, when its CPU was last seen otherwise; from there to the
 // event it is unknown too, then its own.
 TEST_F(EngineTest, AnInferredSwitchOfASleepingTaskEndsItsWaitUnknown) {
-  const uint32_t perf = kDialectPerf | kDialectHasWaking | kDialectHasSwitch;
-  auto on = [](Event e, int32_t cur) {
-    e.cur_tid = cur;
-    return e;
-  };
-  Push({on(Switch(0, 0, 0, 10, kRunnable), 0), on(Switch(10, 0, 10, 0, kSleeping), 10),
-        on(SoftirqEvent(EventKind::kSoftirqRaise, 20, 0, kNetRx), 0), on(Waking(40, 0, 99), 10),
-        on(Switch(50, 0, 10, 0, kSleeping), 10)},
-       perf);
+  Push({On(Switch(0, 0, 0, 10, kRunnable), 0), On(Switch(10, 0, 10, 0, kSleeping), 10),
+        On(SoftirqEvent(EventKind::kSoftirqRaise, 20, 0, kNetRx), 0), On(Waking(40, 0, 99), 10),
+        On(Switch(50, 0, 10, 0, kSleeping), 10)},
+       kPerf);
   EXPECT_EQ(engine_.counters().inferred_switches, 1u);
   EXPECT_EQ(engine_.counters().missed_wakeups, 1u);
   const StateVec d = B(10, 10, 50);
