@@ -16,13 +16,22 @@
 #include "exporters/analysis_report.h"
 #include "exporters/watched_accounting.h"
 #include "incremental/engine.h"
-#include "live/event_decoder.h"
+#include "live/dialect.h"
+#include "live/event_builders.h"
 #include "live/string_table.h"
 
 namespace {
 
-using waitpath::Event;
 using waitpath::EventKind;
+using waitpath::ForkEvent;
+using waitpath::ProcessEndEvent;
+using waitpath::SwitchEvent;
+using waitpath::WakeEvent;
+
+// prev_state of a switch-out: runnable, asleep (TASK_INTERRUPTIBLE), dead (EXIT_ZOMBIE).
+constexpr int64_t kRunnable = 0;
+constexpr int64_t kSleeping = 1;
+constexpr int64_t kDead = 0x20;
 
 long RssKb() {
   std::ifstream in("/proc/self/status");
@@ -31,22 +40,6 @@ long RssKb() {
     if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
   }
   return -1;
-}
-
-Event Ev(int64_t ts, uint16_t cpu, EventKind kind, int32_t a = 0, int32_t b = 0, int32_t c = -1,
-         int32_t d = -1, int64_t x = 0) {
-  Event e{};
-  e.ts = ts;
-  e.cpu = cpu;
-  e.kind = kind;
-  e.cur_tid = -1;
-  e.cur_pid = -1;
-  e.a = a;
-  e.b = b;
-  e.c = c;
-  e.d = d;
-  e.x = x;
-  return e;
 }
 
 int Usage() {
@@ -105,7 +98,7 @@ int main(int argc, char** argv) {
   waitpath::Batch batch;
   batch.host = 0;
   batch.counters.dialect = waitpath::kDialectHasWaking | waitpath::kDialectHasSwitch;
-  batch.events = {Ev(t, 0, EventKind::kSchedSwitch, 0, kParent, -1, parent_comm, 0)};
+  batch.events = {SwitchEvent(t, 0, 0, kParent, kRunnable, -1, parent_comm)};
   engine.Push(batch);
   int32_t next_tid = 300;
   std::printf("{\"lifetimes\": %lld, \"per_second\": %lld, \"retention_ms\": %lld, \"samples\": [",
@@ -117,15 +110,15 @@ int main(int argc, char** argv) {
     next_tid = next_tid >= 32767 ? 300 : next_tid + 1;
     const int64_t s = step / 8;  // the child's phases, all within its step
     batch.events = {
-        Ev(t + 1, 0, EventKind::kProcessFork, kParent, c, child_comm, c),
-        Ev(t + 2, 0, EventKind::kSchedWakeupNew, c, 1, child_comm),
-        Ev(t + s, 1, EventKind::kSchedSwitch, 0, c, -1, child_comm, 0),
-        Ev(t + 2 * s, 1, EventKind::kSchedSwitch, c, 0, child_comm, -1, 1),  // sleeps
-        Ev(t + 3 * s, 0, EventKind::kSchedWaking, c, 1, child_comm),        // the parent wakes it
-        Ev(t + 4 * s, 1, EventKind::kSchedSwitch, 0, c, -1, child_comm, 0),
-        Ev(t + 5 * s, 1, EventKind::kProcessExit, c),
-        Ev(t + 5 * s + 1, 1, EventKind::kSchedSwitch, c, 0, child_comm, -1, 0x20),  // dead
-        Ev(t + 6 * s, 0, EventKind::kProcessFree, c),
+        ForkEvent(t + 1, 0, kParent, c, c, child_comm),
+        WakeEvent(EventKind::kSchedWakeupNew, t + 2, 0, c, 1, child_comm),
+        SwitchEvent(t + s, 1, 0, c, kRunnable, -1, child_comm),
+        SwitchEvent(t + 2 * s, 1, c, 0, kSleeping, child_comm),
+        WakeEvent(EventKind::kSchedWaking, t + 3 * s, 0, c, 1, child_comm),  // the parent wakes it
+        SwitchEvent(t + 4 * s, 1, 0, c, kRunnable, -1, child_comm),
+        ProcessEndEvent(EventKind::kProcessExit, t + 5 * s, 1, c),
+        SwitchEvent(t + 5 * s + 1, 1, c, 0, kDead, child_comm),
+        ProcessEndEvent(EventKind::kProcessFree, t + 6 * s, 0, c),
     };
     engine.Push(batch);
     t += step;

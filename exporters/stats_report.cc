@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "live/event_decoder.h"
+#include "live/dialect.h"
 
 namespace waitpath {
 namespace {

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "live/event.h"
+#include "live/string_table.h"
 
 namespace waitpath {
 namespace {
@@ -20,6 +21,100 @@ bool NameHas(std::string_view name, std::initializer_list<std::string_view> part
 }
 
 }  // namespace
+
+void CpuContextTracker::SetCurrent(uint16_t id, Utid task, std::string_view comm) {
+  CpuContext& c = At(id);
+  c.current = task;
+  c.known = true;
+  c.in_irq_thread = false;
+  std::string_view name;
+  if (task == kNoTask || !IrqThreadFrame(comm, &c.irq_thread, &name)) return;
+  c.in_irq_thread = true;
+  c.irq_thread.name = name.empty() ? 0 : StringTable::Global().Intern(name);
+}
+
+void CpuContextTracker::Lost(uint16_t id) {
+  CpuContext& c = At(id);
+  c.current = kNoTask;
+  c.known = false;
+  c.in_irq_thread = false;
+  c.frames.clear();
+}
+
+Utid CpuContextTracker::EnterInterrupt(uint16_t id, const IrqFrame& frame) {
+  CpuContext& c = At(id);
+  c.frames.push_back(frame);
+  return c.frames.size() == 1 ? c.current : kNoTask;
+}
+
+Utid CpuContextTracker::ExitInterrupt(uint16_t id) {
+  CpuContext& c = At(id);
+  if (c.frames.empty()) return kNoTask;
+  const bool timer_done = c.frames.back().type == IrqFrame::Type::kTimer;
+  c.frames.pop_back();
+  if (!c.frames.empty()) {
+    // The enclosing context (e.g. the local timer interrupt) ran that timer.
+    if (timer_done) c.frames.back().timer = true;
+    return kNoTask;
+  }
+  return c.current;
+}
+
+namespace {
+// The frame that stands for what the CPU handles now: its innermost interrupt context, else
+// its interrupt thread's, else none.
+IrqFrame* Handling(CpuContext& c) {
+  if (!c.frames.empty()) return &c.frames.back();
+  return c.in_irq_thread ? &c.irq_thread : nullptr;
+}
+
+// A wake-up from inside `f`: network followed to the packet's sender when it is known.
+WaitLink FromInterrupt(const IrqFrame& f) {
+  const Leaf leaf =
+      ClassifyInterrupt(f, f.name ? StringTable::Global().Get(f.name) : std::string_view());
+  if (leaf == Leaf::kNetwork && f.sender_known) {
+    return WaitLink{WaitLink::Type::kPacket, leaf, f.sender, f.send_ts};
+  }
+  return WaitLink{WaitLink::Type::kLeaf, leaf};
+}
+}  // namespace
+
+void CpuContextTracker::DiskCompleted(uint16_t id) {
+  if (IrqFrame* f = Handling(At(id))) f->disk = true;
+}
+
+void CpuContextTracker::PacketReceived(uint16_t id, Utid sender, int64_t send_ts) {
+  IrqFrame* f = Handling(At(id));
+  if (!f) return;
+  f->packet = true;
+  f->sender_known = sender != kNoTask;
+  if (f->sender_known) {
+    f->sender = sender;
+    f->send_ts = send_ts;
+  }
+}
+
+WaitLink CpuContextTracker::Waker(uint16_t id, uint8_t ctx) const {
+  const CpuContext& c = At(id);
+  if (!c.frames.empty()) return FromInterrupt(c.frames.back());
+  // perf marks interrupt context in every event even when entry events are missing.
+  if (InterruptByFlags(ctx)) return WaitLink{WaitLink::Type::kLeaf, Leaf::kIrq};
+  // An interrupt thread's wake-up is the interrupt's (the packet it received...), not the
+  // thread's own work.
+  if (c.in_irq_thread && c.current != kNoTask) return FromInterrupt(c.irq_thread);
+  if (!c.known) return WaitLink{WaitLink::Type::kUnknown};
+  // The idle task only wakes others from interrupts whose events were not traced.
+  if (c.current == kNoTask) return WaitLink{WaitLink::Type::kLeaf, Leaf::kIrq};
+  return WaitLink{WaitLink::Type::kTask, Leaf::kBlocked, c.current};
+}
+
+Utid CpuContextTracker::PacketSender(uint16_t id, uint8_t ctx) const {
+  const CpuContext& c = At(id);
+  // perf's softirq bit means "serving a softirq" (an ACK sent by the stack), not merely
+  // bottom halves disabled (0x80 on recent kernels), so it also rules out a task sender.
+  const bool task_context = c.frames.empty() && !InterruptByFlags(ctx);
+  return task_context && c.known ? c.current : kNoTask;
+}
 
 bool IrqThreadFrame(std::string_view comm, IrqFrame* frame, std::string_view* name) {
   *frame = IrqFrame{};

@@ -3,11 +3,13 @@
 // timer expired) so that a wake-up from that context can be given its cause.
 #pragma once
 
+#include <cassert>
 #include <cstdint>
 #include <string_view>
 #include <vector>
 
 #include "incremental/leaf_state.h"
+#include "incremental/task_history.h"
 #include "incremental/task_table.h"
 
 namespace waitpath {
@@ -34,18 +36,66 @@ struct CpuContext {
   bool in_irq_thread = false;
   IrqFrame irq_thread{};
   int64_t last_ts = 0;     // the CPU's previous event
-  std::vector<IrqFrame> frames;
+  std::vector<IrqFrame> frames;  // interrupt contexts over the current task, innermost last
 };
 
+// Keeps each CPU's context: which task runs, and the stack of interrupt contexts over it with
+// what happened inside them. The engine tells it what events say and asks it who a wake-up or
+// a packet sent from a CPU comes from; the task histories are the engine's.
 class CpuContextTracker {
  public:
-  CpuContext& cpu(uint16_t id) {
+  // The CPU `id`, added if new: unknown until a switch or an event names its current task.
+  // The methods below take a CPU added by this first (the engine calls it at each event), so
+  // that they cost no bounds check.
+  const CpuContext& cpu(uint16_t id) {
     if (id >= cpus_.size()) cpus_.resize(id + 1u);
     return cpus_[id];
   }
   size_t size() const { return cpus_.size(); }
 
+  // `task` (kNoTask: idle) runs on the CPU from now on; `comm`, its name, tells whether it is
+  // an interrupt thread.
+  void SetCurrent(uint16_t cpu, Utid task, std::string_view comm);
+  // The CPU's latest event was at `ts`.
+  void Seen(uint16_t cpu, int64_t ts) { At(cpu).last_ts = ts; }
+  // Events were lost on the CPU: its task and contexts are unknown until its next switch.
+  void Lost(uint16_t cpu);
+
+  // An interrupt context (irq, softirq, hrtimer, IPI) begins on the CPU. Returns the task it
+  // interrupts: the current one if this is the outermost context, else kNoTask.
+  Utid EnterInterrupt(uint16_t cpu, const IrqFrame& frame);
+  // The innermost context ends (an exit without its entry, after the trace start or a loss,
+  // closes nothing); a timer that ran in it ran in the context around it too. Returns the
+  // task that resumes: the current one if no context is left, else kNoTask.
+  Utid ExitInterrupt(uint16_t cpu);
+  // A switch runs in task context: contexts whose exit was not seen are over.
+  void LeaveInterrupts(uint16_t cpu) { At(cpu).frames.clear(); }
+  bool InInterrupt(uint16_t cpu) const { return !At(cpu).frames.empty(); }
+
+  // What happened in the CPU's innermost context, or in its interrupt thread (else nothing):
+  // a block request completed; a packet was received, sent by `sender` at `send_ts` if that
+  // is known (kNoTask if not).
+  void DiskCompleted(uint16_t cpu);
+  void PacketReceived(uint16_t cpu, Utid sender, int64_t send_ts);
+
+  // Where a wake-up made on the CPU now comes from: its innermost interrupt context, the
+  // interrupt context the event's own flags (`ctx`, CtxFlags) say, its interrupt thread's
+  // interrupt, its current task, or unknown (kUnknown: its state was lost or never seen).
+  WaitLink Waker(uint16_t cpu, uint8_t ctx) const;
+  // The task a packet sent on the CPU now comes from: kNoTask from interrupt context or when
+  // the CPU's task is not known.
+  Utid PacketSender(uint16_t cpu, uint8_t ctx) const;
+
  private:
+  CpuContext& At(uint16_t id) {
+    assert(id < cpus_.size());
+    return cpus_[id];
+  }
+  const CpuContext& At(uint16_t id) const {
+    assert(id < cpus_.size());
+    return cpus_[id];
+  }
+
   std::vector<CpuContext> cpus_;
 };
 

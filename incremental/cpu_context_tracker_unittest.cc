@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "live/event.h"
+#include "live/string_table.h"
 
 namespace waitpath {
 namespace {
@@ -11,19 +12,131 @@ IrqFrame Frame(IrqFrame::Type type, int32_t number) {
   return IrqFrame{type, number, 0};
 }
 
-TEST(CpuContextTrackerTest, CpusGrowOnDemandAndStartUnknown) {
+constexpr int32_t kNetRx = 3;  // softirq vector
+
+class CpuContextTrackerTest : public ::testing::Test {
+ protected:
+  CpuContextTrackerTest() { t.cpu(0); }  // CPUs are added before other calls name them
+
   CpuContextTracker t;
-  EXPECT_EQ(t.size(), 0u);
-  CpuContext& c3 = t.cpu(3);
+};
+
+TEST_F(CpuContextTrackerTest, CpusGrowOnDemandAndStartUnknown) {
+  EXPECT_EQ(t.size(), 1u);
+  const CpuContext& c3 = t.cpu(3);
   EXPECT_EQ(t.size(), 4u);
   EXPECT_FALSE(c3.known);
   EXPECT_EQ(c3.current, kNoTask);
   EXPECT_TRUE(c3.frames.empty());
-  c3.current = 9;
-  c3.frames.push_back(Frame(IrqFrame::Type::kHardIrq, 1));
+  t.SetCurrent(3, 9, "make");
+  t.EnterInterrupt(3, Frame(IrqFrame::Type::kHardIrq, 1));
   t.cpu(7);  // growing keeps the state of existing CPUs
+  EXPECT_TRUE(t.cpu(3).known);
   EXPECT_EQ(t.cpu(3).current, 9u);
   EXPECT_EQ(t.cpu(3).frames.size(), 1u);
+  EXPECT_FALSE(t.cpu(7).known);
+}
+
+// Only the outermost context interrupts the task, and only leaving it resumes the task.
+TEST_F(CpuContextTrackerTest, InterruptsNestOverTheCurrentTask) {
+  t.SetCurrent(0, 7, "worker");
+  EXPECT_EQ(t.EnterInterrupt(0, Frame(IrqFrame::Type::kHardIrq, 30)), 7u);
+  EXPECT_TRUE(t.InInterrupt(0));
+  EXPECT_EQ(t.EnterInterrupt(0, Frame(IrqFrame::Type::kSoftIrq, kNetRx)), kNoTask);
+  EXPECT_EQ(t.ExitInterrupt(0), kNoTask);
+  EXPECT_EQ(t.ExitInterrupt(0), 7u);
+  EXPECT_FALSE(t.InInterrupt(0));
+  EXPECT_EQ(t.ExitInterrupt(0), kNoTask);  // an exit without its entry closes nothing
+  // Over the idle task there is nobody to interrupt.
+  t.SetCurrent(0, kNoTask, {});
+  EXPECT_EQ(t.EnterInterrupt(0, Frame(IrqFrame::Type::kIpi, kIpiReschedule)), kNoTask);
+  EXPECT_EQ(t.ExitInterrupt(0), kNoTask);
+  // A switch ends contexts whose exit was not seen.
+  t.EnterInterrupt(0, Frame(IrqFrame::Type::kHardIrq, 30));
+  t.LeaveInterrupts(0);
+  EXPECT_FALSE(t.InInterrupt(0));
+}
+
+TEST_F(CpuContextTrackerTest, WakerFromTaskIdleOrUnknownCpu) {
+  EXPECT_EQ(t.Waker(0, 0).type, WaitLink::Type::kUnknown);  // never seen
+  t.SetCurrent(0, kNoTask, {});
+  // The idle task wakes others only from interrupts that were not traced.
+  EXPECT_EQ(t.Waker(0, 0).type, WaitLink::Type::kLeaf);
+  EXPECT_EQ(t.Waker(0, 0).leaf, Leaf::kIrq);
+  t.SetCurrent(0, 5, "bash");
+  const WaitLink task = t.Waker(0, 0);
+  EXPECT_EQ(task.type, WaitLink::Type::kTask);
+  EXPECT_EQ(task.task, 5u);
+  // perf's flags say interrupt context even without entry events.
+  EXPECT_EQ(t.Waker(0, kCtxKnown | kCtxSoftirq).leaf, Leaf::kIrq);
+  EXPECT_EQ(t.Waker(0, kCtxSoftirq).type, WaitLink::Type::kTask);  // flags not carried
+  t.Lost(0);
+  EXPECT_FALSE(t.cpu(0).known);
+  EXPECT_EQ(t.cpu(0).current, kNoTask);
+  EXPECT_EQ(t.Waker(0, 0).type, WaitLink::Type::kUnknown);
+}
+
+// The local timer interrupt ran an hrtimer: a wake-up after the timer's exit, still inside
+// the interrupt, is the timer's.
+TEST_F(CpuContextTrackerTest, ATimerThatRanInsideMakesTheEnclosingContextATimer) {
+  t.SetCurrent(0, 5, "bash");
+  t.EnterInterrupt(0, Frame(IrqFrame::Type::kHardIrq, 0));
+  EXPECT_EQ(t.Waker(0, 0).leaf, Leaf::kIrq);
+  t.EnterInterrupt(0, Frame(IrqFrame::Type::kTimer, 0));
+  t.ExitInterrupt(0);
+  EXPECT_TRUE(t.cpu(0).frames.back().timer);
+  EXPECT_EQ(t.Waker(0, 0).leaf, Leaf::kTimer);
+}
+
+TEST_F(CpuContextTrackerTest, APacketReceivedInsideIsFollowedToItsSender) {
+  t.SetCurrent(0, 5, "bash");
+  t.PacketReceived(0, 9, 100);  // in task context: nothing to record it in
+  EXPECT_EQ(t.Waker(0, 0).type, WaitLink::Type::kTask);
+  t.EnterInterrupt(0, Frame(IrqFrame::Type::kSoftIrq, kNetRx));
+  t.PacketReceived(0, 9, 100);
+  const WaitLink packet = t.Waker(0, 0);
+  EXPECT_EQ(packet.type, WaitLink::Type::kPacket);
+  EXPECT_EQ(packet.leaf, Leaf::kNetwork);
+  EXPECT_EQ(packet.task, 9u);
+  EXPECT_EQ(packet.ts, 100);
+  t.PacketReceived(0, kNoTask, 0);  // the next one's sender is not known
+  EXPECT_EQ(t.Waker(0, 0).type, WaitLink::Type::kLeaf);
+  EXPECT_EQ(t.Waker(0, 0).leaf, Leaf::kNetwork);
+}
+
+// Interrupt threads: what the thread handles is its interrupt's, as in a frame, until
+// another task runs.
+TEST_F(CpuContextTrackerTest, AnInterruptThreadsWakeUpsAreItsInterrupts) {
+  const int32_t kRcuSoftirq = 9;
+  t.SetCurrent(0, 3, "irq/130-nvme0q1");
+  EXPECT_TRUE(t.cpu(0).in_irq_thread);
+  EXPECT_EQ(StringTable::Global().Get(t.cpu(0).irq_thread.name), "nvme0q1");
+  EXPECT_EQ(t.Waker(0, 0).leaf, Leaf::kDisk);  // by its name
+  t.SetCurrent(0, 4, "irq/9-acpi");
+  EXPECT_EQ(t.Waker(0, 0).leaf, Leaf::kIrq);
+  t.DiskCompleted(0);
+  EXPECT_EQ(t.Waker(0, 0).leaf, Leaf::kDisk);  // by what it handled
+  // A frame over the thread takes what happens inside it.
+  t.EnterInterrupt(0, Frame(IrqFrame::Type::kSoftIrq, kRcuSoftirq));
+  t.PacketReceived(0, 9, 100);
+  t.ExitInterrupt(0);
+  EXPECT_FALSE(t.cpu(0).irq_thread.packet);
+  t.SetCurrent(0, 6, "napi/eth0-8193");
+  t.PacketReceived(0, 9, 100);
+  EXPECT_EQ(t.Waker(0, 0).type, WaitLink::Type::kPacket);
+  t.SetCurrent(0, 5, "bash");
+  EXPECT_FALSE(t.cpu(0).in_irq_thread);
+  EXPECT_EQ(t.Waker(0, 0).type, WaitLink::Type::kTask);
+}
+
+TEST_F(CpuContextTrackerTest, APacketSentFromTaskContextIsTheTasks) {
+  EXPECT_EQ(t.PacketSender(0, 0), kNoTask);  // CPU not known
+  t.SetCurrent(0, 5, "curl");
+  EXPECT_EQ(t.PacketSender(0, 0), 5u);
+  // perf's softirq bit: the stack sending (an ACK), not the task.
+  EXPECT_EQ(t.PacketSender(0, kCtxKnown | kCtxSoftirq), kNoTask);
+  t.EnterInterrupt(0, Frame(IrqFrame::Type::kSoftIrq, kNetRx));
+  EXPECT_EQ(t.PacketSender(0, 0), kNoTask);
 }
 
 TEST(ClassifyInterruptTest, WhatHappenedInsideDecidesFirst) {

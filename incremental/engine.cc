@@ -2,20 +2,42 @@
 
 #include <algorithm>
 
-#include "live/event_decoder.h"
+#include "live/dialect.h"
+#include "live/event_views.h"
 #include "live/string_table.h"
 
 namespace waitpath {
 namespace {
 constexpr uint64_t kEvictEvery = 16384;  // events between eviction passes on a host
+
+// A packet event's TCP/IP key, if its dialect carried one.
+const PacketKey* PacketKeyOf(const Event& e, const Batch& batch) {
+  const int32_t key = AsPacket(e).key();
+  return key >= 0 ? &batch.packets[static_cast<size_t>(key)] : nullptr;
+}
 }  // namespace
 
 Engine::Engine(EngineOptions options)
-    : options_(options), resolver_(tasks_, histories_, options.max_depth) {}
+    : options_(options), resolver_(tasks_, histories_.all(), options.max_depth) {}
 
 Engine::HostState& Engine::Host(uint16_t host) {
-  if (host >= hosts_.size()) hosts_.resize(host + 1u);
+  if (host >= hosts_.size()) {
+    const size_t old = hosts_.size();
+    hosts_.resize(host + 1u);
+    for (size_t h = old; h < hosts_.size(); ++h) hosts_[h].id = static_cast<uint16_t>(h);
+  }
   return hosts_[host];
+}
+
+// The host of a batch, with what the engine reads of its dialect decoded when its flags
+// change (they only grow, as the decoder meets the host's event classes: rarely).
+Engine::HostState& Engine::HostOf(const Batch& batch) {
+  HostState& hs = Host(batch.host);
+  if (batch.counters.dialect != hs.dialect) [[unlikely]] {
+    hs.dialect = batch.counters.dialect;
+    hs.has_waking = hs.dialect & kDialectHasWaking;
+  }
+  return hs;
 }
 
 int64_t Engine::host_now(uint16_t host) const {
@@ -28,68 +50,51 @@ int64_t Engine::TaskEnd(Utid u) const {
   return std::min(t.exit_ts, std::max(host_now(t.host), t.first_ts));
 }
 
-void Engine::Begin(Utid u, int64_t ts, SegmentKind kind) {
-  if (u >= histories_.size()) histories_.resize(u + 1u);
-  TaskHistory& h = histories_[u];
-  if (!h.empty()) return;
-  h.Begin(ts, kind);
+EngineCounters Engine::counters() const {
+  EngineCounters c = counters_;
+  c.evicted_segments = histories_.evicted_segments();
+  c.history_segments = histories_.segments();
+  c.history_origins = histories_.origins();
+  return c;
+}
+
+bool Engine::Begin(Utid u, int64_t ts, SegmentKind kind) {
+  if (!histories_.Begin(u, ts, kind)) return false;
   tasks_[u].first_ts = ts;
-  ++counters_.history_segments;
+  return true;
 }
 
 // The live task `tid`, its history begun in `initial` state if this is its first mention.
 Utid Engine::Touch(uint16_t host, int32_t tid, int64_t ts, SegmentKind initial) {
   const Utid u = tasks_.GetOrCreate(host, tid, ts);
-  if (u >= histories_.size()) histories_.resize(u + 1u);
-  if (histories_[u].empty()) Begin(u, ts, initial);
+  Begin(u, ts, initial);
   return u;
 }
 
+std::string_view Engine::Comm(Utid u) const {
+  return u == kNoTask ? std::string_view() : StringTable::Global().Get(tasks_[u].comm);
+}
+
 void Engine::ResolveWait(Utid u, int64_t ts, const WaitLink& link, SegmentKind next) {
-  TaskHistory& h = histories_[u];
-  const int64_t start = h.back().start;
-  const StateVec cum_start = h.back().cum;
+  const int64_t start = histories_[u].back().start;
+  const StateVec cum_start = histories_[u].back().cum;
   StateVec origin;
   const StateVec delta = resolver_.ResolveWait(link, start, ts, &origin);
-  const size_t before = h.size();
-  const size_t origins_before = h.origins();
-  h.Resolve(ts, link, delta, origin, next);
-  counters_.history_segments += h.size() - before;
-  counters_.history_origins += h.origins() - origins_before;
+  histories_.Resolve(u, ts, link, delta, origin, next);
   ++counters_.waits;
   if (listener_ && ts > start) listener_->OnWait(ResolvedWait{u, start, ts, link, delta, cum_start});
 }
 
-void Engine::FramePushed(CpuContext& cpu, int64_t ts) {
-  if (cpu.frames.size() != 1 || cpu.current == kNoTask) return;
-  TaskHistory& h = histories_[cpu.current];
-  if (h.back().kind == SegmentKind::kRunning) {
-    const size_t before = h.size();
-    h.Switch(ts, SegmentKind::kInterrupted);
-    counters_.history_segments += h.size() - before;
-  }
-}
-
-void Engine::FramePopped(CpuContext& cpu, int64_t ts) {
-  if (!cpu.frames.empty() || cpu.current == kNoTask) return;
-  TaskHistory& h = histories_[cpu.current];
-  if (h.back().kind == SegmentKind::kInterrupted) {
-    const size_t before = h.size();
-    h.Switch(ts, SegmentKind::kRunning);
-    counters_.history_segments += h.size() - before;
-  }
-}
-
 void Engine::Push(const Batch& batch) {
-  for (const Event& e : batch.events) Process(e, batch);
+  HostState& hs = HostOf(batch);
+  for (const Event& e : batch.events) Handle(hs, e, batch);
 }
 
 void Engine::Process(const Event& e, const Batch& batch) {
-  const uint16_t host = batch.host;
-  HostState& hs = Host(host);
-  // Kernels with sched_waking also emit sched_wakeup on the target CPU: only the former
-  // runs in the waker's context.
-  hs.has_waking = batch.counters.dialect & kDialectHasWaking;
+  Handle(HostOf(batch), e, batch);
+}
+
+void Engine::Handle(HostState& hs, const Event& e, const Batch& batch) {
   hs.now = e.ts;
   // History before the horizon may be evicted at the next pass on any host: a wait that
   // resolves now reads none of it (docs/architecture.md, "Eviction").
@@ -97,169 +102,66 @@ void Engine::Process(const Event& e, const Batch& batch) {
     resolver_.SetHorizon(e.ts - options_.retention_ns);
   }
   ++counters_.events;
-  CpuContext& cpu = hs.cpus.cpu(e.cpu);
-  // perf names the current task in every event (LTTng with the tid context), and every
-  // sched_switch names the task leaving: that fills in CPUs not yet seen switching, and
-  // overrides a current task whose switch was lost.
-  const int32_t named = e.kind == EventKind::kSchedSwitch ? e.a : e.cur_tid;
-  if (named >= 0) {
-    if (!cpu.known && e.kind != EventKind::kSchedSwitch) {
-      cpu.known = true;
-      cpu.current = named == 0 ? kNoTask : Touch(host, named, e.ts, SegmentKind::kRunning);
-      NoteIrqThread(cpu);
-    } else if (cpu.known && (cpu.current == kNoTask ? 0 : tasks_[cpu.current].tid) != named) {
-      InferSwitch(host, cpu, named, e.ts);
-    }
-  }
-  cpu.last_ts = e.ts;
-  if (cpu.current != kNoTask && e.cur_pid > 0 && tasks_[cpu.current].pid < 0 &&
-      tasks_[cpu.current].tid == e.cur_tid) {
-    tasks_[cpu.current].pid = e.cur_pid;
-  }
+  FollowCurrentTask(hs, e);
+  // One line a kind.
+  // clang-format off
   switch (e.kind) {
-    case EventKind::kSchedSwitch: OnSwitch(host, e); break;
+    case EventKind::kSchedSwitch: OnSchedSwitch(hs, e); break;
     case EventKind::kSchedWaking:
-    case EventKind::kSchedTtwu: OnWaking(host, e); break;
-    case EventKind::kSchedWakeup:
-      if (!hs.has_waking) OnWaking(host, e);
-      break;
-    case EventKind::kSchedWakeupNew: {
-      const Utid u = Touch(host, e.a, e.ts, SegmentKind::kPreempted);
-      SetComm(u, e.c);
-      break;
-    }
-    case EventKind::kProcessFork: OnFork(host, e); break;
-    case EventKind::kProcessExit: {
-      const Utid u = tasks_.Find(host, e.a);
-      if (u != kNoTask && tasks_[u].exit_ts == kNever) tasks_[u].exit_ts = e.ts;
-      break;
-    }
-    case EventKind::kProcessFree: {
-      const Utid u = tasks_.Find(host, e.a);
-      if (u != kNoTask && tasks_[u].exit_ts != kNever) tasks_.Retire(u);
-      break;
-    }
-    case EventKind::kIrqEntry:
-      cpu.frames.push_back(IrqFrame{IrqFrame::Type::kHardIrq, e.a, static_cast<uint32_t>(std::max(e.c, 0))});
-      FramePushed(cpu, e.ts);
-      break;
-    case EventKind::kSoftirqEntry:
-      cpu.frames.push_back(IrqFrame{IrqFrame::Type::kSoftIrq, e.a, 0});
-      FramePushed(cpu, e.ts);
-      break;
-    case EventKind::kHrtimerEntry:
-      cpu.frames.push_back(IrqFrame{IrqFrame::Type::kTimer, 0, 0});
-      FramePushed(cpu, e.ts);
-      break;
-    case EventKind::kIpiEntry:
-      cpu.frames.push_back(IrqFrame{IrqFrame::Type::kIpi, e.b, 0});
-      FramePushed(cpu, e.ts);
-      break;
+    case EventKind::kSchedTtwu: OnWaking(hs, e); break;
+    case EventKind::kSchedWakeup: OnWakeup(hs, e); break;
+    case EventKind::kSchedWakeupNew: OnWakeupNew(hs, e); break;
+    case EventKind::kProcessFork: OnFork(hs, e); break;
+    case EventKind::kProcessExit: OnExit(hs, e); break;
+    case EventKind::kProcessFree: OnFree(hs, e); break;
+    case EventKind::kIrqEntry: OnIrqEntry(hs, e); break;
+    case EventKind::kSoftirqEntry: OnSoftirqEntry(hs, e); break;
+    case EventKind::kHrtimerEntry: OnHrtimerEntry(hs, e); break;
+    case EventKind::kIpiEntry: OnIpiEntry(hs, e); break;
     case EventKind::kIrqExit:
     case EventKind::kSoftirqExit:
     case EventKind::kHrtimerExit:
-    case EventKind::kIpiExit:
-      // An exit without its entry (trace start, loss) closes nothing.
-      if (!cpu.frames.empty()) {
-        const bool timer_done = cpu.frames.back().type == IrqFrame::Type::kTimer;
-        cpu.frames.pop_back();
-        // The enclosing context (e.g. the local timer interrupt) ran that timer.
-        if (timer_done && !cpu.frames.empty()) cpu.frames.back().timer = true;
-        FramePopped(cpu, e.ts);
-      }
-      break;
-    case EventKind::kPacketOut: OnPacketOut(host, e, batch); break;
-    case EventKind::kPacketIn: OnPacketIn(host, e, batch); break;
-    case EventKind::kBlockComplete:
-      if (!cpu.frames.empty()) {
-        cpu.frames.back().disk = true;
-      } else if (cpu.in_irq_thread) {
-        cpu.irq_thread.disk = true;
-      }
-      break;
-    case EventKind::kStatedumpProcess: {
-      // LTTng's state dump lists the tasks that exist; one in state WAIT is asleep, so
-      // its history starts blocked (its waker will say on what).
-      constexpr int32_t kStatedumpWait = 5;
-      const Utid u = tasks_.GetOrCreate(host, e.a, e.ts);
-      if (u >= histories_.size()) histories_.resize(u + 1u);
-      SetComm(u, e.c);
-      if (e.b > 0) tasks_[u].pid = e.b;
-      if (e.d == kStatedumpWait) Begin(u, e.ts, SegmentKind::kBlocked);
-      break;
-    }
-    case EventKind::kLost: OnLost(host, e); break;
-    default: break;
+    case EventKind::kIpiExit: OnInterruptExit(hs, e); break;
+    case EventKind::kPacketOut: OnPacketOut(hs, e, batch); break;
+    case EventKind::kPacketIn: OnPacketIn(hs, e, batch); break;
+    case EventKind::kBlockComplete: OnBlockComplete(hs, e); break;
+    case EventKind::kStatedumpProcess: OnStatedumpProcess(hs, e); break;
+    case EventKind::kLost: OnLost(hs, e); break;
+    case EventKind::kSoftirqRaise:
+    case EventKind::kBlockIssue:
+    case EventKind::kCount: break;
   }
+  // clang-format on
   if (hs.last_evict == std::numeric_limits<int64_t>::min()) hs.last_evict = e.ts;
   // A pass every kEvictEvery events, or at least every quarter of the retention at a low
   // event rate, so that a quiet host's history is bounded by time too.
   if (++hs.events_since_evict >= kEvictEvery || e.ts - hs.last_evict >= options_.retention_ns / 4) {
     hs.events_since_evict = 0;
     hs.last_evict = e.ts;
-    Evict(host);
+    Evict(hs);
   }
 }
 
-void Engine::OnSwitch(uint16_t host, const Event& e) {
-  HostState& hs = hosts_[host];
-  CpuContext& cpu = hs.cpus.cpu(e.cpu);
-  // A switch runs in task context: contexts whose exit we did not see are over.
-  cpu.frames.clear();
-  if (e.a > 0) {
-    const Utid p = Touch(host, e.a, e.ts, SegmentKind::kRunning);
-    SetComm(p, e.c);
-    TaskHistory& h = histories_[p];
-    if (h.blocked()) {
-      // We thought it blocked, yet it ran: its wake-up and switch-in were lost.
-      ++counters_.missed_wakeups;
-      ResolveWait(p, e.ts, WaitLink{WaitLink::Type::kUnknown}, SegmentKind::kRunning);
-    }
-    // prev_state: runnable (preempted) iff its low byte is 0 (kernel >= 4.14 marks
-    // preemption with a high bit; 0x80 is TASK_IDLE, a sleep).
-    const bool preempted = (e.x & 0xff) == 0;
-    const size_t before = h.size();
-    h.Switch(e.ts, preempted ? SegmentKind::kPreempted : SegmentKind::kBlocked);
-    counters_.history_segments += h.size() - before;
-    // After sched_process_exit a task may still sleep (closing files, freeing memory) and
-    // run again; its final switch-out is the one in a dead state, neither runnable nor a
-    // sleep (EXIT_ZOMBIE/EXIT_DEAD since 4.14, TASK_DEAD before).
-    if (tasks_[p].exit_ts != kNever && tasks_[p].end_ts == kNever && !preempted && (e.x & 0x3) == 0) {
-      tasks_[p].end_ts = e.ts;
-      ended_.push_back(p);
+// perf names the current task in every event (LTTng with the tid context), and every
+// sched_switch names the task leaving: that fills in CPUs not yet seen switching, and
+// overrides a current task whose switch was lost.
+void Engine::FollowCurrentTask(HostState& hs, const Event& e) {
+  const CpuContext& cpu = hs.cpus.cpu(e.cpu);
+  const bool is_switch = e.kind == EventKind::kSchedSwitch;
+  const int32_t named = is_switch ? AsSchedSwitch(e).prev_tid() : e.cur_tid;
+  if (named >= 0) {
+    if (!cpu.known && !is_switch) {
+      const Utid u = named == 0 ? kNoTask : Touch(hs.id, named, e.ts, SegmentKind::kRunning);
+      hs.cpus.SetCurrent(e.cpu, u, Comm(u));
+    } else if (cpu.known && (cpu.current == kNoTask ? 0 : tasks_[cpu.current].tid) != named) {
+      InferSwitch(hs, e.cpu, named, e.ts);
     }
   }
-  if (e.b > 0) {
-    const Utid n = Touch(host, e.b, e.ts, SegmentKind::kRunning);
-    SetComm(n, e.d);
-    tasks_[n].ran = true;
-    if (histories_[n].blocked()) {
-      // Switched in without a wake-up we saw: after lost events the cause is unknown,
-      // otherwise the waker was not traced (e.g. sched_wakeup not enabled): blocked.
-      ++counters_.missed_wakeups;
-      const bool lost = hs.last_loss >= histories_[n].back().start;
-      ResolveWait(n, e.ts, WaitLink{lost ? WaitLink::Type::kUnknown : WaitLink::Type::kNone},
-                  SegmentKind::kRunning);
-    } else {
-      const size_t before = histories_[n].size();
-      histories_[n].Switch(e.ts, SegmentKind::kRunning);
-      counters_.history_segments += histories_[n].size() - before;
-    }
-    cpu.current = n;
-  } else {
-    cpu.current = kNoTask;
+  hs.cpus.Seen(e.cpu, e.ts);
+  if (cpu.current != kNoTask && e.cur_pid > 0 && tasks_[cpu.current].pid < 0 &&
+      tasks_[cpu.current].tid == e.cur_tid) {
+    tasks_[cpu.current].pid = e.cur_pid;
   }
-  cpu.known = true;
-  NoteIrqThread(cpu);
-}
-
-void Engine::NoteIrqThread(CpuContext& cpu) {
-  cpu.in_irq_thread = false;
-  if (cpu.current == kNoTask) return;
-  std::string_view name;
-  if (!IrqThreadFrame(StringTable::Global().Get(tasks_[cpu.current].comm), &cpu.irq_thread, &name)) return;
-  cpu.in_irq_thread = true;
-  cpu.irq_thread.name = name.empty() ? 0 : StringTable::Global().Intern(name);
 }
 
 // An event names its CPU's current task (`tid`) and it is not the one tracked: a
@@ -267,144 +169,217 @@ void Engine::NoteIrqThread(CpuContext& cpu) {
 // discards under load). The event is trusted: `tid` is current from now on (a wake-up from
 // its context has it as waker), and since the CPU's previous event neither it nor the task
 // we thought current is known to have run: that time is unknown for both.
-void Engine::InferSwitch(uint16_t host, CpuContext& cpu, int32_t tid, int64_t ts) {
+void Engine::InferSwitch(HostState& hs, uint16_t cpu, int32_t tid, int64_t ts) {
   ++counters_.inferred_switches;
-  const int64_t since = std::min(cpu.last_ts, ts);
-  if (cpu.current != kNoTask) {
-    TaskHistory& h = histories_[cpu.current];
+  const Utid was = hs.cpus.cpu(cpu).current;
+  const int64_t since = std::min(hs.cpus.cpu(cpu).last_ts, ts);
+  if (was != kNoTask) {
+    const TaskHistory& h = histories_[was];
     if (!h.blocked()) {
-      const size_t before = h.size();
-      h.Switch(std::max(since, h.back().start), SegmentKind::kUnknown);
-      counters_.history_segments += h.size() - before;
+      histories_.Switch(was, std::max(since, h.back().start), SegmentKind::kUnknown);
     }
   }
-  cpu.current = kNoTask;
-  cpu.in_irq_thread = false;
-  if (tid == 0) return;
-  const SegmentKind own = cpu.frames.empty() ? SegmentKind::kRunning : SegmentKind::kInterrupted;
-  const Utid n = Touch(host, tid, since, SegmentKind::kUnknown);
+  if (tid == 0) {
+    hs.cpus.SetCurrent(cpu, kNoTask, {});
+    return;
+  }
+  const SegmentKind own =
+      hs.cpus.InInterrupt(cpu) ? SegmentKind::kInterrupted : SegmentKind::kRunning;
+  const Utid n = Touch(hs.id, tid, since, SegmentKind::kUnknown);
   tasks_[n].ran = true;
-  cpu.current = n;
-  TaskHistory& h = histories_[n];
-  const size_t before = h.size();
+  const TaskHistory& h = histories_[n];
   if (h.blocked()) {
     // Its wake-up was lost with the switch.
     ++counters_.missed_wakeups;
-    ResolveWait(n, std::max(since, h.back().start), WaitLink{WaitLink::Type::kUnknown}, SegmentKind::kUnknown);
+    ResolveWait(n, std::max(since, h.back().start), WaitLink{WaitLink::Type::kUnknown},
+                SegmentKind::kUnknown);
   } else {
-    h.Switch(std::max(since, h.back().start), SegmentKind::kUnknown);
+    histories_.Switch(n, std::max(since, h.back().start), SegmentKind::kUnknown);
   }
-  h.Switch(ts, own);
-  counters_.history_segments += h.size() - before;
-  NoteIrqThread(cpu);
+  histories_.Switch(n, ts, own);
+  hs.cpus.SetCurrent(cpu, n, Comm(n));
 }
 
-WaitLink Engine::WakerLink(uint16_t host, const Event& e) {
-  CpuContext& cpu = hosts_[host].cpus.cpu(e.cpu);
-  if (!cpu.frames.empty()) {
-    const IrqFrame& f = cpu.frames.back();
-    const Leaf leaf = ClassifyInterrupt(f, f.name ? StringTable::Global().Get(f.name) : std::string_view());
-    if (leaf == Leaf::kNetwork && f.sender_known) return WaitLink{WaitLink::Type::kPacket, leaf, f.sender, f.send_ts};
-    return WaitLink{WaitLink::Type::kLeaf, leaf};
-  }
-  // perf marks interrupt context in every event even when entry events are missing.
-  if ((e.ctx & kCtxKnown) && (e.ctx & (kCtxHardirq | kCtxSoftirq | kCtxNmi))) {
-    return WaitLink{WaitLink::Type::kLeaf, Leaf::kIrq};
-  }
-  if (cpu.in_irq_thread && cpu.current != kNoTask) {
-    // An interrupt thread's wake-up is the interrupt's (the packet it received...), not
-    // the thread's own work.
-    const IrqFrame& f = cpu.irq_thread;
-    const Leaf leaf = ClassifyInterrupt(f, f.name ? StringTable::Global().Get(f.name) : std::string_view());
-    if (leaf == Leaf::kNetwork && f.sender_known) return WaitLink{WaitLink::Type::kPacket, leaf, f.sender, f.send_ts};
-    return WaitLink{WaitLink::Type::kLeaf, leaf};
-  }
-  if (!cpu.known) {
-    ++counters_.unknown_wakers;
-    return WaitLink{WaitLink::Type::kUnknown};
-  }
-  // The idle task only wakes others from interrupts whose events were not traced.
-  if (cpu.current == kNoTask) return WaitLink{WaitLink::Type::kLeaf, Leaf::kIrq};
-  return WaitLink{WaitLink::Type::kTask, Leaf::kBlocked, cpu.current};
+void Engine::OnSchedSwitch(HostState& hs, const Event& e) {
+  // A switch runs in task context: contexts whose exit we did not see are over.
+  hs.cpus.LeaveInterrupts(e.cpu);
+  const auto sw = AsSchedSwitch(e);
+  if (sw.prev_tid() > 0) SwitchOut(hs, e);
+  const Utid next = sw.next_tid() > 0 ? SwitchIn(hs, e) : kNoTask;
+  hs.cpus.SetCurrent(e.cpu, next, Comm(next));
 }
 
-void Engine::OnWaking(uint16_t host, const Event& e) {
-  if (e.a <= 0) return;
-  bool created = false;
-  const Utid u = tasks_.GetOrCreate(host, e.a, e.ts, &created);
-  SetComm(u, e.c);
-  if (u >= histories_.size()) histories_.resize(u + 1u);
-  if (histories_[u].empty()) {
-    Begin(u, e.ts, SegmentKind::kPreempted);
-    return;
+void Engine::SwitchOut(HostState& hs, const Event& e) {
+  const auto sw = AsSchedSwitch(e);
+  const Utid p = Touch(hs.id, sw.prev_tid(), e.ts, SegmentKind::kRunning);
+  SetComm(p, sw.prev_comm());
+  if (histories_[p].blocked()) {
+    // We thought it blocked, yet it ran: its wake-up and switch-in were lost.
+    ++counters_.missed_wakeups;
+    ResolveWait(p, e.ts, WaitLink{WaitLink::Type::kUnknown}, SegmentKind::kRunning);
   }
-  if (!histories_[u].blocked()) return;
-  ResolveWait(u, e.ts, WakerLink(host, e), SegmentKind::kPreempted);
+  // prev_state: runnable (preempted) iff its low byte is 0 (kernel >= 4.14 marks
+  // preemption with a high bit; 0x80 is TASK_IDLE, a sleep).
+  const bool preempted = (sw.prev_state() & 0xff) == 0;
+  histories_.Switch(p, e.ts, preempted ? SegmentKind::kPreempted : SegmentKind::kBlocked);
+  // After sched_process_exit a task may still sleep (closing files, freeing memory) and
+  // run again; its final switch-out is the one in a dead state, neither runnable nor a
+  // sleep (EXIT_ZOMBIE/EXIT_DEAD since 4.14, TASK_DEAD before).
+  Task& t = tasks_[p];
+  if (t.exit_ts != kNever && t.end_ts == kNever && !preempted && (sw.prev_state() & 0x3) == 0) {
+    t.end_ts = e.ts;
+    ended_.push_back(p);
+  }
 }
 
-void Engine::OnFork(uint16_t host, const Event& e) {
-  const Utid parent = Touch(host, e.a, e.ts, SegmentKind::kRunning);
-  const Utid child = tasks_.CreateFresh(host, e.b, e.ts);
+Utid Engine::SwitchIn(HostState& hs, const Event& e) {
+  const auto sw = AsSchedSwitch(e);
+  const Utid n = Touch(hs.id, sw.next_tid(), e.ts, SegmentKind::kRunning);
+  SetComm(n, sw.next_comm());
+  tasks_[n].ran = true;
+  if (histories_[n].blocked()) {
+    // Switched in without a wake-up we saw: after lost events the cause is unknown,
+    // otherwise the waker was not traced (e.g. sched_wakeup not enabled): blocked.
+    ++counters_.missed_wakeups;
+    const bool lost = hs.last_loss >= histories_[n].back().start;
+    ResolveWait(n, e.ts, WaitLink{lost ? WaitLink::Type::kUnknown : WaitLink::Type::kNone},
+                SegmentKind::kRunning);
+  } else {
+    histories_.Switch(n, e.ts, SegmentKind::kRunning);
+  }
+  return n;
+}
+
+// A wake-up in the waker's context: a blocked task's wait ends, caused by that context.
+void Engine::OnWaking(HostState& hs, const Event& e) {
+  const auto wake = AsWake(e);
+  if (wake.tid() <= 0) return;
+  const Utid u = tasks_.GetOrCreate(hs.id, wake.tid(), e.ts);
+  SetComm(u, wake.comm());
+  // First seen now: it was runnable from here, its earlier life unknown.
+  if (Begin(u, e.ts, SegmentKind::kPreempted) || !histories_[u].blocked()) return;
+  const WaitLink link = hs.cpus.Waker(e.cpu, e.ctx);
+  if (link.type == WaitLink::Type::kUnknown) ++counters_.unknown_wakers;
+  ResolveWait(u, e.ts, link, SegmentKind::kPreempted);
+}
+
+// Kernels with sched_waking also emit sched_wakeup on the target CPU: only the former runs
+// in the waker's context.
+void Engine::OnWakeup(HostState& hs, const Event& e) {
+  if (!hs.has_waking) OnWaking(hs, e);
+}
+
+void Engine::OnWakeupNew(HostState& hs, const Event& e) {
+  const Utid u = Touch(hs.id, AsWake(e).tid(), e.ts, SegmentKind::kPreempted);
+  SetComm(u, AsWake(e).comm());
+}
+
+void Engine::OnFork(HostState& hs, const Event& e) {
+  const auto fork = AsFork(e);
+  const Utid parent = Touch(hs.id, fork.parent_tid(), e.ts, SegmentKind::kRunning);
+  const Utid child = tasks_.CreateFresh(hs.id, fork.child_tid(), e.ts);
   Task& c = tasks_[child];
   c.parent = parent;
   c.birth = e.ts;
-  c.comm = e.c >= 0 ? static_cast<uint32_t>(e.c) : tasks_[parent].comm;
-  c.pid = e.d > 0 ? e.d : -1;
+  c.comm = fork.child_comm() >= 0 ? static_cast<uint32_t>(fork.child_comm()) : tasks_[parent].comm;
+  c.pid = fork.child_pid() > 0 ? fork.child_pid() : -1;
   c.parent_origin = resolver_.Cum(parent, e.ts);
   Begin(child, e.ts, SegmentKind::kPreempted);
 }
 
-void Engine::OnLost(uint16_t host, const Event& e) {
-  HostState& hs = hosts_[host];
+// The task still runs (and may sleep) until its final switch-out (SwitchOut).
+void Engine::OnExit(HostState& hs, const Event& e) {
+  const Utid u = tasks_.Find(hs.id, AsProcessEnd(e).tid());
+  if (u != kNoTask && tasks_[u].exit_ts == kNever) tasks_[u].exit_ts = e.ts;
+}
+
+// Its tid may name a new task from now on.
+void Engine::OnFree(HostState& hs, const Event& e) {
+  const Utid u = tasks_.Find(hs.id, AsProcessEnd(e).tid());
+  if (u != kNoTask && tasks_[u].exit_ts != kNever) tasks_.Retire(u);
+}
+
+void Engine::OnIrqEntry(HostState& hs, const Event& e) {
+  const auto irq = AsIrqEntry(e);
+  EnterInterrupt(hs, e,
+                 IrqFrame{IrqFrame::Type::kHardIrq, irq.irq(),
+                          static_cast<uint32_t>(std::max(irq.name(), 0))});
+}
+
+void Engine::OnSoftirqEntry(HostState& hs, const Event& e) {
+  EnterInterrupt(hs, e, IrqFrame{IrqFrame::Type::kSoftIrq, AsSoftirq(e).vec(), 0});
+}
+
+void Engine::OnHrtimerEntry(HostState& hs, const Event& e) {
+  EnterInterrupt(hs, e, IrqFrame{IrqFrame::Type::kTimer, 0, 0});
+}
+
+void Engine::OnIpiEntry(HostState& hs, const Event& e) {
+  EnterInterrupt(hs, e, IrqFrame{IrqFrame::Type::kIpi, AsIpi(e).type(), 0});
+}
+
+// The CPU enters an interrupt context: a task it interrupts stops running its own code.
+void Engine::EnterInterrupt(HostState& hs, const Event& e, const IrqFrame& frame) {
+  const Utid u = hs.cpus.EnterInterrupt(e.cpu, frame);
+  if (u != kNoTask && histories_[u].back().kind == SegmentKind::kRunning) {
+    histories_.Switch(u, e.ts, SegmentKind::kInterrupted);
+  }
+}
+
+// irq, softirq, hrtimer and IPI exits: the task resumes when the last context is left.
+void Engine::OnInterruptExit(HostState& hs, const Event& e) {
+  const Utid u = hs.cpus.ExitInterrupt(e.cpu);
+  if (u != kNoTask && histories_[u].back().kind == SegmentKind::kInterrupted) {
+    histories_.Switch(u, e.ts, SegmentKind::kRunning);
+  }
+}
+
+void Engine::OnBlockComplete(HostState& hs, const Event& e) {
+  hs.cpus.DiskCompleted(e.cpu);
+}
+
+void Engine::OnPacketOut(HostState& hs, const Event& e, const Batch& batch) {
+  const Utid sender = hs.cpus.PacketSender(e.cpu, e.ctx);
+  packets_.OnSend(hs.id, e.ts, static_cast<uint64_t>(AsPacket(e).skbaddr()), PacketKeyOf(e, batch),
+                  sender, sender != kNoTask ? tasks_[sender].generation : 0);
+}
+
+void Engine::OnPacketIn(HostState& hs, const Event& e, const Batch& batch) {
+  const auto send = packets_.OnReceive(hs.id, static_cast<uint64_t>(AsPacket(e).skbaddr()),
+                                       PacketKeyOf(e, batch));
+  // A sender on another host is followed only when all timestamps are in one clock.
+  // A sender released since (its Utid reused) is as unknown as one in interrupt context.
+  const bool known = send && send->sender != kNoTask && (send->host == hs.id || synchronized_) &&
+                     send->generation == static_cast<uint16_t>(tasks_[send->sender].generation);
+  hs.cpus.PacketReceived(e.cpu, known ? send->sender : kNoTask, known ? send->ts : 0);
+}
+
+// LTTng's state dump lists the tasks that exist; one in state WAIT is asleep, so its history
+// starts blocked (its waker will say on what).
+void Engine::OnStatedumpProcess(HostState& hs, const Event& e) {
+  const auto dump = AsStatedumpProcess(e);
+  const Utid u = tasks_.GetOrCreate(hs.id, dump.tid(), e.ts);
+  histories_.Add(u);
+  SetComm(u, dump.name());
+  if (dump.pid() > 0) tasks_[u].pid = dump.pid();
+  if (dump.status() == kStatedumpWait) Begin(u, e.ts, SegmentKind::kBlocked);
+}
+
+void Engine::OnLost(HostState& hs, const Event& e) {
   ++counters_.loss_markers;
-  CpuContext& cpu = hs.cpus.cpu(e.cpu);
   // Whatever ran on this CPU since the loss began is unknown until its next sched_switch.
-  if (cpu.current != kNoTask) {
-    TaskHistory& h = histories_[cpu.current];
+  if (const Utid u = hs.cpus.cpu(e.cpu).current; u != kNoTask) {
+    const TaskHistory& h = histories_[u];
     if (!h.blocked()) {
-      const size_t before = h.size();
-      h.Switch(std::max(e.x, h.back().start), SegmentKind::kUnknown);
-      counters_.history_segments += h.size() - before;
+      histories_.Switch(u, std::max(AsLost(e).begin(), h.back().start), SegmentKind::kUnknown);
     }
   }
-  cpu.current = kNoTask;
-  cpu.known = false;
-  cpu.in_irq_thread = false;
-  cpu.frames.clear();
+  hs.cpus.Lost(e.cpu);
   hs.last_loss = e.ts;
 }
 
-void Engine::OnPacketOut(uint16_t host, const Event& e, const Batch& batch) {
-  CpuContext& cpu = hosts_[host].cpus.cpu(e.cpu);
-  // perf's softirq bit means "serving a softirq" (an ACK sent by the stack), not merely
-  // bottom halves disabled (0x80 on recent kernels), so it also rules out a task sender.
-  const bool task_context =
-      cpu.frames.empty() && !((e.ctx & kCtxKnown) && (e.ctx & (kCtxHardirq | kCtxSoftirq | kCtxNmi)));
-  const PacketKey* key = e.a >= 0 ? &batch.packets[static_cast<size_t>(e.a)] : nullptr;
-  const Utid sender = task_context && cpu.known ? cpu.current : kNoTask;
-  packets_.OnSend(host, e.ts, static_cast<uint64_t>(e.x), key, sender,
-                  sender != kNoTask ? tasks_[sender].generation : 0);
-}
-
-void Engine::OnPacketIn(uint16_t host, const Event& e, const Batch& batch) {
-  CpuContext& cpu = hosts_[host].cpus.cpu(e.cpu);
-  const PacketKey* key = e.a >= 0 ? &batch.packets[static_cast<size_t>(e.a)] : nullptr;
-  const auto send = packets_.OnReceive(host, static_cast<uint64_t>(e.x), key);
-  if (cpu.frames.empty() && !cpu.in_irq_thread) return;
-  IrqFrame& f = cpu.frames.empty() ? cpu.irq_thread : cpu.frames.back();
-  f.packet = true;
-  // A sender on another host is followed only when all timestamps are in one clock.
-  // A sender released since (its Utid reused) is as unknown as one in interrupt context.
-  f.sender_known = send && send->sender != kNoTask && (send->host == host || synchronized_) &&
-                   send->generation == static_cast<uint16_t>(tasks_[send->sender].generation);
-  if (f.sender_known) {
-    f.sender = send->sender;
-    f.send_ts = send->ts;
-  }
-}
-
-void Engine::Evict(uint16_t host) {
-  const int64_t now = hosts_[host].now;
+void Engine::Evict(const HostState& hs) {
+  const int64_t now = hs.now;
   packets_.ExpireBefore(now - options_.packet_expiry_ns);
   // History before the horizon is never read again, whichever host it is on: the horizon is
   // one for all hosts (ActivePathResolver::SetHorizon), and so is the cutoff.
@@ -419,7 +394,7 @@ void Engine::Evict(uint16_t host) {
   }
   // A slice of tasks per pass keeps each pass cheap; all are visited within a few passes.
   const size_t slice = std::max<size_t>(1024, histories_.size() / 8);
-  for (size_t i = 0; i < slice && !histories_.empty(); ++i) {
+  for (size_t i = 0; i < slice && histories_.size() != 0; ++i) {
     if (++evict_cursor_ >= histories_.size()) {
       evict_cursor_ = 0;
       swept_horizon_ = std::max(swept_horizon_, sweep_start_horizon_);
@@ -431,7 +406,7 @@ void Engine::Evict(uint16_t host) {
 }
 
 void Engine::EvictTask(Utid u, int64_t cutoff) {
-  if (tasks_[u].in_use) Evicted(histories_[u].EvictBefore(cutoff));
+  if (tasks_[u].in_use) histories_.EvictBefore(u, cutoff);
 }
 
 // An ended task's history is needed until its end falls behind the horizon (reads of it
@@ -444,10 +419,7 @@ void Engine::ReclaimEndedTasks() {
     const Utid u = ended_.front();
     ended_.pop_front();
     if (listener_) listener_->OnTaskEnded(u);
-    TaskHistory& h = histories_[u];
-    counters_.history_segments -= h.size();
-    counters_.history_origins -= h.origins();
-    h = TaskHistory{};
+    histories_.Drop(u);
     ++counters_.tasks_ended;
     dropped_.push_back(u);
   }
@@ -458,12 +430,6 @@ void Engine::ReclaimEndedTasks() {
     tasks_.Release(u);
     ++counters_.tasks_released;
   }
-}
-
-void Engine::Evicted(const TaskHistory::Evicted& n) {
-  counters_.evicted_segments += n.segments;
-  counters_.history_segments -= n.segments;
-  counters_.history_origins -= n.origins;
 }
 
 }  // namespace waitpath

@@ -9,6 +9,7 @@
 
 #include "incremental/active_path_resolver.h"
 #include "incremental/cpu_context_tracker.h"
+#include "incremental/history_store.h"
 #include "incremental/packet_matcher.h"
 #include "incremental/task_history.h"
 #include "incremental/task_table.h"
@@ -54,7 +55,7 @@ struct EngineCounters {
   uint64_t missed_wakeups = 0;    // tasks switched in while we thought them blocked
   uint64_t inferred_switches = 0; // events whose own current task was not the tracked one
   uint64_t loss_markers = 0;
-  uint64_t evicted_segments = 0;
+  uint64_t evicted_segments = 0;  // (the three history counts are HistoryStore's)
   uint64_t history_segments = 0;  // retained now
   uint64_t history_origins = 0;   // retained now (resolved waits that follow a task)
   uint64_t tasks_ended = 0;       // histories of ended tasks dropped
@@ -78,7 +79,7 @@ class Engine {
   const TaskHistory& history(Utid u) const { return histories_[u]; }
   ActivePathResolver& resolver() { return resolver_; }
   const PacketMatcher& packets() const { return packets_; }
-  const EngineCounters& counters() const { return counters_; }
+  EngineCounters counters() const;
 
   // The newest timestamp seen on `host` (the end of its input once it has ended).
   int64_t host_now(uint16_t host) const;
@@ -99,41 +100,59 @@ class Engine {
 
  private:
   struct HostState {
+    uint16_t id = 0;
     CpuContextTracker cpus;
     int64_t now = std::numeric_limits<int64_t>::min();
     int64_t last_loss = std::numeric_limits<int64_t>::min();
-    bool has_waking = false;
+    uint32_t dialect = 0;     // DialectFlags, as of the host's latest batch
+    bool has_waking = false;  // kDialectHasWaking: sched_wakeup is not the waker's context
     uint64_t events_since_evict = 0;
     int64_t last_evict = std::numeric_limits<int64_t>::min();
   };
 
   HostState& Host(uint16_t host);
+  HostState& HostOf(const Batch& batch);
+  void Handle(HostState& hs, const Event& e, const Batch& batch);
+
   Utid Touch(uint16_t host, int32_t tid, int64_t ts, SegmentKind initial);
-  void Begin(Utid u, int64_t ts, SegmentKind kind);
+  bool Begin(Utid u, int64_t ts, SegmentKind kind);
   void SetComm(Utid u, int32_t comm) {
     if (comm >= 0) tasks_[u].comm = static_cast<uint32_t>(comm);
   }
+  std::string_view Comm(Utid u) const;
   void ResolveWait(Utid u, int64_t ts, const WaitLink& link, SegmentKind next);
-  void FramePushed(CpuContext& cpu, int64_t ts);
-  void FramePopped(CpuContext& cpu, int64_t ts);
-  WaitLink WakerLink(uint16_t host, const Event& e);
+  void FollowCurrentTask(HostState& hs, const Event& e);
+  void InferSwitch(HostState& hs, uint16_t cpu, int32_t tid, int64_t ts);
+  void EnterInterrupt(HostState& hs, const Event& e, const IrqFrame& frame);
 
-  void OnSwitch(uint16_t host, const Event& e);
-  void InferSwitch(uint16_t host, CpuContext& cpu, int32_t tid, int64_t ts);
-  void NoteIrqThread(CpuContext& cpu);
-  void OnWaking(uint16_t host, const Event& e);
-  void OnFork(uint16_t host, const Event& e);
-  void OnLost(uint16_t host, const Event& e);
-  void OnPacketIn(uint16_t host, const Event& e, const Batch& batch);
-  void OnPacketOut(uint16_t host, const Event& e, const Batch& batch);
-  void Evict(uint16_t host);
-  void Evicted(const TaskHistory::Evicted& n);
+  // One handler per kind of event, reading it through its view (live/event_views.h).
+  void OnSchedSwitch(HostState& hs, const Event& e);
+  void SwitchOut(HostState& hs, const Event& e);
+  Utid SwitchIn(HostState& hs, const Event& e);
+  void OnWaking(HostState& hs, const Event& e);
+  void OnWakeup(HostState& hs, const Event& e);
+  void OnWakeupNew(HostState& hs, const Event& e);
+  void OnFork(HostState& hs, const Event& e);
+  void OnExit(HostState& hs, const Event& e);
+  void OnFree(HostState& hs, const Event& e);
+  void OnIrqEntry(HostState& hs, const Event& e);
+  void OnSoftirqEntry(HostState& hs, const Event& e);
+  void OnHrtimerEntry(HostState& hs, const Event& e);
+  void OnIpiEntry(HostState& hs, const Event& e);
+  void OnInterruptExit(HostState& hs, const Event& e);
+  void OnBlockComplete(HostState& hs, const Event& e);
+  void OnPacketOut(HostState& hs, const Event& e, const Batch& batch);
+  void OnPacketIn(HostState& hs, const Event& e, const Batch& batch);
+  void OnStatedumpProcess(HostState& hs, const Event& e);
+  void OnLost(HostState& hs, const Event& e);
+
+  void Evict(const HostState& hs);
   void EvictTask(Utid u, int64_t cutoff);
   void ReclaimEndedTasks();
 
   const EngineOptions options_;
   TaskTable tasks_;
-  std::vector<TaskHistory> histories_;
+  HistoryStore histories_;
   std::vector<HostState> hosts_;
   PacketMatcher packets_;
   ActivePathResolver resolver_;

@@ -6,7 +6,8 @@
 #include <set>
 #include <vector>
 
-#include "live/event_decoder.h"
+#include "live/dialect.h"
+#include "live/event_builders.h"
 #include "live/string_table.h"
 
 namespace waitpath {
@@ -17,31 +18,21 @@ constexpr int64_t kRunnable = 0;  // prev_state
 constexpr int64_t kSleeping = 1;  // TASK_INTERRUPTIBLE
 constexpr int32_t kNetRx = 3;     // softirq vector
 
-Event Ev(int64_t ts, uint16_t cpu, EventKind kind, int32_t a = 0, int32_t b = 0,
-         int32_t c = kNoComm, int32_t d = kNoComm, int64_t x = 0) {
-  Event e{};
-  e.ts = ts;
-  e.cpu = cpu;
-  e.kind = kind;
-  e.cur_tid = -1;
-  e.cur_pid = -1;
-  e.ctx = 0;
-  e.a = a;
-  e.b = b;
-  e.c = c;
-  e.d = d;
-  e.x = x;
-  return e;
-}
-
 Event Switch(int64_t ts, uint16_t cpu, int32_t prev, int32_t next, int64_t prev_state) {
-  return Ev(ts, cpu, EventKind::kSchedSwitch, prev, next, kNoComm, kNoComm, prev_state);
+  return SwitchEvent(ts, cpu, prev, next, prev_state);
 }
 Event Waking(int64_t ts, uint16_t cpu, int32_t tid) {
-  return Ev(ts, cpu, EventKind::kSchedWaking, tid, cpu);
+  return WakeEvent(EventKind::kSchedWaking, ts, cpu, tid, cpu);
 }
 Event Lost(int64_t ts, uint16_t cpu, int64_t begin) {
-  return Ev(ts, cpu, EventKind::kLost, -1, 0, kNoComm, kNoComm, begin);
+  return LostEvent(ts, cpu, -1, begin);
+}
+
+// perf's dialect, whose events name their CPU's current task: `e` as perf writes it.
+constexpr uint32_t kPerf = kDialectPerf | kDialectHasWaking | kDialectHasSwitch;
+Event On(Event e, int32_t current_tid) {
+  e.cur_tid = current_tid;
+  return e;
 }
 
 class RecordingListener : public WaitListener {
@@ -167,12 +158,13 @@ TEST_F(EngineTest, WakeFromTaskFollowsTheWaker) {
 
 TEST_F(EngineTest, WakeInsideAnHrtimerIsTimer) {
   Push({Switch(0, 0, 0, 10, kRunnable), Switch(0, 1, 0, 0, kRunnable),
-        Switch(10, 0, 10, 0, kSleeping), Ev(40, 1, EventKind::kHrtimerEntry), Waking(45, 1, 10),
-        Ev(46, 1, EventKind::kHrtimerExit), Switch(50, 0, 0, 10, kRunnable),
+        Switch(10, 0, 10, 0, kSleeping), MakeEvent(EventKind::kHrtimerEntry, 40, 1),
+        Waking(45, 1, 10), MakeEvent(EventKind::kHrtimerExit, 46, 1),
+        Switch(50, 0, 0, 10, kRunnable),
         // The local timer interrupt ran a timer; the wake-up after it is still the timer's.
-        Switch(60, 0, 10, 0, kSleeping), Ev(70, 0, EventKind::kIrqEntry, 0),
-        Ev(71, 0, EventKind::kHrtimerEntry), Ev(72, 0, EventKind::kHrtimerExit), Waking(73, 0, 10),
-        Ev(74, 0, EventKind::kIrqExit, 0), Switch(80, 0, 0, 10, kRunnable)});
+        Switch(60, 0, 10, 0, kSleeping), IrqEntryEvent(70, 0, 0),
+        MakeEvent(EventKind::kHrtimerEntry, 71, 0), MakeEvent(EventKind::kHrtimerExit, 72, 0),
+        Waking(73, 0, 10), IrqExitEvent(74, 0, 0), Switch(80, 0, 0, 10, kRunnable)});
   EXPECT_EQ(B(10, 10, 45)[Leaf::kTimer], 35);
   EXPECT_EQ(B(10, 60, 73)[Leaf::kTimer], 13);
   EXPECT_EQ(engine_.history(U(10)).at(1).link.type, WaitLink::Type::kLeaf);
@@ -181,12 +173,12 @@ TEST_F(EngineTest, WakeInsideAnHrtimerIsTimer) {
 
 TEST_F(EngineTest, WakeInsideAHardIrqThatCompletedABlockRequestIsDisk) {
   Push({Switch(0, 0, 0, 10, kRunnable), Switch(0, 1, 0, 0, kRunnable),
-        Switch(10, 0, 10, 0, kSleeping), Ev(40, 1, EventKind::kIrqEntry, 11),
-        Ev(41, 1, EventKind::kBlockComplete, 8, 8, kNoComm, kNoComm, 1234), Waking(42, 1, 10),
-        Ev(43, 1, EventKind::kIrqExit, 11), Switch(50, 0, 0, 10, kRunnable),
+        Switch(10, 0, 10, 0, kSleeping), IrqEntryEvent(40, 1, 11),
+        BlockEvent(EventKind::kBlockComplete, 41, 1, 8, 8, 1234), Waking(42, 1, 10),
+        IrqExitEvent(43, 1, 11), Switch(50, 0, 0, 10, kRunnable),
         // The same irq line without a block completion: a plain irq.
-        Switch(60, 0, 10, 0, kSleeping), Ev(70, 1, EventKind::kIrqEntry, 11), Waking(71, 1, 10),
-        Ev(72, 1, EventKind::kIrqExit, 11), Switch(80, 0, 0, 10, kRunnable)});
+        Switch(60, 0, 10, 0, kSleeping), IrqEntryEvent(70, 1, 11), Waking(71, 1, 10),
+        IrqExitEvent(72, 1, 11), Switch(80, 0, 0, 10, kRunnable)});
   EXPECT_EQ(B(10, 10, 42)[Leaf::kDisk], 32);
   EXPECT_EQ(B(10, 60, 71)[Leaf::kIrq], 11);
   CheckAllTasks();
@@ -194,8 +186,9 @@ TEST_F(EngineTest, WakeInsideAHardIrqThatCompletedABlockRequestIsDisk) {
 
 TEST_F(EngineTest, WakeFromIpiSoftirqFlagsAndIdle) {
   Push({Switch(0, 0, 0, 10, kRunnable), Switch(0, 1, 0, 0, kRunnable),
-        Switch(10, 0, 10, 0, kSleeping), Ev(20, 1, EventKind::kIpiEntry, 251, kIpiCallFunction),
-        Waking(21, 1, 10), Ev(22, 1, EventKind::kIpiExit, 251, kIpiCallFunction),
+        Switch(10, 0, 10, 0, kSleeping),
+        IpiEvent(EventKind::kIpiEntry, 20, 1, 251, kIpiCallFunction), Waking(21, 1, 10),
+        IpiEvent(EventKind::kIpiExit, 22, 1, 251, kIpiCallFunction),
         Switch(30, 0, 0, 10, kRunnable), Switch(40, 0, 10, 0, kSleeping)});
   // perf marks the interrupt context on the event itself, entry events or not.
   Event flagged = Waking(50, 1, 10);
@@ -216,10 +209,10 @@ TEST_F(EngineTest, WakeInsideNetRxFollowsTheSenderThenNetwork) {
   Push({Switch(0, 0, 0, 10, kRunnable), Switch(0, 1, 0, 40, kRunnable),
         Switch(0, 2, 0, 0, kRunnable), Switch(10, 0, 10, 0, kSleeping),
         Switch(20, 1, 40, 41, kRunnable), Switch(25, 1, 41, 40, kSleeping),
-        Ev(30, 1, EventKind::kPacketOut, -1, 100, kNoComm, kNoComm, kSkb),
-        Ev(70, 2, EventKind::kSoftirqEntry, kNetRx),
-        Ev(71, 2, EventKind::kPacketIn, -1, 100, kNoComm, kNoComm, kSkb), Waking(72, 2, 10),
-        Ev(73, 2, EventKind::kSoftirqExit, kNetRx), Switch(80, 0, 0, 10, kRunnable)});
+        PacketEvent(EventKind::kPacketOut, 30, 1, 100, kSkb),
+        SoftirqEvent(EventKind::kSoftirqEntry, 70, 2, kNetRx),
+        PacketEvent(EventKind::kPacketIn, 71, 2, 100, kSkb), Waking(72, 2, 10),
+        SoftirqEvent(EventKind::kSoftirqExit, 73, 2, kNetRx), Switch(80, 0, 0, 10, kRunnable)});
   EXPECT_EQ(engine_.packets().counters().matched, 1u);
   const TaskHistory& h = engine_.history(U(10));
   ASSERT_GE(h.size(), 2u);
@@ -241,14 +234,15 @@ TEST_F(EngineTest, WakeInsideNetRxFollowsTheSenderThenNetwork) {
 
 TEST_F(EngineTest, PacketFromInterruptContextOrUnmatchedIsNetwork) {
   Push({Switch(0, 0, 0, 10, kRunnable), Switch(0, 1, 0, 40, kRunnable),
-        Switch(10, 0, 10, 0, kSleeping), Ev(20, 1, EventKind::kSoftirqEntry, 2),
-        Ev(21, 1, EventKind::kPacketOut, -1, 10, kNoComm, kNoComm, 0x1),
-        Ev(22, 1, EventKind::kSoftirqExit, 2), Ev(30, 1, EventKind::kSoftirqEntry, kNetRx),
-        Ev(31, 1, EventKind::kPacketIn, -1, 10, kNoComm, kNoComm, 0x1), Waking(32, 1, 10),
-        Ev(33, 1, EventKind::kSoftirqExit, kNetRx), Switch(40, 0, 0, 10, kRunnable),
-        Switch(50, 0, 10, 0, kSleeping), Ev(60, 1, EventKind::kSoftirqEntry, kNetRx),
-        Ev(61, 1, EventKind::kPacketIn, -1, 10, kNoComm, kNoComm, 0x2), Waking(62, 1, 10),
-        Ev(63, 1, EventKind::kSoftirqExit, kNetRx), Switch(70, 0, 0, 10, kRunnable)});
+        Switch(10, 0, 10, 0, kSleeping), SoftirqEvent(EventKind::kSoftirqEntry, 20, 1, 2),
+        PacketEvent(EventKind::kPacketOut, 21, 1, 10, 0x1),
+        SoftirqEvent(EventKind::kSoftirqExit, 22, 1, 2),
+        SoftirqEvent(EventKind::kSoftirqEntry, 30, 1, kNetRx),
+        PacketEvent(EventKind::kPacketIn, 31, 1, 10, 0x1), Waking(32, 1, 10),
+        SoftirqEvent(EventKind::kSoftirqExit, 33, 1, kNetRx), Switch(40, 0, 0, 10, kRunnable),
+        Switch(50, 0, 10, 0, kSleeping), SoftirqEvent(EventKind::kSoftirqEntry, 60, 1, kNetRx),
+        PacketEvent(EventKind::kPacketIn, 61, 1, 10, 0x2), Waking(62, 1, 10),
+        SoftirqEvent(EventKind::kSoftirqExit, 63, 1, kNetRx), Switch(70, 0, 0, 10, kRunnable)});
   EXPECT_EQ(B(10, 10, 32)[Leaf::kNetwork], 22);
   EXPECT_EQ(B(10, 50, 62)[Leaf::kNetwork], 12);
   EXPECT_EQ(engine_.packets().counters().matched, 1u);
@@ -283,10 +277,11 @@ TEST_F(EngineTest, PrevStateDecidesPreemptedOrBlocked) {
 }
 
 TEST_F(EngineTest, InterruptOverARunningTaskIsInterrupted) {
-  Push({Switch(0, 0, 0, 10, kRunnable), Ev(10, 0, EventKind::kIrqEntry, 5),
-        Ev(12, 0, EventKind::kSoftirqEntry, 1), Ev(14, 0, EventKind::kSoftirqExit, 1),
-        Ev(15, 0, EventKind::kIrqExit, 5), Ev(20, 0, EventKind::kIpiEntry, 1, kIpiReschedule),
-        Ev(21, 0, EventKind::kIpiExit, 1, kIpiReschedule), Switch(30, 0, 10, 0, kRunnable)});
+  Push({Switch(0, 0, 0, 10, kRunnable), IrqEntryEvent(10, 0, 5),
+        SoftirqEvent(EventKind::kSoftirqEntry, 12, 0, 1),
+        SoftirqEvent(EventKind::kSoftirqExit, 14, 0, 1), IrqExitEvent(15, 0, 5),
+        IpiEvent(EventKind::kIpiEntry, 20, 0, 1, kIpiReschedule),
+        IpiEvent(EventKind::kIpiExit, 21, 0, 1, kIpiReschedule), Switch(30, 0, 10, 0, kRunnable)});
   const StateVec d = B(10, 0, 30);
   EXPECT_EQ(d[Leaf::kRunning], 24);
   EXPECT_EQ(d[Leaf::kInterrupted], 6);
@@ -299,9 +294,8 @@ TEST_F(EngineTest, InterruptOverARunningTaskIsInterrupted) {
 }
 
 TEST_F(EngineTest, InterruptWithoutExitEndsAtTheNextSwitch) {
-  Push({Switch(0, 0, 0, 10, kRunnable), Ev(10, 0, EventKind::kIrqEntry, 5),
-        Switch(20, 0, 10, 11, kRunnable), Ev(25, 0, EventKind::kIrqExit, 5),
-        Switch(30, 0, 11, 10, kSleeping)});
+  Push({Switch(0, 0, 0, 10, kRunnable), IrqEntryEvent(10, 0, 5), Switch(20, 0, 10, 11, kRunnable),
+        IrqExitEvent(25, 0, 5), Switch(30, 0, 11, 10, kSleeping)});
   const StateVec d = B(10, 0, 40);
   EXPECT_EQ(d[Leaf::kRunning], 10 + 10);
   EXPECT_EQ(d[Leaf::kInterrupted], 10);
@@ -313,8 +307,8 @@ TEST_F(EngineTest, InterruptWithoutExitEndsAtTheNextSwitch) {
 // follows P.
 TEST_F(EngineTest, ForkLinkFollowsTheParentBeforeBirth) {
   Push({Switch(0, 0, 0, 10, kRunnable), Switch(0, 1, 0, 50, kRunnable),
-        Switch(10, 0, 10, 0, kSleeping), Ev(30, 1, EventKind::kProcessFork, 50, 51, kNoComm, 51),
-        Ev(30, 1, EventKind::kSchedWakeupNew, 51, 1), Switch(40, 1, 50, 51, kRunnable),
+        Switch(10, 0, 10, 0, kSleeping), ForkEvent(30, 1, 50, 51, 51),
+        WakeEvent(EventKind::kSchedWakeupNew, 30, 1, 51, 1), Switch(40, 1, 50, 51, kRunnable),
         Waking(60, 1, 10), Switch(70, 0, 0, 10, kRunnable)});
   const Utid c = U(51);
   EXPECT_EQ(engine_.tasks()[c].parent, U(50));
@@ -386,10 +380,9 @@ TEST_F(EngineTest, LostEventsMakeTheRunningTaskUnknown) {
 }
 
 TEST_F(EngineTest, StatedumpWaitingTaskStartsBlocked) {
-  constexpr int32_t kWait = 5;
-  Push({Ev(0, 0, EventKind::kStatedumpProcess, 10, 9, kNoComm, kWait),
-        Ev(0, 0, EventKind::kStatedumpProcess, 20, 20, kNoComm, 1), Switch(5, 1, 0, 20, kRunnable),
-        Waking(30, 1, 10), Switch(40, 0, 0, 10, kRunnable), Switch(50, 0, 10, 0, kRunnable)});
+  Push({StatedumpProcessEvent(0, 0, 10, 9, kStatedumpWait), StatedumpProcessEvent(0, 0, 20, 20, 1),
+        Switch(5, 1, 0, 20, kRunnable), Waking(30, 1, 10), Switch(40, 0, 0, 10, kRunnable),
+        Switch(50, 0, 10, 0, kRunnable)});
   const Utid x = U(10);
   EXPECT_EQ(engine_.tasks()[x].pid, 9);
   EXPECT_EQ(engine_.TaskStart(x), 0);
@@ -404,8 +397,7 @@ TEST_F(EngineTest, StatedumpWaitingTaskStartsBlocked) {
 }
 
 TEST_F(EngineTest, StatedumpOfARunnableTaskAddsNoHistory) {
-  Push(
-      {Switch(0, 0, 0, 30, kRunnable), Ev(1, 0, EventKind::kStatedumpProcess, 10, 10, kNoComm, 1)});
+  Push({Switch(0, 0, 0, 30, kRunnable), StatedumpProcessEvent(1, 0, 10, 10, 1)});
   const Utid x = U(10);
   EXPECT_EQ(engine_.tasks()[x].pid, 10);
   EXPECT_TRUE(engine_.history(x).empty());
@@ -416,10 +408,10 @@ TEST_F(EngineTest, StatedumpOfARunnableTaskAddsNoHistory) {
 }
 
 TEST_F(EngineTest, ExitThenFinalSwitchEndsTheTask) {
-  Push({Switch(0, 0, 0, 10, kRunnable), Ev(50, 0, EventKind::kProcessExit, 10)});
+  Push({Switch(0, 0, 0, 10, kRunnable), ProcessEndEvent(EventKind::kProcessExit, 50, 0, 10)});
   const Utid x = U(10);
   EXPECT_EQ(engine_.TaskEnd(x), 50);  // the exit, until the final switch is seen
-  Push({Switch(55, 0, 10, 0, 0x80), Ev(60, 1, EventKind::kProcessFree, 10),
+  Push({Switch(55, 0, 10, 0, 0x80), ProcessEndEvent(EventKind::kProcessFree, 60, 1, 10),
         Switch(70, 1, 0, 10, kRunnable), Switch(80, 1, 10, 0, kSleeping)});
   EXPECT_EQ(engine_.TaskEnd(x), 55);
   EXPECT_EQ(engine_.TaskStart(x), 0);
@@ -435,7 +427,7 @@ TEST_F(EngineTest, ExitThenFinalSwitchEndsTheTask) {
 // its life ends at the switch-out in a dead state. A later switch-in of its tid without a
 // traced free or fork is a new task (the tid was reused).
 TEST_F(EngineTest, ExitThenASleepIsNotTheEndAndAReusedTidIsANewTask) {
-  Push({Switch(0, 0, 0, 10, kRunnable), Ev(50, 0, EventKind::kProcessExit, 10),
+  Push({Switch(0, 0, 0, 10, kRunnable), ProcessEndEvent(EventKind::kProcessExit, 50, 0, 10),
         Switch(55, 0, 10, 0, kSleeping), Waking(60, 1, 10), Switch(65, 0, 0, 10, kRunnable),
         Switch(70, 0, 10, 0, 0x20 /* EXIT_ZOMBIE */)});
   const Utid x = U(10);
@@ -455,7 +447,7 @@ TEST_F(EngineTest, SchedWakeupIsUsedOnlyWithoutSchedWaking) {
   const auto events = [](int64_t t0) {
     return std::vector<Event>{Switch(t0, 0, 0, 10, kRunnable), Switch(t0, 1, 0, 20, kRunnable),
                               Switch(t0 + 10, 0, 10, 0, kSleeping),
-                              Ev(t0 + 30, 1, EventKind::kSchedWakeup, 10, 0),
+                              WakeEvent(EventKind::kSchedWakeup, t0 + 30, 1, 10, 0),
                               Switch(t0 + 40, 0, 0, 10, kRunnable)};
   };
   Push(events(0));  // with sched_waking: the later wakeup is not the waker's context
@@ -463,6 +455,30 @@ TEST_F(EngineTest, SchedWakeupIsUsedOnlyWithoutSchedWaking) {
   Push(events(100), kDialectHasSwitch);
   EXPECT_EQ(B(10, 110, 130)[Leaf::kRunning], 20);
   CheckAllTasks();
+}
+
+// The dialect is each host's own, also when the hosts' events are interleaved (merged
+// input): sched_wakeup is the waker's context only on a host without sched_waking.
+TEST_F(EngineTest, TheDialectIsEachHostsOwn) {
+  Batch with_waking;
+  with_waking.host = 0;
+  with_waking.counters.dialect = kDialectHasWaking | kDialectHasSwitch;
+  Batch wakeup_only;
+  wakeup_only.host = 1;
+  wakeup_only.counters.dialect = kDialectHasSwitch;
+  const std::vector<Event> events = {Switch(0, 0, 0, 10, kRunnable), Switch(0, 1, 0, 20, kRunnable),
+                                     Switch(10, 0, 10, 0, kSleeping),
+                                     WakeEvent(EventKind::kSchedWakeup, 30, 1, 10, 0),
+                                     Switch(40, 0, 0, 10, kRunnable)};
+  for (const Event& e : events) {
+    engine_.Process(e, with_waking);
+    engine_.Process(e, wakeup_only);
+  }
+  EXPECT_EQ(B(10, 10, 40)[Leaf::kBlocked], 30);
+  const Utid other = engine_.tasks().Find(1, 10);
+  ASSERT_NE(other, kNoTask);
+  EXPECT_EQ(engine_.Breakdown(other, 10, 30)[Leaf::kRunning], 20);
+  EXPECT_EQ(engine_.history(other).at(1).link.task, engine_.tasks().Find(1, 20));
 }
 
 TEST_F(EngineTest, PerfCurrentTaskFillsInAnUnseenCpu) {
@@ -483,20 +499,15 @@ TEST_F(EngineTest, PerfCurrentTaskFillsInAnUnseenCpu) {
 // interrupt of the idle task, and the child's time since the CPU's last event is unknown
 // (the switch could have come at any point of it), then its own.
 TEST_F(EngineTest, ALostSwitchIsInferredFromTheEventsOwnCurrentTask) {
-  const uint32_t perf = kDialectPerf | kDialectHasWaking | kDialectHasSwitch;
-  auto on = [](Event e, int32_t cur) {
-    e.cur_tid = cur;
-    return e;
-  };
   // CPU 0: the parent (10) runs, then waits for the child (20); CPU 1 goes idle at 5.
-  Push({on(Switch(0, 0, 0, 10, kRunnable), 0), on(Switch(0, 1, 0, 30, kRunnable), 0),
-        on(Switch(5, 1, 30, 0, kSleeping), 30), on(Waking(8, 0, 20), 10),
-        on(Switch(10, 0, 10, 0, kSleeping), 10)},
-       perf);
+  Push({On(Switch(0, 0, 0, 10, kRunnable), 0), On(Switch(0, 1, 0, 30, kRunnable), 0),
+        On(Switch(5, 1, 30, 0, kSleeping), 30), On(Waking(8, 0, 20), 10),
+        On(Switch(10, 0, 10, 0, kSleeping), 10)},
+       kPerf);
   // [idle -> 20 on CPU 1 lost, somewhere after 8] The child wakes the parent at 40.
-  Push({on(Waking(40, 1, 10), 20), on(Switch(42, 0, 0, 10, kRunnable), 0),
-        on(Switch(50, 1, 20, 0, kSleeping), 20)},
-       perf);
+  Push({On(Waking(40, 1, 10), 20), On(Switch(42, 0, 0, 10, kRunnable), 0),
+        On(Switch(50, 1, 20, 0, kSleeping), 20)},
+       kPerf);
   EXPECT_EQ(engine_.counters().inferred_switches, 1u);
   const Utid child = U(20);
   const TaskHistory& parent = engine_.history(U(10));
@@ -512,6 +523,23 @@ TEST_F(EngineTest, ALostSwitchIsInferredFromTheEventsOwnCurrentTask) {
   CheckAllTasks();
 }
 
+// A task we thought asleep is named current by an event of its own: its wake-up and switch-in
+// were lost. Its wait ends, unknown, when its CPU was last seen otherwise; from there to the
+// event it is unknown too, then its own.
+TEST_F(EngineTest, AnInferredSwitchOfASleepingTaskEndsItsWaitUnknown) {
+  Push({On(Switch(0, 0, 0, 10, kRunnable), 0), On(Switch(10, 0, 10, 0, kSleeping), 10),
+        On(SoftirqEvent(EventKind::kSoftirqRaise, 20, 0, kNetRx), 0), On(Waking(40, 0, 99), 10),
+        On(Switch(50, 0, 10, 0, kSleeping), 10)},
+       kPerf);
+  EXPECT_EQ(engine_.counters().inferred_switches, 1u);
+  EXPECT_EQ(engine_.counters().missed_wakeups, 1u);
+  const StateVec d = B(10, 10, 50);
+  EXPECT_EQ(d[Leaf::kUnknown], 30);
+  EXPECT_EQ(d[Leaf::kRunning], 10);
+  EXPECT_EQ(engine_.history(U(99)).at(0).start, 40);  // woken by 10, already current
+  CheckAllTasks();                                    // the history counters too
+}
+
 // A packet received by a threaded NAPI poller (or an `irq/N-eth…` thread, or any IRQ under
 // PREEMPT_RT) in task context: the wake-up it makes is network, followed to the sender when
 // the packet is matched, not the thread's own running.
@@ -523,9 +551,9 @@ TEST_F(EngineTest, WakeFromAnInterruptThreadIsTheInterrupts) {
   // task context at 71 and wakes X at 72.
   Push({Switch(0, 0, 0, 10, kRunnable), Switch(0, 1, 0, 40, kRunnable),
         Switch(0, 2, 0, 0, kRunnable), Switch(10, 0, 10, 0, kSleeping),
-        Ev(30, 1, EventKind::kPacketOut, -1, 100, kNoComm, kNoComm, kSkb),
-        Ev(70, 2, EventKind::kSchedSwitch, 0, 60, kNoComm, napi, 0),
-        Ev(71, 2, EventKind::kPacketIn, -1, 100, kNoComm, kNoComm, kSkb), Waking(72, 2, 10),
+        PacketEvent(EventKind::kPacketOut, 30, 1, 100, kSkb),
+        SwitchEvent(70, 2, 0, 60, kRunnable, kNoComm, napi),
+        PacketEvent(EventKind::kPacketIn, 71, 2, 100, kSkb), Waking(72, 2, 10),
         Switch(75, 2, 60, 0, kSleeping), Switch(80, 0, 0, 10, kRunnable)});
   const TaskHistory& h = engine_.history(U(10));
   ASSERT_GE(h.size(), 2u);
@@ -536,9 +564,9 @@ TEST_F(EngineTest, WakeFromAnInterruptThreadIsTheInterrupts) {
   EXPECT_EQ(d[Leaf::kNetwork], 42);  // in flight, then in the NAPI thread
   // A threaded disk interrupt's wake-up is disk; a wake-up after the thread left is the
   // next task's.
-  Push({Switch(90, 0, 10, 0, kSleeping), Ev(95, 2, EventKind::kSchedSwitch, 0, 61, kNoComm, irq_nvme, 0),
-        Ev(96, 2, EventKind::kBlockComplete), Waking(97, 2, 10), Switch(98, 2, 61, 0, kSleeping),
-        Switch(99, 0, 0, 10, kRunnable)});
+  Push({Switch(90, 0, 10, 0, kSleeping), SwitchEvent(95, 2, 0, 61, kRunnable, kNoComm, irq_nvme),
+        MakeEvent(EventKind::kBlockComplete, 96, 2), Waking(97, 2, 10),
+        Switch(98, 2, 61, 0, kSleeping), Switch(99, 0, 0, 10, kRunnable)});
   ASSERT_GE(h.size(), 4u);
   EXPECT_EQ(B(10, 90, 97)[Leaf::kDisk], 7);
   EXPECT_EQ(engine_.counters().inferred_switches, 0u);
@@ -560,8 +588,8 @@ class EngineEvictionTest : public EngineTest {
     int32_t other = first_round % 2 == 0 ? 20 : 10;
     int64_t ts = t0;
     for (int i = 0; i < rounds; ++i) {
-      events.push_back(Ev(ts + 2, 0, EventKind::kIrqEntry, 5));
-      events.push_back(Ev(ts + 3, 0, EventKind::kIrqExit, 5));
+      events.push_back(IrqEntryEvent(ts + 2, 0, 5));
+      events.push_back(IrqExitEvent(ts + 3, 0, 5));
       events.push_back(Waking(ts + 5, 0, other));
       ts += kStep;
       events.push_back(Switch(ts, 0, cur, other, kSleeping));

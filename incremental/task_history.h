@@ -79,11 +79,12 @@ class TaskHistory {
 
   void Begin(int64_t ts, SegmentKind kind) { segments_.push_back(Segment{ts, {}, {}, kind, 0}); }
 
-  // Closes the open own-state segment at `ts` and continues as `kind`.
-  void Switch(int64_t ts, SegmentKind kind) {
+  // Closes the open own-state segment at `ts` and continues as `kind`. Returns whether that
+  // added a segment (not when in `kind` already, nor at the open segment's start).
+  bool Switch(int64_t ts, SegmentKind kind) {
     const Segment& open = segments_.back();
-    if (open.kind == kind) return;
-    Append(ts, kind, open.cum + StateVec::Of(OwnLeaf(open.kind), ts - open.start));
+    if (open.kind == kind) return false;
+    return Append(ts, kind, open.cum + StateVec::Of(OwnLeaf(open.kind), ts - open.start));
   }
 
   // Closes the open blocked segment at `ts`: `delta` is its active path's breakdown and
@@ -142,16 +143,17 @@ class TaskHistory {
   static constexpr size_t kOriginBytes = sizeof(StateVec);
 
  private:
-  void Append(int64_t ts, SegmentKind kind, const StateVec& cum) {
+  bool Append(int64_t ts, SegmentKind kind, const StateVec& cum) {
     Segment& open = segments_.back();
     if (ts <= open.start) {
       // Zero-length: replace rather than keep an empty segment (same F at the same instant).
       // A zero-length wait kept no origin (Resolve).
       open.kind = kind;
       open.link = {};
-      return;
+      return false;
     }
     segments_.push_back(Segment{ts, {}, cum, kind, 0});
+    return true;
   }
 
   // Chunked rather than one vector (whose growth copied every segment, a fifth of analysis

@@ -3,35 +3,37 @@
 
 #include <cstdint>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace waitpath {
 
-// What an event means, independent of the trace dialect that spelled it.
+// What an event means, independent of the trace dialect that spelled it. Its fields are in
+// Event::a..x, named per kind by the views of live/event_views.h.
 enum class EventKind : uint8_t {
-  kSchedSwitch,    // a=prev_tid b=next_tid c=prev_comm d=next_comm x=prev_state
-  kSchedWaking,    // a=tid b=target_cpu c=comm; runs in the waker's context (LTTng>=2.8, perf)
-  kSchedWakeup,    // a=tid b=target_cpu c=comm; may run on the target CPU (weaker source)
-  kSchedTtwu,      // a=tid; seed-era addon "try to wake up", waker's context
-  kSchedWakeupNew, // a=tid b=target_cpu c=comm
-  kProcessFork,    // a=parent_tid b=child_tid c=child_comm d=child_pid (tgid, -1 if unknown)
-  kProcessExit,    // a=tid
-  kProcessFree,    // a=tid
-  kIrqEntry,       // a=irq c=name
-  kIrqExit,        // a=irq b=ret
-  kSoftirqEntry,   // a=vec
-  kSoftirqExit,    // a=vec
-  kSoftirqRaise,   // a=vec
-  kHrtimerEntry,   // x=hrtimer
-  kHrtimerExit,    // x=hrtimer
-  kIpiEntry,       // a=vector b=IpiType
-  kIpiExit,        // a=vector b=IpiType
-  kPacketOut,      // a=index into Batch::packets (-1 if no key) b=len x=skbaddr
-  kPacketIn,       // a=index into Batch::packets (-1 if no key) b=len x=skbaddr
-  kBlockIssue,     // a=dev b=nr_sector x=sector
-  kBlockComplete,  // a=dev b=nr_sector x=sector
-  kStatedumpProcess,  // a=tid b=pid c=name d=status
-  kLost,           // data loss on cpu: a=count of events discarded (-1 unknown); x=begin ts
+  kSchedSwitch,
+  kSchedWaking,  // runs in the waker's context (LTTng >= 2.8, perf)
+  kSchedWakeup,  // may run on the target CPU (a weaker source when sched_waking exists)
+  kSchedTtwu,    // seed-era addon "try to wake up", waker's context
+  kSchedWakeupNew,
+  kProcessFork,
+  kProcessExit,
+  kProcessFree,
+  kIrqEntry,
+  kIrqExit,
+  kSoftirqEntry,
+  kSoftirqExit,
+  kSoftirqRaise,
+  kHrtimerEntry,
+  kHrtimerExit,
+  kIpiEntry,
+  kIpiExit,
+  kPacketOut,
+  kPacketIn,
+  kBlockIssue,
+  kBlockComplete,
+  kStatedumpProcess,
+  kLost,  // data loss on the event's CPU
   kCount
 };
 
@@ -47,6 +49,11 @@ enum IpiType : int32_t { kIpiOther = 0, kIpiCallFunction = 1, kIpiReschedule = 2
 // Event::ctx. kCtxKnown says the dialect carried them at all.
 enum CtxFlags : uint8_t { kCtxHardirq = 0x08, kCtxSoftirq = 0x10, kCtxNmi = 0x40, kCtxKnown = 0x80 };
 
+// Whether an event's own flags say it ran in interrupt context (false when not carried).
+constexpr bool InterruptByFlags(uint8_t ctx) {
+  return (ctx & kCtxKnown) && (ctx & (kCtxHardirq | kCtxSoftirq | kCtxNmi));
+}
+
 struct Event {
   int64_t ts;        // ns since the epoch, per-host monotonic (regressions clamped)
   uint16_t host;     // dense host id
@@ -56,10 +63,14 @@ struct Event {
   uint16_t reserved;
   int32_t cur_tid;   // task current on the CPU when the dialect says so (perf), else -1
   int32_t cur_pid;   // its process id when known, else -1
+  // Per-kind fields: read and write them through the views of live/event_views.h, which
+  // say what each holds for each kind.
   int32_t a, b, c, d;
   int64_t x;
 };
 static_assert(sizeof(Event) == 48, "keep the decoded event small");
+static_assert(std::is_trivially_copyable_v<Event> && std::is_standard_layout_v<Event>,
+              "a POD: batches copy events by value across threads");
 
 // A TCP/IP packet's identity, for matching a send with its receive. Fields a dialect
 // does not carry are zero (has_* tell which).

@@ -3,6 +3,7 @@
 #include <initializer_list>
 #include <string_view>
 
+#include "live/event_views.h"
 #include "live/replay_format.h"
 
 namespace waitpath {
@@ -275,27 +276,6 @@ bool ResolveReplayLayout(const bt_field_class* payload, ReplayLayout* layout) {
 
 }  // namespace
 
-std::string DialectName(uint32_t flags) {
-  std::string s;
-  if (flags & kDialectReplayed) s += "replayed ";
-  if (flags & kDialectPerf) {
-    s += "perf";
-  } else if (flags & kDialectLttngModern) {
-    s += "lttng>=2.7";
-  } else if (flags & kDialectLttngLegacy) {
-    s += "lttng<2.7";
-  } else if (flags & kDialectHasSwitch) {
-    s += "lttng";
-  } else {
-    return "unknown (no kernel scheduler events)";
-  }
-  if (flags & kDialectNetworkHeader) s += " +network_header";
-  if (flags & kDialectSeedAddons) s += " +seed-addons";
-  s += (flags & kDialectHasWaking) ? " +sched_waking" : " sched_wakeup-only";
-  if (!(flags & kDialectHasSwitch)) s += " (no sched_switch)";
-  return s;
-}
-
 void EventDecoder::NoteStreamClass(const bt_stream_class* stream_class) {
   for (const bt_stream_class* seen : seen_stream_classes_) {
     if (seen == stream_class) return;
@@ -345,57 +325,70 @@ const EventDecoder::ClassInfo& EventDecoder::Resolve(const bt_event_class* event
   info.ctx = any({"common_flags"});
 
   switch (info.kind) {
-    case EventKind::kSchedSwitch:
-      info.a = any({"prev_tid", "prev_pid"});
-      info.b = any({"next_tid", "next_pid"});
-      info.c = any({"prev_comm"});
-      info.d = any({"next_comm"});
-      info.x = any({"prev_state"});
+    case EventKind::kSchedSwitch: {
+      const auto f = AsSchedSwitch(info);
+      f.prev_tid() = any({"prev_tid", "prev_pid"});
+      f.next_tid() = any({"next_tid", "next_pid"});
+      f.prev_comm() = any({"prev_comm"});
+      f.next_comm() = any({"next_comm"});
+      f.prev_state() = any({"prev_state"});
       break;
+    }
     case EventKind::kSchedWaking:
     case EventKind::kSchedWakeup:
     case EventKind::kSchedWakeupNew:
-    case EventKind::kSchedTtwu:
-      info.a = any({"tid", "pid"});
-      info.b = any({"target_cpu"});
-      info.c = any({"comm"});
+    case EventKind::kSchedTtwu: {
+      const auto f = AsWake(info);
+      f.tid() = any({"tid", "pid"});
+      f.target_cpu() = any({"target_cpu"});
+      f.comm() = any({"comm"});
       break;
-    case EventKind::kProcessFork:
-      info.a = any({"parent_tid", "parent_pid"});
-      info.b = any({"child_tid", "child_pid"});
-      info.c = any({"child_comm"});
+    }
+    case EventKind::kProcessFork: {
+      const auto f = AsFork(info);
+      f.parent_tid() = any({"parent_tid", "parent_pid"});
+      f.child_tid() = any({"child_tid", "child_pid"});
+      f.child_comm() = any({"child_comm"});
       // LTTng carries both child_tid and child_pid (the tgid); perf's child_pid is the tid.
-      if (ResolveAny(payload, R::kPayload, {"child_tid"}).valid()) info.d = any({"child_pid"});
+      if (ResolveAny(payload, R::kPayload, {"child_tid"}).valid()) {
+        f.child_pid() = any({"child_pid"});
+      }
       break;
+    }
     case EventKind::kProcessExit:
     case EventKind::kProcessFree:
-      info.a = any({"tid", "pid"});
+      AsProcessEnd(info).tid() = any({"tid", "pid"});
       break;
-    case EventKind::kIrqEntry:
-      info.a = any({"irq"});
-      info.c = any({"name"});
+    case EventKind::kIrqEntry: {
+      const auto f = AsIrqEntry(info);
+      f.irq() = any({"irq"});
+      f.name() = any({"name"});
       break;
-    case EventKind::kIrqExit:
-      info.a = any({"irq"});
-      info.b = any({"ret"});
+    }
+    case EventKind::kIrqExit: {
+      const auto f = AsIrqExit(info);
+      f.irq() = any({"irq"});
+      f.ret() = any({"ret"});
       break;
+    }
     case EventKind::kSoftirqEntry:
     case EventKind::kSoftirqExit:
     case EventKind::kSoftirqRaise:
-      info.a = any({"vec"});
+      AsSoftirq(info).vec() = any({"vec"});
       break;
     case EventKind::kHrtimerEntry:
     case EventKind::kHrtimerExit:
-      info.x = any({"hrtimer"});
+      AsHrtimer(info).hrtimer() = any({"hrtimer"});
       break;
     case EventKind::kIpiEntry:
     case EventKind::kIpiExit:
-      info.a = any({"vector"});
+      AsIpi(info).vector() = any({"vector"});
       break;
     case EventKind::kPacketOut:
     case EventKind::kPacketIn: {
-      info.x = any({"skbaddr", "sk"});
-      info.b = any({"len"});
+      const auto f = AsPacket(info);
+      f.skbaddr() = any({"skbaddr", "sk"});
+      f.len() = any({"len"});
       // LTTng >= 2.9: network_header variant -> ipv4 -> transport_header variant -> tcp.
       auto ip = [&](Names tail) {
         std::vector<std::string_view> p{"network_header", "ipv4"};
@@ -427,17 +420,21 @@ const EventDecoder::ClassInfo& EventDecoder::Resolve(const bt_event_class* event
       break;
     }
     case EventKind::kBlockIssue:
-    case EventKind::kBlockComplete:
-      info.a = any({"dev"});
-      info.b = any({"nr_sector"});
-      info.x = any({"sector"});
+    case EventKind::kBlockComplete: {
+      const auto f = AsBlock(info);
+      f.dev() = any({"dev"});
+      f.nr_sector() = any({"nr_sector"});
+      f.sector() = any({"sector"});
       break;
-    case EventKind::kStatedumpProcess:
-      info.a = any({"tid"});
-      info.b = any({"pid"});
-      info.c = any({"name"});
-      info.d = any({"status"});
+    }
+    case EventKind::kStatedumpProcess: {
+      const auto f = AsStatedumpProcess(info);
+      f.tid() = any({"tid"});
+      f.pid() = any({"pid"});
+      f.name() = any({"name"});
+      f.status() = any({"status"});
       break;
+    }
     default:
       break;
   }
@@ -472,6 +469,7 @@ bool EventDecoder::Decode(const bt_event* event, Event& out, std::vector<PacketK
                 ? static_cast<uint8_t>((num(info.ctx, 0) & (kCtxHardirq | kCtxSoftirq | kCtxNmi)) | kCtxKnown)
                 : 0;
   out.reserved = 0;
+  // The per-kind fields, slot for slot as Resolve located them through the views.
   out.a = static_cast<int32_t>(num(info.a, -1));
   out.b = static_cast<int32_t>(num(info.b, -1));
   out.c = info.c.leaf == FieldRef::Leaf::kString ? str(info.c) : static_cast<int32_t>(num(info.c, -1));
@@ -481,11 +479,11 @@ bool EventDecoder::Decode(const bt_event* event, Event& out, std::vector<PacketK
   switch (info.kind) {
     case EventKind::kIpiEntry:
     case EventKind::kIpiExit:
-      out.b = info.ipi_type;
+      AsIpi(out).type() = info.ipi_type;
       break;
     case EventKind::kPacketOut:
     case EventKind::kPacketIn:
-      out.a = -1;
+      AsPacket(out).key() = -1;
       if (info.seq.valid() && Walk(event, info.seq)) {
         PacketKey key;
         key.has_tcp = true;
@@ -500,7 +498,7 @@ bool EventDecoder::Decode(const bt_event* event, Event& out, std::vector<PacketK
           key.dport = static_cast<uint16_t>(num(info.dport, 0));
           key.ip_len = static_cast<uint16_t>(num(info.ip_len, 0));
         }
-        out.a = static_cast<int32_t>(packets.size());
+        AsPacket(out).key() = static_cast<int32_t>(packets.size());
         packets.push_back(key);
       }
       break;
@@ -549,7 +547,7 @@ bool EventDecoder::DecodeReplayed(const bt_event* event, const ReplayLayout& lay
     out.d = static_cast<int32_t>(strings_.Intern(bt_field_string_get_value(member(F::kDStr))));
   }
   if (out.kind == EventKind::kPacketOut || out.kind == EventKind::kPacketIn) {
-    out.a = -1;
+    AsPacket(out).key() = -1;
     if (get(F::kHasKey)) {
       PacketKey key;
       key.has_tcp = true;
@@ -564,7 +562,7 @@ bool EventDecoder::DecodeReplayed(const bt_event* event, const ReplayLayout& lay
         key.dport = static_cast<uint16_t>(get(F::kDport));
         key.ip_len = static_cast<uint16_t>(get(F::kIpLen));
       }
-      out.a = static_cast<int32_t>(packets.size());
+      AsPacket(out).key() = static_cast<int32_t>(packets.size());
       packets.push_back(key);
     }
   }

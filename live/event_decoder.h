@@ -10,25 +10,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "live/dialect.h"
 #include "live/event.h"
 #include "live/string_table.h"
 
 namespace waitpath {
-
-// What the event classes of a host's traces say about who wrote them.
-enum DialectFlags : uint32_t {
-  kDialectPerf = 1u << 0,           // perf data convert --to-ctf ("sched:sched_switch")
-  kDialectLttngModern = 1u << 1,    // LTTng >= 2.7 names (irq_softirq_entry, timer_hrtimer_*)
-  kDialectLttngLegacy = 1u << 2,    // LTTng < 2.7 names (softirq_entry, hrtimer_*)
-  kDialectSeedAddons = 1u << 3,     // sched_ttwu, inet_sock_local_in/out
-  kDialectHasWaking = 1u << 4,      // sched_waking (waker's context) is available
-  kDialectHasSwitch = 1u << 5,      // sched_switch present: the trace can be analysed
-  kDialectNetworkHeader = 1u << 6,  // LTTng >= 2.9 net events with network_header
-  kDialectReplayed = 1u << 7,       // events re-emitted by the UST replayer
-};
-
-// Human-readable summary of DialectFlags, e.g. "lttng>=2.7 +sched_waking".
-std::string DialectName(uint32_t flags);
 
 // One step down a field tree: a structure member or a variant option, by index.
 struct FieldStep {
@@ -84,7 +70,7 @@ class EventDecoder {
     bool known = false;
     EventKind kind = EventKind::kCount;
     int32_t ipi_type = 0;
-    FieldRef a, b, c, d, x;           // per EventKind meaning (see event.h)
+    FieldRef a, b, c, d, x;           // Event's per-kind fields, set through its views
     FieldRef cur_tid, cur_pid, ctx;   // current-task context (perf common_*, LTTng contexts)
     // Packet key fields (network_header or seed-era top-level seq/ack_seq/flags).
     FieldRef saddr, daddr, sport, dport, seq, ack_seq, flags, ip_len;

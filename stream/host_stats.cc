@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "live/event_views.h"
+
 namespace waitpath {
 
 void HostStats::Add(const Batch& batch) {
@@ -10,10 +12,11 @@ void HostStats::Add(const Batch& batch) {
     ++events_by_cpu[e.cpu];
     if (e.kind == EventKind::kLost) {
       ++loss_markers;
-      if (e.a > 0) discarded_by_cpu[e.cpu] += static_cast<uint64_t>(e.a);
+      const int32_t count = AsLost(e).count();
+      if (count > 0) discarded_by_cpu[e.cpu] += static_cast<uint64_t>(count);
       current_by_cpu.erase(e.cpu);
     } else if (e.kind == EventKind::kSchedSwitch) {
-      current_by_cpu[e.cpu] = std::max(e.b, 0);
+      current_by_cpu[e.cpu] = std::max(AsSchedSwitch(e).next_tid(), 0);
     } else if (e.cur_tid >= 0) {
       auto [it, inserted] = current_by_cpu.try_emplace(e.cpu, e.cur_tid);
       if (!inserted && it->second != e.cur_tid) {

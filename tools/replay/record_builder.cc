@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "live/event_views.h"
 #include "live/replay_format.h"
 #include "live/string_table.h"
 
@@ -32,6 +33,8 @@ ReplayRecord BuildReplayRecord(const Event& e, const Batch& batch, uint32_t dial
   f.ctx = e.ctx;
   f.cur_tid = e.cur_tid;
   f.cur_pid = e.cur_pid;
+  // The per-kind fields travel slot for slot (docs/replay.md); names and what refers to this
+  // trace alone are rewritten below.
   f.a = e.a;
   f.b = e.b;
   f.c = e.c;
@@ -42,14 +45,17 @@ ReplayRecord BuildReplayRecord(const Event& e, const Batch& batch, uint32_t dial
   if (ReplayDIsString(e.kind)) r.d_str = Name(e.d, &f.d);
   switch (e.kind) {
     case EventKind::kLost:
-      // x is when the loss began: a timestamp, shifted like the event's own.
-      if (e.x != std::numeric_limits<int64_t>::min()) f.x = e.x + shift;
+      // When the loss began: a timestamp, shifted like the event's own.
+      if (AsLost(e).begin() != std::numeric_limits<int64_t>::min()) {
+        AsLost(f).begin() = AsLost(e).begin() + shift;
+      }
       break;
     case EventKind::kPacketOut:
     case EventKind::kPacketIn:
       // The batch-local packet index means nothing in another trace; the key travels instead.
-      if (e.a >= 0 && static_cast<size_t>(e.a) < batch.packets.size()) {
-        const PacketKey& k = batch.packets[static_cast<size_t>(e.a)];
+      if (const int32_t key = AsPacket(e).key();
+          key >= 0 && static_cast<size_t>(key) < batch.packets.size()) {
+        const PacketKey& k = batch.packets[static_cast<size_t>(key)];
         f.has_key = k.has_tcp;
         f.has_addresses = k.has_addresses;
         f.saddr = k.saddr;
@@ -61,7 +67,7 @@ ReplayRecord BuildReplayRecord(const Event& e, const Batch& batch, uint32_t dial
         f.tcp_flags = k.flags;
         f.ip_len = k.ip_len;
       }
-      f.a = -1;
+      AsPacket(f).key() = -1;
       break;
     default:
       break;

@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 
+#include "live/event_views.h"
 #include "live/replay_format.h"
 #include "live/string_table.h"
 
@@ -13,25 +14,23 @@ namespace {
 
 constexpr uint32_t kSomeDialect = 0x31;  // any DialectFlags value
 
-Event MakeEvent(EventKind kind) {
-  Event e{};
-  e.ts = 1'000;
-  e.cpu = 3;
-  e.kind = kind;
+// An event of `kind` at 1000 on CPU 3, in a softirq over task 42 (perf's context fields).
+Event PerfEvent(EventKind kind) {
+  Event e = MakeEvent(kind, 1'000, 3);
   e.ctx = kCtxKnown | kCtxSoftirq;
   e.cur_tid = 42;
   e.cur_pid = 41;
-  e.a = e.b = e.c = e.d = -1;
   return e;
 }
 
 TEST(RecordBuilder, SwitchCarriesBothNamesAndShiftsTime) {
-  Event e = MakeEvent(EventKind::kSchedSwitch);
-  e.a = 10;
-  e.b = 11;
-  e.c = static_cast<int32_t>(StringTable::Global().Intern("make"));
-  e.d = static_cast<int32_t>(StringTable::Global().Intern("cc1"));
-  e.x = 1;
+  Event e = PerfEvent(EventKind::kSchedSwitch);
+  const auto sw = AsSchedSwitch(e);
+  sw.prev_tid() = 10;
+  sw.next_tid() = 11;
+  sw.prev_comm() = static_cast<int32_t>(StringTable::Global().Intern("make"));
+  sw.next_comm() = static_cast<int32_t>(StringTable::Global().Intern("cc1"));
+  sw.prev_state() = 1;
   const ReplayRecord r = BuildReplayRecord(e, Batch{}, kSomeDialect, 500);
   EXPECT_EQ(r.fields.format_version, kReplayFormatVersion);
   EXPECT_EQ(r.fields.orig_ts, 1'500);
@@ -51,15 +50,15 @@ TEST(RecordBuilder, SwitchCarriesBothNamesAndShiftsTime) {
 }
 
 TEST(RecordBuilder, MissingNameStaysMinusOne) {
-  Event e = MakeEvent(EventKind::kSchedWaking);
+  Event e = PerfEvent(EventKind::kSchedWaking);
   const ReplayRecord r = BuildReplayRecord(e, Batch{}, 0, 0);
   EXPECT_EQ(r.fields.c, -1);
   EXPECT_EQ(std::string(r.c_str), "");
 }
 
 TEST(RecordBuilder, IntegerCAndDTravelAsIntegers) {
-  Event e = MakeEvent(EventKind::kProcessFork);
-  e.d = 1234;  // child pid: an integer even though c is a name
+  Event e = PerfEvent(EventKind::kProcessFork);
+  AsFork(e).child_pid() = 1234;  // an integer even though the child's name is a name
   const ReplayRecord r = BuildReplayRecord(e, Batch{}, 0, 0);
   EXPECT_EQ(r.fields.d, 1234);
   EXPECT_EQ(std::string(r.d_str), "");
@@ -77,10 +76,10 @@ TEST(RecordBuilder, PacketKeyReplacesTheBatchIndex) {
   k.seq = 7;
   k.ack_seq = 9;
   k.flags = 0x18;
-  Event e = MakeEvent(EventKind::kPacketOut);
-  e.a = 1;
-  e.b = 60;
-  e.x = 0xdead;
+  Event e = PerfEvent(EventKind::kPacketOut);
+  AsPacket(e).key() = 1;
+  AsPacket(e).len() = 60;
+  AsPacket(e).skbaddr() = 0xdead;
   const ReplayRecord r = BuildReplayRecord(e, batch, 0, 0);
   EXPECT_EQ(r.fields.a, -1);
   EXPECT_EQ(r.fields.b, 60);
@@ -95,18 +94,18 @@ TEST(RecordBuilder, PacketKeyReplacesTheBatchIndex) {
   EXPECT_EQ(r.fields.ack_seq, 9u);
   EXPECT_EQ(r.fields.tcp_flags, 0x18);
 
-  e.a = -1;  // no key (e.g. perf's skbaddr-only packets)
+  AsPacket(e).key() = -1;  // no key (e.g. perf's skbaddr-only packets)
   EXPECT_EQ(BuildReplayRecord(e, batch, 0, 0).fields.has_key, 0);
 }
 
 TEST(RecordBuilder, LossBeginIsShiftedLikeTheTimestamp) {
-  Event e = MakeEvent(EventKind::kLost);
-  e.a = 17;
-  e.x = 900;
+  Event e = PerfEvent(EventKind::kLost);
+  AsLost(e).count() = 17;
+  AsLost(e).begin() = 900;
   const ReplayRecord r = BuildReplayRecord(e, Batch{}, 0, 100);
   EXPECT_EQ(r.fields.a, 17);
   EXPECT_EQ(r.fields.x, 1'000);
-  e.x = std::numeric_limits<int64_t>::min();  // loss before any event: no begin time
+  AsLost(e).begin() = std::numeric_limits<int64_t>::min();  // loss before any event: no begin time
   EXPECT_EQ(BuildReplayRecord(e, Batch{}, 0, 100).fields.x, std::numeric_limits<int64_t>::min());
 }
 
