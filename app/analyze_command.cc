@@ -1,8 +1,5 @@
 #include "app/analyze_command.h"
 
-#include "app/command.h"
-#include "app/host_errors.h"
-
 #include <fmt/format.h>
 
 #include <chrono>
@@ -10,17 +7,19 @@
 #include <iostream>
 #include <thread>
 
+#include "app/command.h"
+#include "app/host_errors.h"
+#include "app/pipeline.h"
+#include "app/report_flags.h"
+#include "app/sync_pass.h"
 #include "base/duration.h"
 #include "base/stop_signal.h"
 #include "exporters/analysis_report.h"
 #include "exporters/metrics.h"
 #include "exporters/metrics_server.h"
+#include "exporters/wait_fanout.h"
 #include "live/bt_util.h"
 #include "stream/host_stats.h"
-#include "app/pipeline.h"
-#include "app/report_flags.h"
-#include "exporters/wait_fanout.h"
-#include "app/sync_pass.h"
 #include "stream/host_streams.h"
 
 namespace waitpath {
@@ -48,7 +47,9 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
 
 }  // namespace
 
-int RunAnalyze(const AnalyzeOptions& options) { return RunAnalyzeWithMetrics(options, {}); }
+int RunAnalyze(const AnalyzeOptions& options) {
+  return RunAnalyzeWithMetrics(options, {});
+}
 
 namespace {
 
@@ -87,7 +88,8 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
   std::unique_ptr<MetricsExporter> metrics;
   std::unique_ptr<MetricsServer> server;
   if (want_metrics) {
-    metrics = std::make_unique<MetricsExporter>(engine, accounting, MetricsOptions{metrics_flags.max_processes});
+    metrics = std::make_unique<MetricsExporter>(engine, accounting,
+                                                MetricsOptions{metrics_flags.max_processes});
     // Until the sync pass reports (on_clocks below): one host is its own reference; several
     // are only as aligned as their CTF clock offsets.
     for (const std::string& host : names) {
@@ -114,7 +116,9 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
     // Several hosts: times are in the reference host's clock; say how well each maps to it.
     for (const HostClock& c : clocks) {
       if (options.json) std::cout << ClockJson(c) << '\n';
-      if (metrics) metrics->health().SetClockSync(c.host, std::string(SyncQualityName(c.quality)), c.accuracy / 1e9);
+      if (metrics)
+        metrics->health().SetClockSync(c.host, std::string(SyncQualityName(c.quality)),
+                                       c.accuracy / 1e9);
     }
   };
   callbacks.on_batch = [&](const Batch& batch) {
@@ -141,9 +145,10 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
   }
   if (server) {
     std::cout.flush();
-    fmt::print(stderr, "waitpath: analysis done; serving metrics on http://{}/metrics {}\n",
-               server->bound(),
-               linger_ns < 0 ? "until SIGINT/SIGTERM" : "for --metrics-linger " + metrics_flags.linger);
+    fmt::print(
+        stderr, "waitpath: analysis done; serving metrics on http://{}/metrics {}\n",
+        server->bound(),
+        linger_ns < 0 ? "until SIGINT/SIGTERM" : "for --metrics-linger " + metrics_flags.linger);
     Linger(linger_ns);
   }
   return code;
@@ -154,22 +159,29 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
 Command AddAnalyzeCommand(CLI::App& app) {
   auto o = std::make_shared<AnalyzeOptions>();
   auto m = std::make_shared<MetricsFlags>();
-  CLI::App* cmd = app.add_subcommand("analyze", "Active paths of watched tasks: why they waited, and on whom");
+  CLI::App* cmd =
+      app.add_subcommand("analyze", "Active paths of watched tasks: why they waited, and on whom");
   cmd->add_flag("--json", o->json, "JSON Lines: a task record per watched task, wait records");
   cmd->add_option("--watch", o->watch,
                   "Tasks to report: key=value[,key=value] with comm (regex), tid, pid, host; "
                   "repeat to OR; default every task that ran");
   cmd->add_option("--min-wait", o->min_wait, "Also report each wait at least this long (e.g. 5ms)");
-  cmd->add_option("--top", o->top, "Tasks listed per watched task (by time on its path)")->capture_default_str();
-  cmd->add_option("--retention", o->retention, "History kept behind the newest event")->capture_default_str();
-  cmd->add_option("--max-history-mb", o->max_history_mb, "Cap on retained history")->capture_default_str();
-  cmd->add_option("--keep-decoded-mb", o->keep_decoded_mb,
-                  "Several hosts: analyse the events the clock-sync pass decoded from memory, up to "
-                  "this much; larger input is decoded twice (0: always)")
+  cmd->add_option("--top", o->top, "Tasks listed per watched task (by time on its path)")
       ->capture_default_str();
-  cmd->add_option("--reference", o->reference, "Several hosts: the host whose clock times are reported in");
+  cmd->add_option("--retention", o->retention, "History kept behind the newest event")
+      ->capture_default_str();
+  cmd->add_option("--max-history-mb", o->max_history_mb, "Cap on retained history")
+      ->capture_default_str();
+  cmd->add_option(
+         "--keep-decoded-mb", o->keep_decoded_mb,
+         "Several hosts: analyse the events the clock-sync pass decoded from memory, up to "
+         "this much; larger input is decoded twice (0: always)")
+      ->capture_default_str();
+  cmd->add_option("--reference", o->reference,
+                  "Several hosts: the host whose clock times are reported in");
   cmd->add_flag("-v,--verbose", o->verbose, "babeltrace2 warnings and full error chains");
-  cmd->add_option("--metrics-file", m->file, "Write the Prometheus text exposition there at the end");
+  cmd->add_option("--metrics-file", m->file,
+                  "Write the Prometheus text exposition there at the end");
   cmd->add_option("--metrics", m->listen,
                   "Serve Prometheus metrics on ADDR:PORT (default address 127.0.0.1), during and "
                   "after the analysis");

@@ -17,8 +17,9 @@ struct AnalyzeOptions {
   bool verbose = false;
   std::string retention = "30s";
   size_t max_history_mb = 256;
-  size_t keep_decoded_mb = kDefaultKeepDecodedMb;  // several hosts: reuse the sync pass's decoded events
-  std::string reference;  // several hosts: the reference clock's host (default: the first)
+  size_t keep_decoded_mb =
+      kDefaultKeepDecodedMb;  // several hosts: reuse the sync pass's decoded events
+  std::string reference;      // several hosts: the reference clock's host (default: the first)
 };
 
 int RunAnalyze(const AnalyzeOptions& options);

@@ -13,16 +13,16 @@ struct LiveOptions {
   std::string relayd = "net://127.0.0.1";  // net://HOST[:PORT]
   std::vector<std::string> sessions;       // session names to attach; with `all`, every one
   bool all = false;
-  std::vector<std::string> traces;         // `tail` on recorded traces instead of a relayd
-  std::vector<std::string> watch;          // --watch selectors, as for analyze
-  std::string min_wait;                    // report waits at least this long ("" = all, tail)
-  bool tail = false;                       // print each resolved wait as it resolves
+  std::vector<std::string> traces;  // `tail` on recorded traces instead of a relayd
+  std::vector<std::string> watch;   // --watch selectors, as for analyze
+  std::string min_wait;             // report waits at least this long ("" = all, tail)
+  bool tail = false;                // print each resolved wait as it resolves
   bool json = false;
-  std::string metrics;                     // ADDR:PORT for /metrics; empty: none
+  std::string metrics;  // ADDR:PORT for /metrics; empty: none
   size_t max_processes = 50;
   std::string retention = "30s";
-  std::string max_lag = "10s";             // a host further behind is not waited for
-  int64_t max_lag_ns = 0;                  // parsed by RunLive
+  std::string max_lag = "10s";  // a host further behind is not waited for
+  int64_t max_lag_ns = 0;       // parsed by RunLive
   bool verbose = false;
 };
 

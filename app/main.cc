@@ -1,7 +1,7 @@
 // The `waitpath` command: each subcommand registers itself (app/*_command.cc).
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <vector>
 
 #include "app/command.h"
@@ -14,12 +14,9 @@ int main(int argc, char** argv) {
   app.allow_config_extras(CLI::config_extras_mode::error)->fallthrough();  // --config after it
 
   const std::vector<waitpath::Command> commands = {
-      waitpath::AddStatsCommand(app),
-      waitpath::AddAnalyzeCommand(app),
-      waitpath::AddSyncCommand(app),
-      waitpath::AddLiveCommand(app),
-      waitpath::AddTailCommand(app),
-      waitpath::AddDemoCommand(app),
+      waitpath::AddStatsCommand(app), waitpath::AddAnalyzeCommand(app),
+      waitpath::AddSyncCommand(app),  waitpath::AddLiveCommand(app),
+      waitpath::AddTailCommand(app),  waitpath::AddDemoCommand(app),
   };
 
   try {

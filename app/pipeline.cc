@@ -9,7 +9,8 @@
 namespace waitpath {
 
 bool RunPipeline(const std::vector<HostSpec>& hosts, const PipelineOptions& options, Engine& engine,
-                 std::vector<HostStats>* stats, const PipelineCallbacks& callbacks, std::string* error) {
+                 std::vector<HostStats>* stats, const PipelineCallbacks& callbacks,
+                 std::string* error) {
   stats->assign(hosts.size(), HostStats{});
   for (size_t i = 0; i < hosts.size(); ++i) (*stats)[i].host = hosts[i].hostname;
 
@@ -32,12 +33,15 @@ bool RunPipeline(const std::vector<HostSpec>& hosts, const PipelineOptions& opti
   SyncPassResult sync;
   KeptBatches kept;
   kept.budget_bytes = options.keep_decoded_bytes;
-  if (!RunSyncPass(hosts, options.reference, options.reader, /*two_phase=*/true, &sync, error, &kept)) return false;
+  if (!RunSyncPass(hosts, options.reference, options.reader, /*two_phase=*/true, &sync, error,
+                   &kept))
+    return false;
   const std::vector<HostClock> clocks = sync.sync->Clocks();
   sync.sync.reset();  // its packet tables and kept matches are not needed any more
   if (callbacks.on_clocks) callbacks.on_clocks(clocks);
   TimeMerger merger(hosts.size());
-  for (size_t h = 0; h < hosts.size(); ++h) merger.SetTransform(static_cast<uint16_t>(h), clocks[h].transform);
+  for (size_t h = 0; h < hosts.size(); ++h)
+    merger.SetTransform(static_cast<uint16_t>(h), clocks[h].transform);
   engine.SetSynchronized(true);
 
   // Kept batches were counted by the sync pass already; decoded again, they are counted here.

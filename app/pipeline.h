@@ -15,7 +15,7 @@ namespace waitpath {
 
 struct PipelineCallbacks {
   std::function<void(const std::vector<HostClock>&)> on_clocks;  // once, before any event
-  std::function<void(const Batch&)> on_batch;                     // per batch, once processed
+  std::function<void(const Batch&)> on_batch;                    // per batch, once processed
 };
 
 inline constexpr size_t kDefaultKeepDecodedMb = 512;
@@ -30,6 +30,7 @@ struct PipelineOptions {
 
 // False with `error` on a bad reference.
 bool RunPipeline(const std::vector<HostSpec>& hosts, const PipelineOptions& options, Engine& engine,
-                 std::vector<HostStats>* stats, const PipelineCallbacks& callbacks, std::string* error);
+                 std::vector<HostStats>* stats, const PipelineCallbacks& callbacks,
+                 std::string* error);
 
 }  // namespace waitpath

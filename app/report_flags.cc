@@ -12,7 +12,8 @@ bool ParseReportFlags(const std::vector<std::string>& watch_flags, const std::st
     if (!ParseWatch(w, &s, error)) return false;
     watch->Add(std::move(s));
   }
-  if (!min_wait.empty() && !ParseDurationFlag("--min-wait", min_wait, &report->min_wait_ns, error)) {
+  if (!min_wait.empty() &&
+      !ParseDurationFlag("--min-wait", min_wait, &report->min_wait_ns, error)) {
     return false;
   }
   return ParseDurationFlag("--retention", retention, &engine->retention_ns, error);

@@ -1,12 +1,11 @@
 #include "app/stats_command.h"
 
-#include "app/command.h"
-#include "app/host_errors.h"
-
 #include <fmt/format.h>
 
 #include <iostream>
 
+#include "app/command.h"
+#include "app/host_errors.h"
 #include "exporters/stats_report.h"
 #include "live/bt_util.h"
 #include "stream/host_streams.h"
@@ -43,10 +42,13 @@ int RunStats(const StatsOptions& options) {
 
 Command AddStatsCommand(CLI::App& app) {
   auto options = std::make_shared<StatsOptions>();
-  CLI::App* cmd = app.add_subcommand("stats", "Read traces end to end and report, per host, what they hold");
+  CLI::App* cmd =
+      app.add_subcommand("stats", "Read traces end to end and report, per host, what they hold");
   cmd->add_flag("--json", options->json, "One JSON object per host");
   cmd->add_flag("-v,--verbose", options->verbose, "babeltrace2 warnings and full error chains");
-  cmd->add_option("TRACE", options->traces, "Trace directories (several hosts, or a session output)")->required();
+  cmd->add_option("TRACE", options->traces,
+                  "Trace directories (several hosts, or a session output)")
+      ->required();
   return Command{cmd, [options] { return RunStats(*options); }};
 }
 

@@ -39,22 +39,27 @@ int RunSync(const SyncOptions& o) {
     if (o.json) {
       std::cout << ClockJson(c) << '\n';
     } else {
-      fmt::print("host {:<12} reference {:<12} slope {:.12f}  offset {:+.1f} ns  accuracy {:.0f} ns  {:<11} {} matches\n",
-                 c.host, c.reference, c.transform.slope(), c.transform.offset(), c.accuracy, SyncQualityName(c.quality),
-                 c.matches);
+      fmt::print(
+          "host {:<12} reference {:<12} slope {:.12f}  offset {:+.1f} ns  accuracy {:.0f} ns  "
+          "{:<11} {} matches\n",
+          c.host, c.reference, c.transform.slope(), c.transform.offset(), c.accuracy,
+          SyncQualityName(c.quality), c.matches);
     }
   }
   const SyncCounters& k = result.sync->counters();
   const uint64_t inversions = result.sync->CountInversions();
   if (o.json) {
     std::cout << fmt::format(
-        "{{\"type\":\"sync\",\"sent\":{},\"received\":{},\"matched\":{},\"same_host\":{},\"expired\":{},"
+        "{{\"type\":\"sync\",\"sent\":{},\"received\":{},\"matched\":{},\"same_host\":{},"
+        "\"expired\":{},"
         "\"peak_pending\":{},\"inversions\":{}}}\n",
         k.sends, k.receives, k.matched, k.same_host, k.expired, k.peak_pending, inversions);
   } else {
-    fmt::print("packets: {} sent, {} received, {} matched across hosts, {} same-host, {} expired unmatched "
-               "(at most {} waiting); {} received before sent after sync\n",
-               k.sends, k.receives, k.matched, k.same_host, k.expired, k.peak_pending, inversions);
+    fmt::print(
+        "packets: {} sent, {} received, {} matched across hosts, {} same-host, {} expired "
+        "unmatched "
+        "(at most {} waiting); {} received before sent after sync\n",
+        k.sends, k.receives, k.matched, k.same_host, k.expired, k.peak_pending, inversions);
   }
   return ReportHostErrors(result.stats);
 }
@@ -63,9 +68,12 @@ int RunSync(const SyncOptions& o) {
 
 Command AddSyncCommand(CLI::App& app) {
   auto o = std::make_shared<SyncOptions>();
-  CLI::App* cmd = app.add_subcommand("sync", "Synchronize the hosts' clocks from the TCP packets they exchanged");
-  cmd->add_flag("--json", o->json, "One JSON record per host: t_reference = slope * t_host + offset_ns");
-  cmd->add_option("--reference", o->reference, "The host whose clock is the reference (default: the first)");
+  CLI::App* cmd = app.add_subcommand(
+      "sync", "Synchronize the hosts' clocks from the TCP packets they exchanged");
+  cmd->add_flag("--json", o->json,
+                "One JSON record per host: t_reference = slope * t_host + offset_ns");
+  cmd->add_option("--reference", o->reference,
+                  "The host whose clock is the reference (default: the first)");
   cmd->add_flag("--single-phase", o->single_phase,
                 "Keep unmatched packets for the long bootstrap window all along (for comparison)")
       ->group("");  // hidden: a benchmark knob

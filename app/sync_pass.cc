@@ -1,7 +1,6 @@
 #include "app/sync_pass.h"
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "stream/host_streams.h"
@@ -24,8 +23,9 @@ bool KeptBatches::Keep(std::unique_ptr<Batch>& batch) {
   return true;
 }
 
-bool RunSyncPass(const std::vector<HostSpec>& hosts, const std::string& reference, const ReaderOptions& reader_options,
-                 bool two_phase, SyncPassResult* out, std::string* error, KeptBatches* keep) {
+bool RunSyncPass(const std::vector<HostSpec>& hosts, const std::string& reference,
+                 const ReaderOptions& reader_options, bool two_phase, SyncPassResult* out,
+                 std::string* error, KeptBatches* keep) {
   const std::vector<std::string> names = HostNames(hosts);
   size_t ref = 0;  // default: the first host
   if (!reference.empty()) {
@@ -44,7 +44,8 @@ bool RunSyncPass(const std::vector<HostSpec>& hosts, const std::string& referenc
     out->stats[batch->host].Add(*batch);
     for (const Event& e : batch->events) {
       if ((e.kind == EventKind::kPacketOut || e.kind == EventKind::kPacketIn) && e.a >= 0) {
-        out->sync->OnPacket(batch->host, e.ts, e.kind == EventKind::kPacketOut, batch->packets[static_cast<size_t>(e.a)]);
+        out->sync->OnPacket(batch->host, e.ts, e.kind == EventKind::kPacketOut,
+                            batch->packets[static_cast<size_t>(e.a)]);
       }
     }
     out->sync->OnWatermark(batch->host, batch->watermark);

@@ -33,8 +33,9 @@ struct KeptBatches {
 
 // `reference`: a host name, or empty for the first host. Returns false (and `error`) when
 // the reference host is not among the traces. With `keep`, the decoded batches are kept too.
-bool RunSyncPass(const std::vector<HostSpec>& hosts, const std::string& reference, const ReaderOptions& reader_options,
-                 bool two_phase, SyncPassResult* out, std::string* error, KeptBatches* keep = nullptr);
+bool RunSyncPass(const std::vector<HostSpec>& hosts, const std::string& reference,
+                 const ReaderOptions& reader_options, bool two_phase, SyncPassResult* out,
+                 std::string* error, KeptBatches* keep = nullptr);
 
 std::string ClockJson(const HostClock& clock);
 

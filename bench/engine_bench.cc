@@ -20,11 +20,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+double Seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
 
 // Kept out of line so that callgrind's --toggle-collect can name it.
-__attribute__((noinline)) void PushAll(waitpath::Engine& engine,
-                                       const std::vector<std::unique_ptr<waitpath::Batch>>& batches) {
+__attribute__((noinline)) void PushAll(
+    waitpath::Engine& engine, const std::vector<std::unique_ptr<waitpath::Batch>>& batches) {
   for (const auto& b : batches) engine.Push(*b);
 }
 
@@ -95,25 +97,28 @@ int main(int argc, char** argv) {
   }
   std::vector<double> sorted = secs;
   std::sort(sorted.begin(), sorted.end());
-  const double median = sorted.size() % 2 ? sorted[sorted.size() / 2]
-                                          : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
+  const double median = sorted.size() % 2
+                            ? sorted[sorted.size() / 2]
+                            : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
   const double per_event_ns = events ? median * 1e9 / static_cast<double>(events) : 0;
-  std::printf("{\"trace\":\"%s\",\"events\":%llu,\"batches\":%zu,\"read_s\":%.4f,\"reps\":%d,\"push_s\":[",
-              paths[0].c_str(), static_cast<unsigned long long>(events), batches.size(), read_s, reps);
+  std::printf(
+      "{\"trace\":\"%s\",\"events\":%llu,\"batches\":%zu,\"read_s\":%.4f,\"reps\":%d,\"push_s\":[",
+      paths[0].c_str(), static_cast<unsigned long long>(events), batches.size(), read_s, reps);
   for (size_t i = 0; i < secs.size(); ++i) std::printf("%s%.5f", i ? "," : "", secs[i]);
   // The first repetition's history comes from fresh memory (page faults); later ones reuse
   // what the previous engine gave back to the chunk pool, as a long-running process does.
-  std::printf("],\"push_median_s\":%.5f,\"ns_per_event\":%.2f,\"min_ns_per_event\":%.2f,"
-              "\"first_ns_per_event\":%.2f,"
-              "\"waits\":%llu,\"waits_per_s\":%.0f,\"events_per_s\":%.0f,\"retention_ns\":%lld,"
-              "\"history_segments\":%llu,\"evicted_segments\":%llu,\"history_bytes\":%zu}\n",
-              median, per_event_ns, events ? sorted[0] * 1e9 / static_cast<double>(events) : 0,
-              events ? secs[0] * 1e9 / static_cast<double>(events) : 0,
-              static_cast<unsigned long long>(counters.waits),
-              median > 0 ? static_cast<double>(counters.waits) / median : 0,
-              median > 0 ? static_cast<double>(events) / median : 0,
-              static_cast<long long>(options.retention_ns),
-              static_cast<unsigned long long>(counters.history_segments),
-              static_cast<unsigned long long>(counters.evicted_segments), history_bytes);
+  std::printf(
+      "],\"push_median_s\":%.5f,\"ns_per_event\":%.2f,\"min_ns_per_event\":%.2f,"
+      "\"first_ns_per_event\":%.2f,"
+      "\"waits\":%llu,\"waits_per_s\":%.0f,\"events_per_s\":%.0f,\"retention_ns\":%lld,"
+      "\"history_segments\":%llu,\"evicted_segments\":%llu,\"history_bytes\":%zu}\n",
+      median, per_event_ns, events ? sorted[0] * 1e9 / static_cast<double>(events) : 0,
+      events ? secs[0] * 1e9 / static_cast<double>(events) : 0,
+      static_cast<unsigned long long>(counters.waits),
+      median > 0 ? static_cast<double>(counters.waits) / median : 0,
+      median > 0 ? static_cast<double>(events) / median : 0,
+      static_cast<long long>(options.retention_ns),
+      static_cast<unsigned long long>(counters.history_segments),
+      static_cast<unsigned long long>(counters.evicted_segments), history_bytes);
   return 0;
 }

@@ -43,9 +43,10 @@ long RssKb() {
 }
 
 int Usage() {
-  std::fprintf(stderr,
-               "usage: waitpath_thread_churn_bench [--lifetimes N] [--per-second N] [--retention-ms MS]\n"
-               "                                   [--max-history-mb N] [--watch-one]\n");
+  std::fprintf(
+      stderr,
+      "usage: waitpath_thread_churn_bench [--lifetimes N] [--per-second N] [--retention-ms MS]\n"
+      "                                   [--max-history-mb N] [--watch-one]\n");
   return 2;
 }
 
@@ -123,15 +124,18 @@ int main(int argc, char** argv) {
     engine.Push(batch);
     t += step;
     if ((i + 1) % every == 0) {
-      std::printf("%s\n  {\"lifetimes\": %lld, \"rss_kb\": %ld, \"task_slots\": %zu, \"tasks_in_use\": %zu, "
-                  "\"history_bytes\": %zu, \"tasks_released\": %llu}",
-                  i + 1 == every ? "" : ",", static_cast<long long>(i + 1), RssKb(), engine.tasks().size(),
-                  engine.tasks().in_use(), engine.history_bytes(),
-                  static_cast<unsigned long long>(engine.counters().tasks_released));
+      std::printf(
+          "%s\n  {\"lifetimes\": %lld, \"rss_kb\": %ld, \"task_slots\": %zu, \"tasks_in_use\": "
+          "%zu, "
+          "\"history_bytes\": %zu, \"tasks_released\": %llu}",
+          i + 1 == every ? "" : ",", static_cast<long long>(i + 1), RssKb(), engine.tasks().size(),
+          engine.tasks().in_use(), engine.history_bytes(),
+          static_cast<unsigned long long>(engine.counters().tasks_released));
       std::fflush(stdout);
     }
   }
   accounting.Finish();
-  std::printf("\n], \"tasks_reported\": %llu}\n", static_cast<unsigned long long>(report.tasks_reported()));
+  std::printf("\n], \"tasks_reported\": %llu}\n",
+              static_cast<unsigned long long>(report.tasks_reported()));
   return 0;
 }

@@ -23,12 +23,17 @@ Json StatesJson(const StateVec& v) {
 
 std::string_view CauseName(const WaitLink& link) {
   switch (link.type) {
-    case WaitLink::Type::kTask: return "task";
-    case WaitLink::Type::kPacket: return "network";
-    case WaitLink::Type::kLeaf: return LeafName(link.leaf);
+    case WaitLink::Type::kTask:
+      return "task";
+    case WaitLink::Type::kPacket:
+      return "network";
+    case WaitLink::Type::kLeaf:
+      return LeafName(link.leaf);
     case WaitLink::Type::kNone:
-    case WaitLink::Type::kPending: return "blocked";
-    case WaitLink::Type::kUnknown: return "unknown";
+    case WaitLink::Type::kPending:
+      return "blocked";
+    case WaitLink::Type::kUnknown:
+      return "unknown";
   }
   return "unknown";
 }
@@ -37,14 +42,16 @@ std::string Shares(const StateVec& v, int64_t total) {
   std::string s;
   for (int i = 0; i < kLeafCount; ++i) {
     if (v.ns[i] <= 0 || total <= 0) continue;
-    s += fmt::format("{}{} {:.1f}%", s.empty() ? "" : ", ", LeafName(static_cast<Leaf>(i)), 100.0 * v.ns[i] / total);
+    s += fmt::format("{}{} {:.1f}%", s.empty() ? "" : ", ", LeafName(static_cast<Leaf>(i)),
+                     100.0 * v.ns[i] / total);
   }
   return s.empty() ? "-" : s;
 }
 
 }  // namespace
 
-AnalysisReport::AnalysisReport(WatchedAccounting& accounting, AnalysisOptions options, std::ostream& out)
+AnalysisReport::AnalysisReport(WatchedAccounting& accounting, AnalysisOptions options,
+                               std::ostream& out)
     : accounting_(accounting), engine_(accounting.engine()), options_(options), out_(out) {
   accounting_.AddSink(this);
 }
@@ -82,7 +89,8 @@ const std::string& AnalysisReport::TaskJson(Utid u, bool with_pid) {
     c.pid = t.pid;
     const std::string comm = Json(TaskName(u)).dump(-1, ' ', false, Json::error_handler_t::replace);
     const std::string& host = HostJson(t.host);
-    c.with_pid = fmt::format(R"("host":{},"tid":{},"pid":{},"comm":{})", host, t.tid, t.pid < 0 ? t.tid : t.pid, comm);
+    c.with_pid = fmt::format(R"("host":{},"tid":{},"pid":{},"comm":{})", host, t.tid,
+                             t.pid < 0 ? t.tid : t.pid, comm);
     c.without_pid = fmt::format(R"("host":{},"tid":{},"comm":{})", host, t.tid, comm);
   }
   return with_pid ? c.with_pid : c.without_pid;
@@ -104,7 +112,8 @@ void AnalysisReport::OnAccounted(Utid u, int64_t from, int64_t to, const StateVe
 }
 
 void AnalysisReport::OnWatchedWait(const ResolvedWait& wait, std::span<const PathSegment> path) {
-  if (options_.min_wait_ns >= 0 && wait.end - wait.start >= options_.min_wait_ns) WriteWait(wait, path);
+  if (options_.min_wait_ns >= 0 && wait.end - wait.start >= options_.min_wait_ns)
+    WriteWait(wait, path);
 }
 
 void AnalysisReport::OnTaskReleased(Utid u) {
@@ -130,15 +139,19 @@ void AnalysisReport::WriteWait(const ResolvedWait& wait, std::span<const PathSeg
     // bytes are those nlohmann's dump() gave (same keys, order and escaping).
     auto out = std::back_inserter(line_);
     line_.clear();
-    fmt::format_to(out, "{{\"type\":\"wait\",{},\"start_ns\":{},\"end_ns\":{},\"duration_ns\":{},\"cause\":\"{}\"",
-                   TaskJson(wait.task, true), wait.start, wait.end, wait.end - wait.start, CauseName(wait.link));
+    fmt::format_to(
+        out,
+        "{{\"type\":\"wait\",{},\"start_ns\":{},\"end_ns\":{},\"duration_ns\":{},\"cause\":\"{}\"",
+        TaskJson(wait.task, true), wait.start, wait.end, wait.end - wait.start,
+        CauseName(wait.link));
     if ((wait.link.type == WaitLink::Type::kTask || wait.link.type == WaitLink::Type::kPacket) &&
         wait.link.task != kNoTask) {
       fmt::format_to(out, ",\"waker\":{{{}}}", TaskJson(wait.link.task, false));
     }
     line_ += ",\"breakdown_ns\":{";
     for (int i = 0; i < kLeafCount; ++i) {
-      fmt::format_to(out, "{}\"{}\":{}", i ? "," : "", LeafName(static_cast<Leaf>(i)), wait.breakdown.ns[i]);
+      fmt::format_to(out, "{}\"{}\":{}", i ? "," : "", LeafName(static_cast<Leaf>(i)),
+                     wait.breakdown.ns[i]);
     }
     line_ += "},\"path\":[";
     for (size_t i = 0; i < pieces.size(); ++i) {
@@ -158,13 +171,14 @@ void AnalysisReport::WriteWait(const ResolvedWait& wait, std::span<const PathSeg
   const time_t secs = static_cast<time_t>(wait.end / 1000000000);
   std::tm tm{};
   gmtime_r(&secs, &tm);
-  fmt::print(out_, "{:02}:{:02}:{:02}.{:06} {} {}/{} waited {:.3f} ms ({}): {}\n", tm.tm_hour, tm.tm_min, tm.tm_sec,
-             (wait.end % 1000000000) / 1000, TaskName(wait.task), HostName(t.host), t.tid, d / 1e6, CauseName(wait.link),
-             Shares(wait.breakdown, d));
+  fmt::print(out_, "{:02}:{:02}:{:02}.{:06} {} {}/{} waited {:.3f} ms ({}): {}\n", tm.tm_hour,
+             tm.tm_min, tm.tm_sec, (wait.end % 1000000000) / 1000, TaskName(wait.task),
+             HostName(t.host), t.tid, d / 1e6, CauseName(wait.link), Shares(wait.breakdown, d));
   for (size_t i = 0; i < pieces.size();) {
     size_t j = i;
     StateVec here;
-    while (j < pieces.size() && pieces[j].task == pieces[i].task && pieces[j].depth == pieces[i].depth) {
+    while (j < pieces.size() && pieces[j].task == pieces[i].task &&
+           pieces[j].depth == pieces[i].depth) {
       here[pieces[j].leaf] += pieces[j].end - pieces[j].start;
       ++j;
     }
@@ -172,11 +186,13 @@ void AnalysisReport::WriteWait(const ResolvedWait& wait, std::span<const PathSeg
     std::string states;
     for (int k = 0; k < kLeafCount; ++k) {
       if (here.ns[k] > 0) {
-        states += fmt::format("{}{} {:.3f} ms", states.empty() ? "" : ", ", LeafName(static_cast<Leaf>(k)), here.ns[k] / 1e6);
+        states += fmt::format("{}{} {:.3f} ms", states.empty() ? "" : ", ",
+                              LeafName(static_cast<Leaf>(k)), here.ns[k] / 1e6);
       }
     }
     const std::string who = p.task == kNoTask ? std::string("?")
-                                              : fmt::format("{} ({}/{})", TaskName(p.task), HostName(engine_.tasks()[p.task].host),
+                                              : fmt::format("{} ({}/{})", TaskName(p.task),
+                                                            HostName(engine_.tasks()[p.task].host),
                                                             engine_.tasks()[p.task].tid);
     fmt::print(out_, "  {:>{}}{}: {}\n", "", 2 * std::min<int>(p.depth, 20), who, states);
     i = j;
@@ -229,14 +245,15 @@ void AnalysisReport::WriteTask(Utid u, const StateVec& breakdown,
     return;
   }
   const int64_t total = end - start;
-  fmt::print(out_, "{} (host {}, tid {}, pid {})  {:.6f} s observed\n", TaskName(u), HostName(t.host), t.tid,
-             t.pid < 0 ? t.tid : t.pid, total / 1e9);
+  fmt::print(out_, "{} (host {}, tid {}, pid {})  {:.6f} s observed\n", TaskName(u),
+             HostName(t.host), t.tid, t.pid < 0 ? t.tid : t.pid, total / 1e9);
   fmt::print(out_, "  breakdown: {}\n", Shares(breakdown, total));
   fmt::print(out_, "  path went through:\n");
   for (const auto& [ref, states] : by_task) {
     const Identity w = Who(ref);
-    fmt::print(out_, "    {:>5.1f}%  {:<20} {}/{:<8} {}\n", total > 0 ? 100.0 * states.total() / total : 0.0,
-               StringTable::Global().Get(w.comm), HostName(w.host), w.tid, Shares(states, states.total()));
+    fmt::print(out_, "    {:>5.1f}%  {:<20} {}/{:<8} {}\n",
+               total > 0 ? 100.0 * states.total() / total : 0.0, StringTable::Global().Get(w.comm),
+               HostName(w.host), w.tid, Shares(states, states.total()));
   }
 }
 

@@ -8,11 +8,10 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
-
-#include <span>
 
 #include "exporters/watched_accounting.h"
 #include "incremental/engine.h"
@@ -43,7 +42,7 @@ class AnalysisReport : public AccountingSink {
 
  private:
   struct Tracked {
-    StateVec total;                                // its breakdown so far
+    StateVec total;                                 // its breakdown so far
     std::unordered_map<TaskRef, StateVec> by_task;  // the same by task credited
   };
   // Who a task was, kept for a credited task whose Utid was released before the record of a
@@ -56,7 +55,8 @@ class AnalysisReport : public AccountingSink {
 
   Identity Who(TaskRef ref) const;
   void WriteWait(const ResolvedWait& wait, std::span<const PathSegment> pieces);
-  void WriteTask(Utid u, const StateVec& breakdown, const std::vector<std::pair<TaskRef, StateVec>>& by_task);
+  void WriteTask(Utid u, const StateVec& breakdown,
+                 const std::vector<std::pair<TaskRef, StateVec>>& by_task);
   std::string TaskName(Utid u) const;
   // JSON fragments written with every wait, escaped once: "host":…,"tid":… with or without
   // "pid", and "comm" (recomputed when the task's name or pid changes, or its Utid is reused).
@@ -70,8 +70,8 @@ class AnalysisReport : public AccountingSink {
   AnalysisOptions options_;
   std::ostream& out_;
   std::unordered_map<Utid, Tracked> tracked_;
-  std::unordered_map<TaskRef, uint32_t> credited_;     // how many tracked tasks credit it
-  std::unordered_map<TaskRef, Identity> released_;      // credited tasks whose Utid was released
+  std::unordered_map<TaskRef, uint32_t> credited_;  // how many tracked tasks credit it
+  std::unordered_map<TaskRef, Identity> released_;  // credited tasks whose Utid was released
   struct TaskJsonCache {
     uint32_t comm = ~0u;
     int32_t pid = 0;

@@ -3,8 +3,8 @@
 #include "exporters/analysis_report.h"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "live/event_decoder.h"
@@ -13,8 +13,8 @@
 namespace waitpath {
 namespace {
 
-Event Ev(int64_t ts, uint16_t cpu, EventKind kind, int32_t a = 0, int32_t b = 0, int32_t c = -1, int32_t d = -1,
-         int64_t x = 0) {
+Event Ev(int64_t ts, uint16_t cpu, EventKind kind, int32_t a = 0, int32_t b = 0, int32_t c = -1,
+         int32_t d = -1, int64_t x = 0) {
   Event e{};
   e.ts = ts;
   e.cpu = cpu;
@@ -67,13 +67,16 @@ std::string Report(bool json, int64_t min_wait_ns) {
 
 TEST(AnalysisReportTest, TaskRecordInText) {
   const std::string text = Report(false, -1);
-  EXPECT_NE(text.find("client (host box, tid 10, pid 10)  0.100000 s observed"), std::string::npos) << text;
+  EXPECT_NE(text.find("client (host box, tid 10, pid 10)  0.100000 s observed"), std::string::npos)
+      << text;
   EXPECT_NE(text.find("breakdown: running 80.0%, preempted 20.0%"), std::string::npos) << text;
   // The wait went through the server (80 of 100: its 60 running, 20 preempted), the rest is
   // the client's own running.
-  EXPECT_NE(text.find("80.0%  server               box/20       running 75.0%, preempted 25.0%"), std::string::npos)
+  EXPECT_NE(text.find("80.0%  server               box/20       running 75.0%, preempted 25.0%"),
+            std::string::npos)
       << text;
-  EXPECT_NE(text.find("20.0%  client               box/10       running 100.0%"), std::string::npos) << text;
+  EXPECT_NE(text.find("20.0%  client               box/10       running 100.0%"), std::string::npos)
+      << text;
 }
 
 TEST(AnalysisReportTest, TaskAndWaitRecordsInJson) {
@@ -103,9 +106,11 @@ TEST(AnalysisReportTest, TaskAndWaitRecordsInJson) {
 
 TEST(AnalysisReportTest, WaitTreeInText) {
   const std::string text = Report(false, 50'000'000);
-  EXPECT_NE(text.find("client box/10 waited 80.000 ms (task): running 75.0%, preempted 25.0%"), std::string::npos)
+  EXPECT_NE(text.find("client box/10 waited 80.000 ms (task): running 75.0%, preempted 25.0%"),
+            std::string::npos)
       << text;
-  EXPECT_NE(text.find("server (box/20): running 60.000 ms, preempted 20.000 ms"), std::string::npos) << text;
+  EXPECT_NE(text.find("server (box/20): running 60.000 ms, preempted 20.000 ms"), std::string::npos)
+      << text;
 }
 
 }  // namespace

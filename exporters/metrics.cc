@@ -7,7 +7,8 @@
 
 namespace waitpath {
 
-MetricsExporter::MetricsExporter(Engine& engine, WatchedAccounting& accounting, MetricsOptions options)
+MetricsExporter::MetricsExporter(Engine& engine, WatchedAccounting& accounting,
+                                 MetricsOptions options)
     : engine_(engine),
       accounting_(accounting),
       registry_(std::make_shared<prometheus::Registry>()),
@@ -74,7 +75,9 @@ void MetricsExporter::ObserveEngine(std::optional<int64_t> wall_now_ns) {
   }
 }
 
-void MetricsExporter::Finish() { ObserveEngine(); }
+void MetricsExporter::Finish() {
+  ObserveEngine();
+}
 
 void MetricsExporter::WriteText(std::ostream& out) const {
   prometheus::TextSerializer().Serialize(out, registry_->Collect());

@@ -8,13 +8,12 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "exporters/metrics_labels.h"
-#include <span>
-
 #include "exporters/watched_accounting.h"
 #include "incremental/engine.h"
 
@@ -23,7 +22,8 @@ namespace waitpath {
 class ActivePathMetrics : public AccountingSink {
  public:
   // Registers itself with `accounting`.
-  ActivePathMetrics(prometheus::Registry& registry, WatchedAccounting& accounting, size_t max_processes);
+  ActivePathMetrics(prometheus::Registry& registry, WatchedAccounting& accounting,
+                    size_t max_processes);
 
   // Counts each accounted piece of a watched task: its states by process, its path by the
   // process (and host) it went through. Summed over states the counters grow by the tasks'

@@ -47,8 +47,8 @@ std::unique_ptr<MetricsServer> MetricsServer::Start(const std::string& listen,
   return server;
 }
 
-std::unique_ptr<MetricsServer> MetricsServer::StartAnnounced(const std::string& listen,
-                                                             std::shared_ptr<prometheus::Registry> registry) {
+std::unique_ptr<MetricsServer> MetricsServer::StartAnnounced(
+    const std::string& listen, std::shared_ptr<prometheus::Registry> registry) {
   std::string error;
   auto server = Start(listen, std::move(registry), &error);
   if (server) {

@@ -23,8 +23,8 @@ class MetricsServer {
                                               std::string* error);
 
   // Start() for a command: says on stderr where the metrics are, or (nullptr) why not.
-  static std::unique_ptr<MetricsServer> StartAnnounced(const std::string& listen,
-                                                       std::shared_ptr<prometheus::Registry> registry);
+  static std::unique_ptr<MetricsServer> StartAnnounced(
+      const std::string& listen, std::shared_ptr<prometheus::Registry> registry);
 
   // "127.0.0.1:9464": the address actually bound (with the port chosen for port 0).
   const std::string& bound() const { return bound_; }

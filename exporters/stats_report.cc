@@ -3,9 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "live/dialect.h"
 
@@ -13,7 +12,8 @@ namespace waitpath {
 namespace {
 
 std::string FormatNs(int64_t ns) {
-  if (ns == std::numeric_limits<int64_t>::max() || ns == std::numeric_limits<int64_t>::min()) return "-";
+  if (ns == std::numeric_limits<int64_t>::max() || ns == std::numeric_limits<int64_t>::min())
+    return "-";
   return fmt::format("{}.{:09d}", ns / 1000000000, ns % 1000000000);
 }
 
@@ -24,11 +24,14 @@ uint64_t TotalDiscarded(const HostStats& s) {
 }
 
 // Streams name their CPU in packet contexts; a dialect without that still shows it per event.
-size_t CpuCount(const HostStats& s) { return std::max<size_t>(s.reader.cpus, s.events_by_cpu.size()); }
+size_t CpuCount(const HostStats& s) {
+  return std::max<size_t>(s.reader.cpus, s.events_by_cpu.size());
+}
 
 }  // namespace
 
-void WriteStatsText(std::ostream& out, const std::vector<HostSpec>& hosts, const std::vector<HostStats>& stats) {
+void WriteStatsText(std::ostream& out, const std::vector<HostSpec>& hosts,
+                    const std::vector<HostStats>& stats) {
   for (size_t i = 0; i < stats.size(); ++i) {
     const HostStats& s = stats[i];
     fmt::print(out, "host {}\n", s.host);
@@ -36,13 +39,16 @@ void WriteStatsText(std::ostream& out, const std::vector<HostSpec>& hosts, const
     fmt::print(out, "  dialect      {}\n", DialectName(s.reader.dialect));
     fmt::print(out, "  cpus         {}\n", CpuCount(s));
     const double span = s.reader.events ? (s.reader.last_ns - s.reader.first_ns) / 1e9 : 0.0;
-    fmt::print(out, "  time         {} .. {} ({:.3f} s)\n", FormatNs(s.reader.first_ns), FormatNs(s.reader.last_ns), span);
+    fmt::print(out, "  time         {} .. {} ({:.3f} s)\n", FormatNs(s.reader.first_ns),
+               FormatNs(s.reader.last_ns), span);
     fmt::print(out, "  events       {} ({} used, {} of other kinds skipped)\n", s.reader.events,
                s.reader.events - s.reader.unknown, s.reader.unknown);
     fmt::print(out, "  regressions  {} timestamps clamped\n", s.reader.regressions);
     if (s.inferred_switches) {
-      fmt::print(out, "  inferred     {} switches (events naming another current task than the last switch)\n",
-                 s.inferred_switches);
+      fmt::print(
+          out,
+          "  inferred     {} switches (events naming another current task than the last switch)\n",
+          s.inferred_switches);
     }
     fmt::print(out, "  discarded    {}", TotalDiscarded(s));
     if (!s.discarded_by_cpu.empty()) {
@@ -61,14 +67,16 @@ void WriteStatsText(std::ostream& out, const std::vector<HostSpec>& hosts, const
       }
     }
     if (!s.analysable() && s.reader.events > 0) {
-      fmt::print(out, "  warning: no scheduler switch events: nothing to analyse on this host"
-                      " (not a kernel trace, or sched_switch was not enabled)\n");
+      fmt::print(out,
+                 "  warning: no scheduler switch events: nothing to analyse on this host"
+                 " (not a kernel trace, or sched_switch was not enabled)\n");
     }
     if (!s.error.empty()) fmt::print(out, "  error: {}\n", s.error);
   }
 }
 
-void WriteStatsJson(std::ostream& out, const std::vector<HostSpec>& hosts, const std::vector<HostStats>& stats) {
+void WriteStatsJson(std::ostream& out, const std::vector<HostSpec>& hosts,
+                    const std::vector<HostStats>& stats) {
   for (size_t i = 0; i < stats.size(); ++i) {
     const HostStats& s = stats[i];
     nlohmann::ordered_json j;

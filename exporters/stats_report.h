@@ -9,7 +9,9 @@
 
 namespace waitpath {
 
-void WriteStatsText(std::ostream& out, const std::vector<HostSpec>& hosts, const std::vector<HostStats>& stats);
-void WriteStatsJson(std::ostream& out, const std::vector<HostSpec>& hosts, const std::vector<HostStats>& stats);
+void WriteStatsText(std::ostream& out, const std::vector<HostSpec>& hosts,
+                    const std::vector<HostStats>& stats);
+void WriteStatsJson(std::ostream& out, const std::vector<HostSpec>& hosts,
+                    const std::vector<HostStats>& stats);
 
 }  // namespace waitpath

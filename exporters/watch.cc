@@ -52,7 +52,8 @@ bool ParseWatch(const std::string& text, WatchSelector* out, std::string* error)
   return true;
 }
 
-bool WatchSet::Matches(std::string_view host, int32_t tid, int32_t pid, std::string_view comm) const {
+bool WatchSet::Matches(std::string_view host, int32_t tid, int32_t pid,
+                       std::string_view comm) const {
   if (selectors_.empty()) return true;
   for (const WatchSelector& s : selectors_) {
     if (s.tid && *s.tid != tid) continue;

@@ -6,7 +6,8 @@
 
 namespace waitpath {
 
-WatchedAccounting::WatchedAccounting(Engine& engine, WatchSet watch, std::vector<std::string> host_names)
+WatchedAccounting::WatchedAccounting(Engine& engine, WatchSet watch,
+                                     std::vector<std::string> host_names)
     : engine_(engine), watch_(std::move(watch)), hosts_(std::move(host_names)) {}
 
 void WatchedAccounting::Grow(Utid u) {
@@ -24,8 +25,10 @@ bool WatchedAccounting::Watched(Utid u) {
   // The decision depends on the name, which changes at exec: cached with the name id.
   const uint64_t key = (uint64_t{t.comm} + 1) << 1;
   if ((watched_[u] & ~uint64_t{1}) != key) {
-    const std::string_view host = t.host < hosts_.size() ? std::string_view(hosts_[t.host]) : std::string_view();
-    const bool yes = watch_.Matches(host, t.tid, t.pid < 0 ? t.tid : t.pid, StringTable::Global().Get(t.comm));
+    const std::string_view host =
+        t.host < hosts_.size() ? std::string_view(hosts_[t.host]) : std::string_view();
+    const bool yes =
+        watch_.Matches(host, t.tid, t.pid < 0 ? t.tid : t.pid, StringTable::Global().Get(t.comm));
     watched_[u] = key | (yes ? 1 : 0);
   }
   return watched_[u] & 1;
@@ -45,7 +48,8 @@ void WatchedAccounting::OnWait(const ResolvedWait& wait) {
   for (AccountingSink* s : sinks_) s->OnWatchedWait(wait, pieces_);
 }
 
-void WatchedAccounting::Account(Utid u, int64_t to, const StateVec& to_cum, const ResolvedWait* wait) {
+void WatchedAccounting::Account(Utid u, int64_t to, const StateVec& to_cum,
+                                const ResolvedWait* wait) {
   // Its vector is zero at its start (Engine::Cumulative).
   const int64_t from = accounted_to_[u] == kUnaccounted ? engine_.TaskStart(u) : accounted_to_[u];
   const StateVec from_cum = accounted_cum_[u];
@@ -63,7 +67,8 @@ void WatchedAccounting::Account(Utid u, int64_t to, const StateVec& to_cum, cons
       retained = std::min(h.start(), to);
       const StateVec own = (retained == to ? to_cum : h.at(0).cum) - from_cum;
       for (int i = 0; i < kLeafCount; ++i) {
-        if (own.ns[i] > 0) pieces_.push_back(PathSegment{u, static_cast<Leaf>(i), from, from + own.ns[i], 0});
+        if (own.ns[i] > 0)
+          pieces_.push_back(PathSegment{u, static_cast<Leaf>(i), from, from + own.ns[i], 0});
       }
     }
     engine_.resolver().Expand(u, retained, to, &pieces_);
@@ -73,7 +78,8 @@ void WatchedAccounting::Account(Utid u, int64_t to, const StateVec& to_cum, cons
   // The wait's path: the last pieces, from its start (the task's own pieces before it end
   // there and are never merged with the wait's, which lie deeper on the path).
   size_t first = pieces_.size();
-  while (first > 0 && pieces_[first - 1].start >= wait->start && pieces_[first - 1].depth > 0) --first;
+  while (first > 0 && pieces_[first - 1].start >= wait->start && pieces_[first - 1].depth > 0)
+    --first;
   if (first == pieces_.size() || pieces_[first].start != wait->start) {
     pieces_.clear();
     first = 0;
@@ -97,7 +103,9 @@ void WatchedAccounting::Done(Utid u) {
   for (AccountingSink* s : sinks_) s->OnTaskDone(u);
 }
 
-void WatchedAccounting::OnTaskEnded(Utid u) { Done(u); }
+void WatchedAccounting::OnTaskEnded(Utid u) {
+  Done(u);
+}
 
 void WatchedAccounting::OnTaskReleased(Utid u) {
   for (AccountingSink* s : sinks_) s->OnTaskReleased(u);

@@ -4,9 +4,9 @@
 #include "exporters/watched_accounting.h"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "exporters/analysis_report.h"
@@ -16,8 +16,8 @@
 namespace waitpath {
 namespace {
 
-Event Ev(int64_t ts, uint16_t cpu, EventKind kind, int32_t a = 0, int32_t b = 0, int32_t c = -1, int32_t d = -1,
-         int64_t x = 0) {
+Event Ev(int64_t ts, uint16_t cpu, EventKind kind, int32_t a = 0, int32_t b = 0, int32_t c = -1,
+         int32_t d = -1, int64_t x = 0) {
   Event e{};
   e.ts = ts;
   e.cpu = cpu;

@@ -33,8 +33,10 @@ StateVec ActivePathResolver::CumInside(const TaskHistory& h, int64_t t, int dept
   const Segment& s = h.at(h.Find(t));
   if (t == s.start) return s.cum;
   if (s.kind != SegmentKind::kBlocked) return s.cum + StateVec::Of(OwnLeaf(s.kind), t - s.start);
-  if (s.link.type == WaitLink::Type::kPending) return s.cum + StateVec::Of(Leaf::kBlocked, t - s.start);
-  if (!NeedsOrigin(s.link)) return s.cum + LinkValue(s.link, s.start, t, 0) - LinkValue(s.link, s.start, s.start, 0);
+  if (s.link.type == WaitLink::Type::kPending)
+    return s.cum + StateVec::Of(Leaf::kBlocked, t - s.start);
+  if (!NeedsOrigin(s.link))
+    return s.cum + LinkValue(s.link, s.start, t, 0) - LinkValue(s.link, s.start, s.start, 0);
   if (s.link.type == WaitLink::Type::kPacket) {
     // The origin of a packet wait is kept relative to the send (ResolveWait): after it, the
     // value no longer depends on the sender's history, which may be gone by now.
@@ -82,7 +84,8 @@ StateVec ActivePathResolver::Delta(Utid x, int64_t a, int64_t b) {
   return out + Cum(x, b) - Cum(x, a);
 }
 
-StateVec ActivePathResolver::ResolveWait(const WaitLink& link, int64_t a, int64_t b, StateVec* origin) {
+StateVec ActivePathResolver::ResolveWait(const WaitLink& link, int64_t a, int64_t b,
+                                         StateVec* origin) {
   *origin = {};
   if (a >= b) return {};
   // [a, c): the part of the wait that reads another task's history before the horizon
@@ -109,18 +112,20 @@ StateVec ActivePathResolver::ResolveWait(const WaitLink& link, int64_t a, int64_
   return delta;
 }
 
-void ActivePathResolver::Emit(std::vector<PathSegment>* out, Utid task, Leaf leaf, int64_t a, int64_t b, int depth) {
+void ActivePathResolver::Emit(std::vector<PathSegment>* out, Utid task, Leaf leaf, int64_t a,
+                              int64_t b, int depth) {
   if (a >= b) return;
   const uint16_t d = static_cast<uint16_t>(std::min(depth, 0xffff));
-  if (!out->empty() && out->back().task == task && out->back().leaf == leaf && out->back().end == a &&
-      out->back().depth == d) {
+  if (!out->empty() && out->back().task == task && out->back().leaf == leaf &&
+      out->back().end == a && out->back().depth == d) {
     out->back().end = b;
     return;
   }
   out->push_back(PathSegment{task, leaf, a, b, d});
 }
 
-void ActivePathResolver::Expand(Utid x, int64_t a, int64_t b, std::vector<PathSegment>* out, int depth) {
+void ActivePathResolver::Expand(Utid x, int64_t a, int64_t b, std::vector<PathSegment>* out,
+                                int depth) {
   if (a >= b) return;
   if (x == kNoTask || depth > max_depth_) {
     Emit(out, x, Leaf::kUnknown, a, b, depth);

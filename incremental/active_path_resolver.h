@@ -28,7 +28,8 @@ struct ResolverCounters {
 
 class ActivePathResolver {
  public:
-  ActivePathResolver(const TaskTable& tasks, const std::vector<TaskHistory>& histories, int max_depth)
+  ActivePathResolver(const TaskTable& tasks, const std::vector<TaskHistory>& histories,
+                     int max_depth)
       : tasks_(tasks), histories_(histories), max_depth_(max_depth) {}
 
   // Time per leaf of AP(x, t) for t in [a, b); time before the horizon is unknown.
@@ -69,9 +70,10 @@ class ActivePathResolver {
  private:
   StateVec LinkValue(const WaitLink& link, int64_t start, int64_t t, int depth);
   StateVec CumInside(const TaskHistory& h, int64_t t, int depth);
-  void ExpandLink(Utid waiter, const WaitLink& link, int64_t a, int64_t b, std::vector<PathSegment>* out,
-                  int depth);
-  static void Emit(std::vector<PathSegment>* out, Utid task, Leaf leaf, int64_t a, int64_t b, int depth);
+  void ExpandLink(Utid waiter, const WaitLink& link, int64_t a, int64_t b,
+                  std::vector<PathSegment>* out, int depth);
+  static void Emit(std::vector<PathSegment>* out, Utid task, Leaf leaf, int64_t a, int64_t b,
+                   int depth);
 
   const TaskTable& tasks_;
   const std::vector<TaskHistory>& histories_;

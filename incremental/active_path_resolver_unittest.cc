@@ -222,7 +222,6 @@ TEST_F(ActivePathResolverTest, QueryIntoAWaitWhoseWakerWasPartlyEvicted) {
   EXPECT_GT(resolver_.counters().evicted_reads, 0u);
 }
 
-
 // A packet wait resolved while its sender's history was whole, read after the sender's
 // history before the send is gone: the stored value after the send no longer depends on it.
 TEST_F(ActivePathResolverTest, PacketWaitReadAfterTheSendersHistoryWasEvicted) {
@@ -275,7 +274,8 @@ TEST_F(ActivePathResolverTest, ChainAcrossHostsReadsNothingBeforeTheHorizon) {
   histories_[w].Switch(40, SegmentKind::kPreempted);
   resolver_.SetHorizon(50);
   StateVec origin;
-  const StateVec d = resolver_.ResolveWait(WaitLink{WaitLink::Type::kTask, Leaf::kBlocked, w}, 0, 100, &origin);
+  const StateVec d =
+      resolver_.ResolveWait(WaitLink{WaitLink::Type::kTask, Leaf::kBlocked, w}, 0, 100, &origin);
   EXPECT_EQ(d[Leaf::kUnknown], 50);
   EXPECT_EQ(d[Leaf::kPreempted], 50);
   EXPECT_EQ(d[Leaf::kRunning], 0);

@@ -61,7 +61,8 @@ class ChunkPool {
     char* slab = static_cast<char*>(std::aligned_alloc(kSlab, kSlab));
     if (!slab) throw std::bad_alloc();
     madvise(slab, kSlab, MADV_HUGEPAGE);  // a hint: without THP these are ordinary pages
-    for (size_t off = kSlab - kSlab % kBytes; off >= kBytes; off -= kBytes) s.free.push_back(slab + off - kBytes);
+    for (size_t off = kSlab - kSlab % kBytes; off >= kBytes; off -= kBytes)
+      s.free.push_back(slab + off - kBytes);
   }
 };
 

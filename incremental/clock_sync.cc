@@ -9,10 +9,14 @@ namespace waitpath {
 
 std::string_view SyncQualityName(SyncQuality q) {
   switch (q) {
-    case SyncQuality::kIncomplete: return "incomplete";
-    case SyncQuality::kApproximate: return "approximate";
-    case SyncQuality::kAccurate: return "accurate";
-    case SyncQuality::kFail: return "fail";
+    case SyncQuality::kIncomplete:
+      return "incomplete";
+    case SyncQuality::kApproximate:
+      return "approximate";
+    case SyncQuality::kAccurate:
+      return "accurate";
+    case SyncQuality::kFail:
+      return "fail";
   }
   return "incomplete";
 }
@@ -29,7 +33,9 @@ void PairSync::PushLowerHull(std::vector<Point>& hull, Point p) {
     // Out of order (rare: packets are read in time order per host): rebuild with it.
     std::vector<Point> pts = hull;
     pts.push_back(p);
-    std::sort(pts.begin(), pts.end(), [](const Point& a, const Point& b) { return a.x < b.x || (a.x == b.x && a.y < b.y); });
+    std::sort(pts.begin(), pts.end(), [](const Point& a, const Point& b) {
+      return a.x < b.x || (a.x == b.x && a.y < b.y);
+    });
     hull.clear();
     for (const Point& q : pts) PushLowerHull(hull, q);
     return;
@@ -38,8 +44,8 @@ void PairSync::PushLowerHull(std::vector<Point>& hull, Point p) {
     if (p.y >= hull.back().y) return;  // the lower point of a vertical pair bounds the line
     hull.pop_back();
   }
-  while (hull.size() >= 2 && Cross(hull[hull.size() - 2].x, hull[hull.size() - 2].y, hull.back().x, hull.back().y,
-                                    p.x, p.y) <= 0) {
+  while (hull.size() >= 2 && Cross(hull[hull.size() - 2].x, hull[hull.size() - 2].y, hull.back().x,
+                                   hull.back().y, p.x, p.y) <= 0) {
     hull.pop_back();
   }
   hull.push_back(p);
@@ -50,7 +56,9 @@ void PairSync::PushUpperHull(std::vector<Point>& hull, Point p) {
   if (!hull.empty() && p.x < hull.back().x) {
     std::vector<Point> pts = hull;
     pts.push_back(p);
-    std::sort(pts.begin(), pts.end(), [](const Point& a, const Point& b) { return a.x < b.x || (a.x == b.x && a.y > b.y); });
+    std::sort(pts.begin(), pts.end(), [](const Point& a, const Point& b) {
+      return a.x < b.x || (a.x == b.x && a.y > b.y);
+    });
     hull.clear();
     for (const Point& q : pts) PushUpperHull(hull, q);
     return;
@@ -59,16 +67,20 @@ void PairSync::PushUpperHull(std::vector<Point>& hull, Point p) {
     if (p.y <= hull.back().y) return;
     hull.pop_back();
   }
-  while (hull.size() >= 2 && Cross(hull[hull.size() - 2].x, hull[hull.size() - 2].y, hull.back().x, hull.back().y,
-                                    p.x, p.y) >= 0) {
+  while (hull.size() >= 2 && Cross(hull[hull.size() - 2].x, hull[hull.size() - 2].y, hull.back().x,
+                                   hull.back().y, p.x, p.y) >= 0) {
     hull.pop_back();
   }
   hull.push_back(p);
 }
 
-void PairSync::AddAtoB(int64_t sent_a, int64_t received_b) { AddPoint(sent_a, received_b, /*a_to_b=*/true); }
+void PairSync::AddAtoB(int64_t sent_a, int64_t received_b) {
+  AddPoint(sent_a, received_b, /*a_to_b=*/true);
+}
 
-void PairSync::AddBtoA(int64_t sent_b, int64_t received_a) { AddPoint(received_a, sent_b, /*a_to_b=*/false); }
+void PairSync::AddBtoA(int64_t sent_b, int64_t received_a) {
+  AddPoint(received_a, sent_b, /*a_to_b=*/false);
+}
 
 // A message as a point (time on a, time on b): a->b ones bound the line from above, b->a
 // ones from below.
@@ -151,8 +163,8 @@ void PairSync::Update() {
   quality_ = SyncQuality::kApproximate;
 }
 
-ClockSync::ClockSync(std::vector<std::string> hosts, size_t reference, bool two_phase, int64_t bootstrap_window_ns,
-                     int64_t window_ns)
+ClockSync::ClockSync(std::vector<std::string> hosts, size_t reference, bool two_phase,
+                     int64_t bootstrap_window_ns, int64_t window_ns)
     : hosts_(std::move(hosts)),
       reference_(reference),
       two_phase_(two_phase),
@@ -246,8 +258,9 @@ void ClockSync::Expire() {
     auto it = pending_.find(p.key);
     if (it != pending_.end()) {
       auto& q = it->second;
-      auto m = std::find_if(q.begin(), q.end(),
-                            [&](const Pending& x) { return x.host == p.host && x.ts == p.ts && x.out == p.out; });
+      auto m = std::find_if(q.begin(), q.end(), [&](const Pending& x) {
+        return x.host == p.host && x.ts == p.ts && x.out == p.out;
+      });
       if (m != q.end()) {
         q.erase(m);
         --counters_.pending;
@@ -263,7 +276,9 @@ uint64_t ClockSync::CountInversions() {
   const std::vector<HostClock>& clocks = Clocks();
   uint64_t n = 0;
   for (const MatchRecord& m : kept_) {
-    if (clocks[m.recv_host].transform.ToReference(m.received) < clocks[m.send_host].transform.ToReference(m.sent)) ++n;
+    if (clocks[m.recv_host].transform.ToReference(m.received) <
+        clocks[m.send_host].transform.ToReference(m.sent))
+      ++n;
   }
   return n;
 }
@@ -291,13 +306,16 @@ const std::vector<HostClock>& ClockSync::Clocks() {
   std::vector<Edge> edges;
   for (const auto& [key, pair] : pairs_) {
     if (pair.quality() == SyncQuality::kIncomplete) continue;
-    if (pair.quality() == SyncQuality::kFail && pair.accuracy() == 0.0 && pair.slope() == 1.0 && pair.offset() == 0.0) {
+    if (pair.quality() == SyncQuality::kFail && pair.accuracy() == 0.0 && pair.slope() == 1.0 &&
+        pair.offset() == 0.0) {
       continue;  // failed before ever succeeding
     }
     const double penalty = pair.quality() == SyncQuality::kAccurate ? 0.0 : 1e18;
-    edges.push_back(Edge{pair.accuracy() + penalty, static_cast<uint16_t>(key >> 16), static_cast<uint16_t>(key & 0xffff), &pair});
+    edges.push_back(Edge{pair.accuracy() + penalty, static_cast<uint16_t>(key >> 16),
+                         static_cast<uint16_t>(key & 0xffff), &pair});
   }
-  std::sort(edges.begin(), edges.end(), [](const Edge& x, const Edge& y) { return x.weight < y.weight; });
+  std::sort(edges.begin(), edges.end(),
+            [](const Edge& x, const Edge& y) { return x.weight < y.weight; });
   // Kruskal: a spanning forest by accuracy.
   std::vector<size_t> parent(n);
   std::iota(parent.begin(), parent.end(), 0);
@@ -327,15 +345,18 @@ const std::vector<HostClock>& ClockSync::Clocks() {
       if (seen[c]) continue;
       seen[c] = true;
       // The pair gives t_b = slope * t_a + offset.
-      const ClockTransform a_to_b = ClockTransform::FromLine(e->pair->slope(), e->pair->offset(), e->pair->anchor());
+      const ClockTransform a_to_b =
+          ClockTransform::FromLine(e->pair->slope(), e->pair->offset(), e->pair->anchor());
       const ClockTransform child_to_parent = (c == e->b) ? a_to_b.Inverse() : a_to_b;
       clocks_[c].transform = child_to_parent.Then(clocks_[p].transform);
       clocks_[c].accuracy = clocks_[p].accuracy + e->pair->accuracy();
       const SyncQuality q = e->pair->quality();
       const SyncQuality pq = clocks_[p].quality;
-      clocks_[c].quality = (q == SyncQuality::kFail || pq == SyncQuality::kFail)           ? SyncQuality::kFail
-                           : (q == SyncQuality::kAccurate && pq == SyncQuality::kAccurate) ? SyncQuality::kAccurate
-                                                                                            : SyncQuality::kApproximate;
+      clocks_[c].quality = (q == SyncQuality::kFail || pq == SyncQuality::kFail)
+                               ? SyncQuality::kFail
+                           : (q == SyncQuality::kAccurate && pq == SyncQuality::kAccurate)
+                               ? SyncQuality::kAccurate
+                               : SyncQuality::kApproximate;
       clocks_[c].matches = e->pair->matches();
       stack.push_back(c);
     }

@@ -29,7 +29,7 @@ class PairSync {
 
   SyncQuality quality() const { return quality_; }
   double slope() const { return slope_; }
-  double offset() const { return offset_; }  // t_b = slope * t_a + offset
+  double offset() const { return offset_; }      // t_b = slope * t_a + offset
   double accuracy() const { return accuracy_; }  // ns; half the band between the bounding lines
   uint64_t matches() const { return matches_; }
   int64_t anchor() const { return anchor_; }
@@ -58,8 +58,8 @@ struct HostClock {
   std::string reference;
   ClockTransform transform;  // host -> reference
   SyncQuality quality = SyncQuality::kIncomplete;
-  double accuracy = 0.0;     // ns, accumulated along the spanning tree
-  uint64_t matches = 0;      // matched packets on the tree edge to this host
+  double accuracy = 0.0;  // ns, accumulated along the spanning tree
+  uint64_t matches = 0;   // matched packets on the tree edge to this host
 };
 
 struct SyncCounters {
@@ -116,7 +116,7 @@ class ClockSync {
   // By key. Almost always one packet per key, so a vector (one small allocation) rather than
   // a deque (a 512-byte node per key: a fifth of the sync pass's time in a profile).
   std::unordered_map<uint64_t, std::vector<Pending>> pending_;
-  std::deque<Pending> order_;                                  // arrival order, for expiry
+  std::deque<Pending> order_;  // arrival order, for expiry
   std::vector<int64_t> watermark_;
   std::unordered_map<uint32_t, PairSync> pairs_;
   std::vector<HostClock> clocks_;

@@ -14,7 +14,8 @@ struct Clock {
   double ppm;
   int64_t offset;
   int64_t At(int64_t t) const {
-    return kEpoch + offset + static_cast<int64_t>(std::llround((1.0 + ppm * 1e-6) * static_cast<double>(t - kEpoch)));
+    return kEpoch + offset +
+           static_cast<int64_t>(std::llround((1.0 + ppm * 1e-6) * static_cast<double>(t - kEpoch)));
   }
 };
 
@@ -23,7 +24,8 @@ PairSync Exchange(const Clock& b, int seconds, uint64_t seed) {
   std::mt19937_64 rng(seed);
   PairSync pair;
   for (int64_t t = kEpoch; t < kEpoch + seconds * 1000000000LL; t += 10000000) {
-    const int64_t l1 = 50000 + static_cast<int64_t>(rng() % 450000), l2 = 50000 + static_cast<int64_t>(rng() % 450000);
+    const int64_t l1 = 50000 + static_cast<int64_t>(rng() % 450000),
+                  l2 = 50000 + static_cast<int64_t>(rng() % 450000);
     pair.AddAtoB(t, b.At(t + l1));
     pair.AddBtoA(b.At(t + 5000000), t + 5000000 + l2);
   }
@@ -36,9 +38,11 @@ TEST(PairSyncTest, RecoversTheLineWithinItsAccuracy) {
   ASSERT_EQ(pair.quality(), SyncQuality::kAccurate);
   EXPECT_GT(pair.accuracy(), 0);
   EXPECT_LT(pair.accuracy(), 60000);  // the minimum latency bounds the band
-  const ClockTransform a_to_b = ClockTransform::FromLine(pair.slope(), pair.offset(), pair.anchor());
+  const ClockTransform a_to_b =
+      ClockTransform::FromLine(pair.slope(), pair.offset(), pair.anchor());
   for (int64_t t = kEpoch; t < kEpoch + 10000000000LL; t += 500000000) {
-    EXPECT_LE(std::abs(static_cast<double>(a_to_b.ToReference(t) - b.At(t))), pair.accuracy() + 1) << t;
+    EXPECT_LE(std::abs(static_cast<double>(a_to_b.ToReference(t) - b.At(t))), pair.accuracy() + 1)
+        << t;
   }
   EXPECT_NEAR(pair.slope(), 1.0 + 35e-6, 2e-6);
 }
@@ -93,15 +97,18 @@ TEST(ClockSyncTest, SpanningTreeComposesTransformsToTheReference) {
   }
   EXPECT_GT(clocks[2].accuracy, clocks[1].accuracy);  // accumulated along the tree
   for (int64_t t = kEpoch; t < kEpoch + 5000000000LL; t += 250000000) {
-    EXPECT_LE(std::abs(static_cast<double>(clocks[1].transform.ToReference(b.At(t)) - t)), clocks[1].accuracy + 1);
-    EXPECT_LE(std::abs(static_cast<double>(clocks[2].transform.ToReference(c.At(t)) - t)), clocks[2].accuracy + 1);
+    EXPECT_LE(std::abs(static_cast<double>(clocks[1].transform.ToReference(b.At(t)) - t)),
+              clocks[1].accuracy + 1);
+    EXPECT_LE(std::abs(static_cast<double>(clocks[2].transform.ToReference(c.At(t)) - t)),
+              clocks[2].accuracy + 1);
   }
   EXPECT_EQ(sync.CountInversions(), 0u);
   EXPECT_EQ(sync.counters().matched, sync.counters().sends);
 }
 
 TEST(ClockSyncTest, LoopbackIsNotAClockLinkAndUnmatchedPacketsExpire) {
-  ClockSync sync({"a", "b"}, 0, /*two_phase=*/true, /*bootstrap_window_ns=*/1000000000, /*window_ns=*/100000000);
+  ClockSync sync({"a", "b"}, 0, /*two_phase=*/true, /*bootstrap_window_ns=*/1000000000,
+                 /*window_ns=*/100000000);
   PacketKey key;
   key.has_tcp = true;
   key.seq = 42;

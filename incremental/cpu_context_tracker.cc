@@ -10,8 +10,18 @@ namespace waitpath {
 namespace {
 
 // Linux softirq vectors (include/linux/interrupt.h).
-enum Softirq { kHi = 0, kTimerSoftirq = 1, kNetTx = 2, kNetRx = 3, kBlock = 4, kIrqPoll = 5, kTasklet = 6,
-               kSched = 7, kHrtimerSoftirq = 8, kRcu = 9 };
+enum Softirq {
+  kHi = 0,
+  kTimerSoftirq = 1,
+  kNetTx = 2,
+  kNetRx = 3,
+  kBlock = 4,
+  kIrqPoll = 5,
+  kTasklet = 6,
+  kSched = 7,
+  kHrtimerSoftirq = 8,
+  kRcu = 9
+};
 
 bool NameHas(std::string_view name, std::initializer_list<std::string_view> parts) {
   for (std::string_view p : parts) {
@@ -142,22 +152,27 @@ Leaf ClassifyInterrupt(const IrqFrame& f, std::string_view irq_name) {
     case IrqFrame::Type::kSoftIrq:
       switch (f.number) {
         case kTimerSoftirq:
-        case kHrtimerSoftirq: return Leaf::kTimer;
+        case kHrtimerSoftirq:
+          return Leaf::kTimer;
         case kNetTx:
-        case kNetRx: return Leaf::kNetwork;
+        case kNetRx:
+          return Leaf::kNetwork;
         case kBlock:
-        case kIrqPoll: return Leaf::kDisk;
-        default: return Leaf::kIrq;
+        case kIrqPoll:
+          return Leaf::kDisk;
+        default:
+          return Leaf::kIrq;
       }
     case IrqFrame::Type::kIpi:
       return f.number == kIpiLocalTimer ? Leaf::kTimer : Leaf::kIpi;
     case IrqFrame::Type::kHardIrq:
       // Device names as drivers register them (/proc/interrupts).
-      if (NameHas(irq_name, {"nvme", "ahci", "ata", "sd", "mmc", "blk", "-req", "scsi", "megasas", "mpt"})) {
+      if (NameHas(irq_name,
+                  {"nvme", "ahci", "ata", "sd", "mmc", "blk", "-req", "scsi", "megasas", "mpt"})) {
         return Leaf::kDisk;
       }
-      if (NameHas(irq_name, {"eth", "enp", "eno", "ens", "wlan", "wlp", "-input", "-output", "mlx", "ixgbe",
-                             "i40e", "e1000", "virtio0", "-rx", "-tx", "TxRx"})) {
+      if (NameHas(irq_name, {"eth", "enp", "eno", "ens", "wlan", "wlp", "-input", "-output", "mlx",
+                             "ixgbe", "i40e", "e1000", "virtio0", "-rx", "-tx", "TxRx"})) {
         return Leaf::kNetwork;
       }
       if (NameHas(irq_name, {"i8042", "keyboard", "kbd", "mouse", "hid", "input", "touch"})) {

@@ -17,11 +17,11 @@ namespace waitpath {
 struct IrqFrame {
   enum class Type : uint8_t { kHardIrq, kSoftIrq, kTimer, kIpi, kFromFlags };
   Type type;
-  int32_t number;       // irq line, softirq vector or IpiType
-  uint32_t name;        // interned irq name (hard irqs)
-  bool packet = false;  // a packet was received inside
-  bool disk = false;    // a block request completed inside
-  bool timer = false;   // an hrtimer expired inside
+  int32_t number;         // irq line, softirq vector or IpiType
+  uint32_t name;          // interned irq name (hard irqs)
+  bool packet = false;    // a packet was received inside
+  bool disk = false;      // a block request completed inside
+  bool timer = false;     // an hrtimer expired inside
   Utid sender = kNoTask;  // of the last packet received inside, when matched
   int64_t send_ts = 0;
   bool sender_known = false;
@@ -35,7 +35,7 @@ struct CpuContext {
   // and a wake-up it makes is that interrupt's, as if from interrupt context.
   bool in_irq_thread = false;
   IrqFrame irq_thread{};
-  int64_t last_ts = 0;     // the CPU's previous event
+  int64_t last_ts = 0;           // the CPU's previous event
   std::vector<IrqFrame> frames;  // interrupt contexts over the current task, innermost last
 };
 

@@ -82,7 +82,8 @@ void Engine::ResolveWait(Utid u, int64_t ts, const WaitLink& link, SegmentKind n
   const StateVec delta = resolver_.ResolveWait(link, start, ts, &origin);
   histories_.Resolve(u, ts, link, delta, origin, next);
   ++counters_.waits;
-  if (listener_ && ts > start) listener_->OnWait(ResolvedWait{u, start, ts, link, delta, cum_start});
+  if (listener_ && ts > start)
+    listener_->OnWait(ResolvedWait{u, start, ts, link, delta, cum_start});
 }
 
 void Engine::Push(const Batch& batch) {
@@ -385,7 +386,8 @@ void Engine::Evict(const HostState& hs) {
   // one for all hosts (ActivePathResolver::SetHorizon), and so is the cutoff.
   int64_t cutoff = resolver_.horizon();
   // Over the byte cap, keep less time than the retention window: full sweeps.
-  for (int64_t keep = options_.retention_ns; history_bytes() > options_.max_history_bytes && keep > 1; keep /= 2) {
+  for (int64_t keep = options_.retention_ns;
+       history_bytes() > options_.max_history_bytes && keep > 1; keep /= 2) {
     cutoff = std::max(cutoff, now - keep / 2);
     resolver_.SetHorizon(cutoff);
     for (Utid u = 0; u < histories_.size(); ++u) EvictTask(u, cutoff);

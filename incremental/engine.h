@@ -18,10 +18,10 @@
 namespace waitpath {
 
 struct EngineOptions {
-  int64_t retention_ns = 30'000'000'000;       // history kept behind each host's newest event
-  size_t max_history_bytes = 256u << 20;       // and at most this much of it
-  int max_depth = 256;                         // longest wake-up chain followed
-  int64_t packet_expiry_ns = 10'000'000'000;   // unmatched sends are dropped after this
+  int64_t retention_ns = 30'000'000'000;      // history kept behind each host's newest event
+  size_t max_history_bytes = 256u << 20;      // and at most this much of it
+  int max_depth = 256;                        // longest wake-up chain followed
+  int64_t packet_expiry_ns = 10'000'000'000;  // unmatched sends are dropped after this
 };
 
 // A wait of `task` over [start, end), resolved at its wake-up `end`.
@@ -51,9 +51,9 @@ class WaitListener {
 struct EngineCounters {
   uint64_t events = 0;
   uint64_t waits = 0;
-  uint64_t unknown_wakers = 0;    // wake-ups from a CPU whose context was not known
-  uint64_t missed_wakeups = 0;    // tasks switched in while we thought them blocked
-  uint64_t inferred_switches = 0; // events whose own current task was not the tracked one
+  uint64_t unknown_wakers = 0;     // wake-ups from a CPU whose context was not known
+  uint64_t missed_wakeups = 0;     // tasks switched in while we thought them blocked
+  uint64_t inferred_switches = 0;  // events whose own current task was not the tracked one
   uint64_t loss_markers = 0;
   uint64_t evicted_segments = 0;  // (the three history counts are HistoryStore's)
   uint64_t history_segments = 0;  // retained now

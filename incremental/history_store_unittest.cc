@@ -16,7 +16,9 @@ void ExpectCountsExact(const HistoryStore& store) {
   EXPECT_EQ(store.origins(), origins);
 }
 
-WaitLink FollowTask(Utid waker) { return WaitLink{WaitLink::Type::kTask, Leaf::kBlocked, waker}; }
+WaitLink FollowTask(Utid waker) {
+  return WaitLink{WaitLink::Type::kTask, Leaf::kBlocked, waker};
+}
 
 TEST(HistoryStoreTest, BeginsOnceAndMakesRoomForLaterTasks) {
   HistoryStore store;
@@ -54,8 +56,8 @@ TEST(HistoryStoreTest, ResolveKeepsAnOriginOnlyForAWaitThatFollowsATask) {
                 SegmentKind::kPreempted);
   EXPECT_EQ(store.origins(), 1u);
   store.Switch(1, 40, SegmentKind::kBlocked);
-  store.Resolve(1, 50, WaitLink{WaitLink::Type::kLeaf, Leaf::kTimer}, StateVec::Of(Leaf::kTimer, 10),
-                StateVec{}, SegmentKind::kPreempted);
+  store.Resolve(1, 50, WaitLink{WaitLink::Type::kLeaf, Leaf::kTimer},
+                StateVec::Of(Leaf::kTimer, 10), StateVec{}, SegmentKind::kPreempted);
   EXPECT_EQ(store.origins(), 1u);  // a timer's wait keeps none
   EXPECT_EQ(store[1].size(), 5u);
   ExpectCountsExact(store);

@@ -25,7 +25,7 @@ inline constexpr int kLeafCount = static_cast<int>(Leaf::kCount);
 
 constexpr std::string_view LeafName(Leaf leaf) {
   constexpr std::array<std::string_view, kLeafCount> kNames = {
-      "running", "interrupted", "preempted", "timer", "disk", "network",
+      "running", "interrupted", "preempted",  "timer",   "disk",   "network",
       "irq",     "ipi",         "user_input", "blocked", "unknown"};
   return kNames[static_cast<size_t>(leaf)];
 }

@@ -14,8 +14,8 @@ uint64_t PacketMatcher::KeyHash(uint16_t host, uint64_t skbaddr, const PacketKey
   return Mix(Mix(0x5cbULL, host), skbaddr);
 }
 
-void PacketMatcher::OnSend(uint16_t host, int64_t ts, uint64_t skbaddr, const PacketKey* key, Utid sender,
-                           uint32_t generation) {
+void PacketMatcher::OnSend(uint16_t host, int64_t ts, uint64_t skbaddr, const PacketKey* key,
+                           Utid sender, uint32_t generation) {
   ++counters_.sends;
   const uint64_t k = KeyHash(host, skbaddr, key);
   sends_[k].push_back(PacketSend{host, static_cast<uint16_t>(generation), sender, ts});
@@ -23,7 +23,8 @@ void PacketMatcher::OnSend(uint16_t host, int64_t ts, uint64_t skbaddr, const Pa
   ++pending_;
 }
 
-std::optional<PacketSend> PacketMatcher::OnReceive(uint16_t host, uint64_t skbaddr, const PacketKey* key) {
+std::optional<PacketSend> PacketMatcher::OnReceive(uint16_t host, uint64_t skbaddr,
+                                                   const PacketKey* key) {
   ++counters_.receives;
   auto it = sends_.find(KeyHash(host, skbaddr, key));
   if (it == sends_.end() || it->second.empty()) return std::nullopt;
@@ -39,7 +40,8 @@ std::optional<PacketSend> PacketMatcher::OnReceive(uint16_t host, uint64_t skbad
 void PacketMatcher::ExpireBefore(int64_t before) {
   while (!order_.empty() && order_.front().first < before) {
     auto it = sends_.find(order_.front().second);
-    if (it != sends_.end() && !it->second.empty() && it->second.front().ts == order_.front().first) {
+    if (it != sends_.end() && !it->second.empty() &&
+        it->second.front().ts == order_.front().first) {
       it->second.pop_front();
       if (it->second.empty()) sends_.erase(it);
       --pending_;

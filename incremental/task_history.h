@@ -3,10 +3,10 @@
 #pragma once
 
 #include <algorithm>
-#include <cstdint>
 #include <cstddef>
-#include <vector>
+#include <cstdint>
 #include <limits>
+#include <vector>
 
 #include "incremental/chunked_queue.h"
 #include "incremental/leaf_state.h"
@@ -34,8 +34,8 @@ struct WaitLink {
 
 struct Segment {
   int64_t start;
-  WaitLink link;    // blocked segments only
-  StateVec cum;     // F_X(start)
+  WaitLink link;  // blocked segments only
+  StateVec cum;   // F_X(start)
   SegmentKind kind;
   // Resolved blocked segments following a task (see NeedsOrigin): where the history keeps
   // the link's cumulative value at `start` (e.g. F_W(start) for a waker W), so F_X(t) =
@@ -46,17 +46,23 @@ struct Segment {
 // Whether a resolved wait needs its origin kept: a leaf's (timer, disk, unknown, a packet
 // from an unknown sender...) is just that leaf's time at the segment's start.
 constexpr bool NeedsOrigin(const WaitLink& link) {
-  return (link.type == WaitLink::Type::kTask || link.type == WaitLink::Type::kPacket) && link.task != kNoTask;
+  return (link.type == WaitLink::Type::kTask || link.type == WaitLink::Type::kPacket) &&
+         link.task != kNoTask;
 }
 
 // The leaf a task's own (non-blocked) segment counts as.
 constexpr Leaf OwnLeaf(SegmentKind kind) {
   switch (kind) {
-    case SegmentKind::kRunning: return Leaf::kRunning;
-    case SegmentKind::kInterrupted: return Leaf::kInterrupted;
-    case SegmentKind::kPreempted: return Leaf::kPreempted;
-    case SegmentKind::kUnknown: return Leaf::kUnknown;
-    case SegmentKind::kBlocked: return Leaf::kBlocked;
+    case SegmentKind::kRunning:
+      return Leaf::kRunning;
+    case SegmentKind::kInterrupted:
+      return Leaf::kInterrupted;
+    case SegmentKind::kPreempted:
+      return Leaf::kPreempted;
+    case SegmentKind::kUnknown:
+      return Leaf::kUnknown;
+    case SegmentKind::kBlocked:
+      return Leaf::kBlocked;
   }
   return Leaf::kUnknown;
 }
@@ -68,7 +74,9 @@ class TaskHistory {
   const Segment& at(size_t i) const { return segments_[i]; }
   const Segment& back() const { return segments_.back(); }
   // Start of the retained history (what came before was evicted or never seen).
-  int64_t start() const { return empty() ? std::numeric_limits<int64_t>::max() : segments_[0].start; }
+  int64_t start() const {
+    return empty() ? std::numeric_limits<int64_t>::max() : segments_[0].start;
+  }
   int64_t evicted_until() const { return evicted_until_; }
   bool blocked() const { return !empty() && back().kind == SegmentKind::kBlocked; }
   // The origin kept for a resolved blocked segment with NeedsOrigin(s.link).
@@ -160,7 +168,7 @@ class TaskHistory {
   // time in a profile) or a std::deque (a 512-byte node allocated every two segments).
   ChunkedQueue<Segment> segments_;
   ChunkedQueue<StateVec, 8> origins_;  // in the order of their segments (most tasks have few)
-  uint32_t origins_front_seq_ = 0;  // origin_seq of origins_[0] (wraps harmlessly)
+  uint32_t origins_front_seq_ = 0;     // origin_seq of origins_[0] (wraps harmlessly)
   int64_t evicted_until_ = std::numeric_limits<int64_t>::min();
 };
 

@@ -133,7 +133,8 @@ TEST(TaskHistoryTest, LongHistoryAcrossChunksFindsAndEvicts) {
   TaskHistory h;
   h.Begin(0, SegmentKind::kRunning);
   // 10,000 segments of 10 ns: running and preempted alternating.
-  for (int i = 1; i < 10000; ++i) h.Switch(10 * i, i % 2 ? SegmentKind::kPreempted : SegmentKind::kRunning);
+  for (int i = 1; i < 10000; ++i)
+    h.Switch(10 * i, i % 2 ? SegmentKind::kPreempted : SegmentKind::kRunning);
   ASSERT_EQ(h.size(), 10000u);
   for (int64_t t : {0, 9, 10, 639, 640, 12345, 99989, 99990, 200000}) {
     EXPECT_EQ(h.Find(t), static_cast<size_t>(std::min<int64_t>(t / 10, 9999))) << t;
@@ -144,7 +145,8 @@ TEST(TaskHistoryTest, LongHistoryAcrossChunksFindsAndEvicts) {
   EXPECT_EQ(h.Find(76543), 2654u);
   EXPECT_EQ(h.at(0).cum[Leaf::kRunning], 25000);
   EXPECT_EQ(h.at(0).cum[Leaf::kPreempted], 25000);
-  for (int i = 10000; i < 20000; ++i) h.Switch(10 * i, i % 2 ? SegmentKind::kPreempted : SegmentKind::kRunning);
+  for (int i = 10000; i < 20000; ++i)
+    h.Switch(10 * i, i % 2 ? SegmentKind::kPreempted : SegmentKind::kRunning);
   EXPECT_EQ(h.EvictBefore(190000).segments, 14000u);
   EXPECT_EQ(h.size(), 1000u);
   EXPECT_EQ(h.back().cum[Leaf::kRunning] + h.back().cum[Leaf::kPreempted], 199990);

@@ -1,13 +1,13 @@
 // Dense task ids (Utid) for every thread of every host, with what is known of each.
 #pragma once
 
-#include "incremental/leaf_state.h"
-
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <unordered_map>
 #include <vector>
+
+#include "incremental/leaf_state.h"
 
 namespace waitpath {
 
@@ -18,17 +18,17 @@ inline constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 struct Task {
   uint16_t host = 0;
   int32_t tid = 0;
-  int32_t pid = -1;        // -1 until a fork, statedump or perf context says
-  uint32_t comm = 0;       // interned name, the latest seen
-  Utid parent = kNoTask;   // set when the fork was traced
-  int64_t birth = kNever;  // fork time when traced
-  StateVec parent_origin;  // the parent's cumulative vector at the fork
-  int64_t first_ts = 0;    // first mention in the trace: start of its history
+  int32_t pid = -1;          // -1 until a fork, statedump or perf context says
+  uint32_t comm = 0;         // interned name, the latest seen
+  Utid parent = kNoTask;     // set when the fork was traced
+  int64_t birth = kNever;    // fork time when traced
+  StateVec parent_origin;    // the parent's cumulative vector at the fork
+  int64_t first_ts = 0;      // first mention in the trace: start of its history
   int64_t exit_ts = kNever;  // sched_process_exit
   int64_t end_ts = kNever;   // its final switch-out after the exit: the end of its life
   uint32_t generation = 0;   // how many tasks had this Utid before (ids are reused)
-  bool ran = false;        // was switched in at least once
-  bool in_use = true;      // false: released, the slot waits for its next task
+  bool ran = false;          // was switched in at least once
+  bool in_use = true;        // false: released, the slot waits for its next task
 };
 
 // A reference to a task that stays unambiguous after its Utid is reused.
@@ -36,7 +36,9 @@ using TaskRef = uint64_t;
 inline constexpr TaskRef MakeTaskRef(Utid u, uint32_t generation) {
   return (static_cast<uint64_t>(generation) << 32) | u;
 }
-inline constexpr Utid RefUtid(TaskRef r) { return static_cast<Utid>(r); }
+inline constexpr Utid RefUtid(TaskRef r) {
+  return static_cast<Utid>(r);
+}
 
 class TaskTable {
  public:

@@ -20,9 +20,9 @@ struct ReaderCounters {
   uint64_t discarded = 0;    // events the tracer reported as lost
   int64_t first_ns = std::numeric_limits<int64_t>::max();
   int64_t last_ns = std::numeric_limits<int64_t>::min();
-  uint32_t dialect = 0;      // DialectFlags
-  uint32_t cpus = 0;         // distinct CPU ids seen in packet contexts
-  uint32_t gaps = 0;         // live input breaks (relayd gone), each a loss on every CPU
+  uint32_t dialect = 0;  // DialectFlags
+  uint32_t cpus = 0;     // distinct CPU ids seen in packet contexts
+  uint32_t gaps = 0;     // live input breaks (relayd gone), each a loss on every CPU
 };
 
 struct Batch {
@@ -33,8 +33,8 @@ struct Batch {
   // Every later event of this host has ts >= watermark (advanced by events and by
   // babeltrace2 inactivity messages in live mode).
   int64_t watermark = std::numeric_limits<int64_t>::min();
-  bool last = false;               // the host's input ended with this batch
-  std::string error;               // on the last batch: why reading stopped early
+  bool last = false;  // the host's input ended with this batch
+  std::string error;  // on the last batch: why reading stopped early
 };
 
 // One queue per host: the reader thread enqueues, the consumer dequeues.

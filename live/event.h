@@ -43,11 +43,21 @@ inline constexpr int kEventKindCount = static_cast<int>(EventKind::kCount);
 std::string_view EventKindName(EventKind kind);
 
 // Which interrupt vector an IPI entry/exit belongs to; the local timer is a timer, not an IPI.
-enum IpiType : int32_t { kIpiOther = 0, kIpiCallFunction = 1, kIpiReschedule = 2, kIpiLocalTimer = 3 };
+enum IpiType : int32_t {
+  kIpiOther = 0,
+  kIpiCallFunction = 1,
+  kIpiReschedule = 2,
+  kIpiLocalTimer = 3
+};
 
 // Interrupt-context bits of perf's `common_flags` (kernel trace_flag_type), kept in
 // Event::ctx. kCtxKnown says the dialect carried them at all.
-enum CtxFlags : uint8_t { kCtxHardirq = 0x08, kCtxSoftirq = 0x10, kCtxNmi = 0x40, kCtxKnown = 0x80 };
+enum CtxFlags : uint8_t {
+  kCtxHardirq = 0x08,
+  kCtxSoftirq = 0x10,
+  kCtxNmi = 0x40,
+  kCtxKnown = 0x80
+};
 
 // Whether an event's own flags say it ran in interrupt context (false when not carried).
 constexpr bool InterruptByFlags(uint8_t ctx) {
@@ -55,14 +65,14 @@ constexpr bool InterruptByFlags(uint8_t ctx) {
 }
 
 struct Event {
-  int64_t ts;        // ns since the epoch, per-host monotonic (regressions clamped)
-  uint16_t host;     // dense host id
+  int64_t ts;     // ns since the epoch, per-host monotonic (regressions clamped)
+  uint16_t host;  // dense host id
   uint16_t cpu;
   EventKind kind;
-  uint8_t ctx;       // CtxFlags
+  uint8_t ctx;  // CtxFlags
   uint16_t reserved;
-  int32_t cur_tid;   // task current on the CPU when the dialect says so (perf), else -1
-  int32_t cur_pid;   // its process id when known, else -1
+  int32_t cur_tid;  // task current on the CPU when the dialect says so (perf), else -1
+  int32_t cur_pid;  // its process id when known, else -1
   // Per-kind fields: read and write them through the views of live/event_views.h, which
   // say what each holds for each kind.
   int32_t a, b, c, d;

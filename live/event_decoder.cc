@@ -41,7 +41,8 @@ const bt_field_class* Child(const bt_field_class* fc, std::string_view name, Fie
   } else if (IsVariant(fc)) {
     const uint64_t n = bt_field_class_variant_get_option_count(fc);
     for (uint64_t i = 0; i < n; ++i) {
-      const bt_field_class_variant_option* o = bt_field_class_variant_borrow_option_by_index_const(fc, i);
+      const bt_field_class_variant_option* o =
+          bt_field_class_variant_borrow_option_by_index_const(fc, i);
       if (SameName(bt_field_class_variant_option_get_name(o), name)) {
         *step = {static_cast<uint16_t>(i), true};
         return bt_field_class_variant_option_borrow_field_class_const(o);
@@ -91,10 +92,17 @@ FieldRef ResolveAny(const bt_field_class* root_fc, FieldRef::Root root, Names na
 const bt_field* Walk(const bt_event* event, const FieldRef& ref) {
   const bt_field* f = nullptr;
   switch (ref.root) {
-    case FieldRef::Root::kPayload: f = bt_event_borrow_payload_field_const(event); break;
-    case FieldRef::Root::kCommonContext: f = bt_event_borrow_common_context_field_const(event); break;
-    case FieldRef::Root::kSpecificContext: f = bt_event_borrow_specific_context_field_const(event); break;
-    case FieldRef::Root::kNone: return nullptr;
+    case FieldRef::Root::kPayload:
+      f = bt_event_borrow_payload_field_const(event);
+      break;
+    case FieldRef::Root::kCommonContext:
+      f = bt_event_borrow_common_context_field_const(event);
+      break;
+    case FieldRef::Root::kSpecificContext:
+      f = bt_event_borrow_specific_context_field_const(event);
+      break;
+    case FieldRef::Root::kNone:
+      return nullptr;
   }
   for (uint8_t i = 0; f && i < ref.depth; ++i) {
     const FieldStep& s = ref.steps[i];
@@ -112,9 +120,12 @@ int64_t ReadInt(const bt_event* event, const FieldRef& ref, int64_t fallback) {
   const bt_field* f = Walk(event, ref);
   if (!f) return fallback;
   switch (ref.leaf) {
-    case FieldRef::Leaf::kSigned: return bt_field_integer_signed_get_value(f);
-    case FieldRef::Leaf::kUnsigned: return static_cast<int64_t>(bt_field_integer_unsigned_get_value(f));
-    default: return fallback;
+    case FieldRef::Leaf::kSigned:
+      return bt_field_integer_signed_get_value(f);
+    case FieldRef::Leaf::kUnsigned:
+      return static_cast<int64_t>(bt_field_integer_unsigned_get_value(f));
+    default:
+      return fallback;
   }
 }
 
@@ -312,9 +323,8 @@ const EventDecoder::ClassInfo& EventDecoder::Resolve(const bt_event_class* event
 
   using R = FieldRef::Root;
   const bt_field_class* payload = bt_event_class_borrow_payload_field_class_const(event_class);
-  const bt_field_class* common =
-      bt_stream_class_borrow_event_common_context_field_class_const(
-          bt_event_class_borrow_stream_class_const(event_class));
+  const bt_field_class* common = bt_stream_class_borrow_event_common_context_field_class_const(
+      bt_event_class_borrow_stream_class_const(event_class));
   auto any = [&](Names names) { return ResolveAny(payload, R::kPayload, names); };
 
   // The current task: perf writes it into every payload; LTTng only with added contexts.
@@ -395,9 +405,14 @@ const EventDecoder::ClassInfo& EventDecoder::Resolve(const bt_event_class* event
         p.insert(p.end(), tail.begin(), tail.end());
         FieldRef ref;
         switch (p.size()) {
-          case 3: ref = ResolvePath(payload, R::kPayload, {p[0], p[1], p[2]}); break;
-          case 5: ref = ResolvePath(payload, R::kPayload, {p[0], p[1], p[2], p[3], p[4]}); break;
-          default: break;
+          case 3:
+            ref = ResolvePath(payload, R::kPayload, {p[0], p[1], p[2]});
+            break;
+          case 5:
+            ref = ResolvePath(payload, R::kPayload, {p[0], p[1], p[2], p[3], p[4]});
+            break;
+          default:
+            break;
         }
         return ref;
       };
@@ -466,14 +481,17 @@ bool EventDecoder::Decode(const bt_event* event, Event& out, std::vector<PacketK
   out.cur_tid = static_cast<int32_t>(num(info.cur_tid, -1));
   out.cur_pid = static_cast<int32_t>(num(info.cur_pid, -1));
   out.ctx = info.ctx.valid()
-                ? static_cast<uint8_t>((num(info.ctx, 0) & (kCtxHardirq | kCtxSoftirq | kCtxNmi)) | kCtxKnown)
+                ? static_cast<uint8_t>((num(info.ctx, 0) & (kCtxHardirq | kCtxSoftirq | kCtxNmi)) |
+                                       kCtxKnown)
                 : 0;
   out.reserved = 0;
   // The per-kind fields, slot for slot as Resolve located them through the views.
   out.a = static_cast<int32_t>(num(info.a, -1));
   out.b = static_cast<int32_t>(num(info.b, -1));
-  out.c = info.c.leaf == FieldRef::Leaf::kString ? str(info.c) : static_cast<int32_t>(num(info.c, -1));
-  out.d = info.d.leaf == FieldRef::Leaf::kString ? str(info.d) : static_cast<int32_t>(num(info.d, -1));
+  out.c =
+      info.c.leaf == FieldRef::Leaf::kString ? str(info.c) : static_cast<int32_t>(num(info.c, -1));
+  out.d =
+      info.d.leaf == FieldRef::Leaf::kString ? str(info.d) : static_cast<int32_t>(num(info.d, -1));
   out.x = num(info.x, 0);
 
   switch (info.kind) {

@@ -37,9 +37,32 @@ struct FieldRef {
 // name once per event class.
 struct ReplayLayout {
   enum Field : uint8_t {
-    kFormatVersion, kOrigTs, kCpu, kKind, kCtx, kCurTid, kCurPid, kA, kB, kC, kD, kCStr, kDStr,
-    kX, kDialect, kHasKey, kHasAddresses, kSaddr, kDaddr, kSport, kDport, kSeq, kAckSeq,
-    kTcpFlags, kIpLen, kFieldCount
+    kFormatVersion,
+    kOrigTs,
+    kCpu,
+    kKind,
+    kCtx,
+    kCurTid,
+    kCurPid,
+    kA,
+    kB,
+    kC,
+    kD,
+    kCStr,
+    kDStr,
+    kX,
+    kDialect,
+    kHasKey,
+    kHasAddresses,
+    kSaddr,
+    kDaddr,
+    kSport,
+    kDport,
+    kSeq,
+    kAckSeq,
+    kTcpFlags,
+    kIpLen,
+    kFieldCount
   };
   std::array<uint16_t, kFieldCount> index{};
   std::array<bool, kFieldCount> is_signed{};
@@ -70,8 +93,8 @@ class EventDecoder {
     bool known = false;
     EventKind kind = EventKind::kCount;
     int32_t ipi_type = 0;
-    FieldRef a, b, c, d, x;           // Event's per-kind fields, set through its views
-    FieldRef cur_tid, cur_pid, ctx;   // current-task context (perf common_*, LTTng contexts)
+    FieldRef a, b, c, d, x;          // Event's per-kind fields, set through its views
+    FieldRef cur_tid, cur_pid, ctx;  // current-task context (perf common_*, LTTng contexts)
     // Packet key fields (network_header or seed-era top-level seq/ack_seq/flags).
     FieldRef saddr, daddr, sport, dport, seq, ack_seq, flags, ip_len;
     // waitpath_replay:event: its flat payload is read by member index instead.

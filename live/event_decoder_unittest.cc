@@ -10,10 +10,12 @@ namespace {
 // Decoding itself is exercised on real traces in host_reader_unittest.cc; here the dialect
 // summary users see in `waitpath stats`.
 TEST(EventDecoderTest, DialectNames) {
-  EXPECT_EQ(DialectName(kDialectPerf | kDialectHasSwitch | kDialectHasWaking), "perf +sched_waking");
+  EXPECT_EQ(DialectName(kDialectPerf | kDialectHasSwitch | kDialectHasWaking),
+            "perf +sched_waking");
   EXPECT_EQ(DialectName(kDialectLttngLegacy | kDialectHasSwitch | kDialectSeedAddons),
             "lttng<2.7 +seed-addons sched_wakeup-only");
-  EXPECT_EQ(DialectName(kDialectLttngModern | kDialectHasSwitch | kDialectHasWaking | kDialectNetworkHeader),
+  EXPECT_EQ(DialectName(kDialectLttngModern | kDialectHasSwitch | kDialectHasWaking |
+                        kDialectNetworkHeader),
             "lttng>=2.7 +network_header +sched_waking");
   EXPECT_EQ(DialectName(0), "unknown (no kernel scheduler events)");
 }

@@ -166,7 +166,9 @@ template <template <class> class View>
 struct ViewMaker {
   template <class E>
   View<E> operator()(E& e) const {
-    if constexpr (requires { { e.kind } -> std::convertible_to<EventKind>; }) {
+    if constexpr (requires {
+                    { e.kind } -> std::convertible_to<EventKind>;
+                  }) {
       assert(View<E>::Describes(e.kind));
     }
     return View<E>{e};

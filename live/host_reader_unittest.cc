@@ -65,7 +65,8 @@ struct BtCount {
 };
 BtCount BabeltraceCount(const std::string& dir) {
   BtCount count;
-  const fs::path scratch = fs::temp_directory_path() / ("waitpath-btcount-" + std::to_string(::getpid()));
+  const fs::path scratch =
+      fs::temp_directory_path() / ("waitpath-btcount-" + std::to_string(::getpid()));
   std::regex re(R"(^\s*(\d+) (Event messages|Discarded event messages))");
   for (const auto& entry : fs::directory_iterator(dir)) {
     const std::string name = entry.path().filename().string();
@@ -74,9 +75,9 @@ BtCount BabeltraceCount(const std::string& dir) {
     fs::create_directories(scratch);
     fs::create_symlink(fs::absolute(fs::path(dir) / "metadata"), scratch / "metadata");
     fs::create_symlink(fs::absolute(entry.path()), scratch / name);
-    const std::string cmd = "babeltrace2 run --component=src:source.ctf.fs --params='inputs=[\"" +
-                            scratch.string() +
-                            "\"]' --component=c:sink.utils.counter --params='step=+0' --connect=src:c 2>&1";
+    const std::string cmd =
+        "babeltrace2 run --component=src:source.ctf.fs --params='inputs=[\"" + scratch.string() +
+        "\"]' --component=c:sink.utils.counter --params='step=+0' --connect=src:c 2>&1";
     FILE* p = popen(cmd.c_str(), "r");
     char line[512];
     while (p && fgets(line, sizeof line, p)) {
@@ -91,7 +92,9 @@ BtCount BabeltraceCount(const std::string& dir) {
   return count;
 }
 
-bool HaveShared(const std::string& name) { return fs::exists(kShared + "/" + name + "/metadata"); }
+bool HaveShared(const std::string& name) {
+  return fs::exists(kShared + "/" + name + "/metadata");
+}
 
 #define REQUIRE_SHARED(name) \
   if (!HaveShared(name)) GTEST_SKIP() << "../shared/traces/" name " not present"
@@ -205,8 +208,9 @@ class DamagedTraceTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!HaveShared("bug446190")) GTEST_SKIP() << "../shared/traces/bug446190 not present";
-    dir_ = fs::temp_directory_path() / ("waitpath-damaged-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("waitpath-damaged-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::copy(kShared + "/bug446190", dir_, fs::copy_options::recursive);
     for (const auto& e : fs::recursive_directory_iterator(dir_)) {
@@ -232,7 +236,8 @@ TEST_F(DamagedTraceTest, TruncatedStreamGivesPartialReadWithError) {
 TEST_F(DamagedTraceTest, GarbledStreamBytesNeverCrash) {
   const fs::path stream = dir_ / "channel0_2";
   std::fstream f(stream, std::ios::in | std::ios::out | std::ios::binary);
-  for (std::streamoff off = 4096; off < static_cast<std::streamoff>(fs::file_size(stream)); off += 8192) {
+  for (std::streamoff off = 4096; off < static_cast<std::streamoff>(fs::file_size(stream));
+       off += 8192) {
     f.seekp(off);
     const char junk[64] = {'\x7f', '\x13', '\x55', '\x00', '\xff'};
     f.write(junk, sizeof junk);

@@ -15,6 +15,7 @@ struct LiveSession {
 };
 
 // Returns false with a one-line `error` when the relayd cannot be queried (not there, bad URL).
-bool QuerySessions(const std::string& relayd_url, std::vector<LiveSession>* sessions, std::string* error);
+bool QuerySessions(const std::string& relayd_url, std::vector<LiveSession>* sessions,
+                   std::string* error);
 
 }  // namespace waitpath

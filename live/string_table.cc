@@ -1,7 +1,6 @@
 #include "live/string_table.h"
 
 #include <cstring>
-
 #include <stdexcept>
 
 namespace waitpath {
@@ -11,7 +10,9 @@ StringTable& StringTable::Global() {
   return table;
 }
 
-StringTable::StringTable() { Intern(""); }
+StringTable::StringTable() {
+  Intern("");
+}
 
 uint32_t StringTable::Intern(std::string_view s) {
   std::lock_guard lock(mutex_);
@@ -31,7 +32,8 @@ uint32_t StringTable::Intern(std::string_view s) {
 }
 
 std::string_view StringTable::Get(uint32_t id) const {
-  const Chunk* chunk = chunks_[(id >> kChunkBits) & (kMaxChunks - 1)].load(std::memory_order_acquire);
+  const Chunk* chunk =
+      chunks_[(id >> kChunkBits) & (kMaxChunks - 1)].load(std::memory_order_acquire);
   if (!chunk) return {};
   return chunk->strings[id & (kChunkSize - 1)];
 }

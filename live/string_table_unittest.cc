@@ -3,8 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <string>
-#include <vector>
-
 #include <thread>
 #include <vector>
 
@@ -39,7 +37,8 @@ TEST(StringTableTest, LocalInternerAgreesWithTheGlobalTable) {
   for (int i = 0; i < 2000; ++i) strings.push_back("task-" + std::to_string(i));
   for (int round = 0; round < 3; ++round) {
     for (const std::string& str : strings) {
-      ASSERT_EQ(local.Intern(str), StringTable::Global().Intern(str)) << '"' << str << "\" round " << round;
+      ASSERT_EQ(local.Intern(str), StringTable::Global().Intern(str))
+          << '"' << str << "\" round " << round;
     }
   }
 }

@@ -15,13 +15,15 @@ const std::string kShared = WAITPATH_SHARED_TRACES;
 
 TEST(TraceDiscoveryTest, ParsesLttngAndPerfEnvironments) {
   TraceEnv lttng = ParseTraceEnv(
-      "trace {};\nenv {\n\thostname = \"wilbrod\";\n\tdomain = \"kernel\";\n\ttracer_name = \"lttng-modules\";\n"
+      "trace {};\nenv {\n\thostname = \"wilbrod\";\n\tdomain = \"kernel\";\n\ttracer_name = "
+      "\"lttng-modules\";\n"
       "\ttracer_major = 2;\n\ttracer_minor = 8;\n};\nclock { name = \"monotonic\"; };");
   EXPECT_EQ(lttng.hostname, "wilbrod");
   EXPECT_EQ(lttng.domain, "kernel");
   EXPECT_EQ(lttng.tracer_major, 2);
   EXPECT_EQ(lttng.tracer_minor, 8);
-  TraceEnv perf = ParseTraceEnv("env {\n\thost = \"vm\";\n\tsysname = \"Linux\";\n\ttracer_name = \"perf\";\n};\n");
+  TraceEnv perf = ParseTraceEnv(
+      "env {\n\thost = \"vm\";\n\tsysname = \"Linux\";\n\ttracer_name = \"perf\";\n};\n");
   EXPECT_EQ(perf.hostname, "vm");
   EXPECT_EQ(perf.tracer_name, "perf");
   EXPECT_EQ(ParseTraceEnv("no env here").hostname, "");

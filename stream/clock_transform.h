@@ -33,7 +33,8 @@ class ClockTransform {
   // offset_ns in t_ref = slope * t + offset.
   // (Computed from small differences: slope * host0 itself would lose ~256 ns in a double.)
   double offset() const {
-    return static_cast<double>(ref0_ - host0_) - std::ldexp(static_cast<double>(dev_), -kShift) * static_cast<double>(host0_);
+    return static_cast<double>(ref0_ - host0_) -
+           std::ldexp(static_cast<double>(dev_), -kShift) * static_cast<double>(host0_);
   }
   int64_t host0() const { return host0_; }
   int64_t ref0() const { return ref0_; }

@@ -49,8 +49,10 @@ TEST(ClockTransformTest, MonotonicAndCloseToTheLine) {
     prev = y;
   }
   // Against the line, relative to the anchor (a double holds 1.7e18 only to 256 ns).
-  for (int64_t dx : {int64_t{0}, int64_t{1000000000}, int64_t{-3600000000000}, int64_t{86400000000000}}) {
-    const double want = (slope - 1.0) * static_cast<double>(anchor) + offset + slope * static_cast<double>(dx);
+  for (int64_t dx :
+       {int64_t{0}, int64_t{1000000000}, int64_t{-3600000000000}, int64_t{86400000000000}}) {
+    const double want =
+        (slope - 1.0) * static_cast<double>(anchor) + offset + slope * static_cast<double>(dx);
     EXPECT_NEAR(static_cast<double>(t.ToReference(anchor + dx) - anchor), want, 2.0) << dx;
   }
   EXPECT_NEAR(t.slope(), slope, 1e-14);
@@ -69,7 +71,9 @@ TEST(ClockTransformTest, InverseAndCompositionRoundTrip) {
   const ClockTransform u = ClockTransform::FromLine(1.0 + 20e-6, 1.75e9, anchor);
   const ClockTransform both = t.Then(u);
   for (int64_t dx = -5000000000; dx <= 5000000000; dx += 250000000) {
-    EXPECT_LE(std::abs(both.ToReference(anchor + dx) - u.ToReference(t.ToReference(anchor + dx))), 2) << dx;
+    EXPECT_LE(std::abs(both.ToReference(anchor + dx) - u.ToReference(t.ToReference(anchor + dx))),
+              2)
+        << dx;
   }
 }
 

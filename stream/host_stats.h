@@ -12,11 +12,11 @@ namespace waitpath {
 
 struct HostStats {
   std::string host;
-  ReaderCounters reader;                       // latest cumulative reader figures
+  ReaderCounters reader;  // latest cumulative reader figures
   std::array<uint64_t, kEventKindCount> by_kind{};
   std::map<uint16_t, uint64_t> events_by_cpu;  // decoded events per CPU
   std::map<uint16_t, uint64_t> discarded_by_cpu;
-  uint64_t loss_markers = 0;                   // discarded-events reports (count may be unknown)
+  uint64_t loss_markers = 0;  // discarded-events reports (count may be unknown)
   // Events that name their CPU's current task (perf, LTTng's tid context) naming another than
   // the last sched_switch put there: a switch was lost (the engine's rule, Engine::InferSwitch).
   uint64_t inferred_switches = 0;

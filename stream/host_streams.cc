@@ -12,11 +12,12 @@ namespace waitpath {
 HostStreams::HostStreams(std::vector<HostSpec> hosts, ReaderOptions options) {
   // Past 4 hosts the queue bound is shared (256 batches in all, at least 16 per host): one
   // consumer cannot use more look-ahead, and per-host queues multiplied memory by the host count.
-  options.max_queued_batches =
-      std::clamp<size_t>(256 / std::max<size_t>(1, hosts.size()), std::min<size_t>(16, options.max_queued_batches),
-                         options.max_queued_batches);
+  options.max_queued_batches = std::clamp<size_t>(256 / std::max<size_t>(1, hosts.size()),
+                                                  std::min<size_t>(16, options.max_queued_batches),
+                                                  options.max_queued_batches);
   for (size_t i = 0; i < hosts.size(); ++i) {
-    readers_.push_back(std::make_unique<HostReader>(static_cast<uint16_t>(i), std::move(hosts[i]), options, &ready_));
+    readers_.push_back(std::make_unique<HostReader>(static_cast<uint16_t>(i), std::move(hosts[i]),
+                                                    options, &ready_));
   }
   front_.resize(readers_.size());
   slow_ms_.assign(readers_.size(), 0);
@@ -24,14 +25,17 @@ HostStreams::HostStreams(std::vector<HostSpec> hosts, ReaderOptions options) {
     const std::string spec(slow);
     const size_t colon = spec.rfind(':');
     for (size_t i = 0; colon != std::string::npos && i < readers_.size(); ++i) {
-      if (readers_[i]->spec().hostname == spec.substr(0, colon)) slow_ms_[i] = std::atoi(spec.c_str() + colon + 1);
+      if (readers_[i]->spec().hostname == spec.substr(0, colon))
+        slow_ms_[i] = std::atoi(spec.c_str() + colon + 1);
     }
   }
   ended_.assign(readers_.size(), false);
   watermark_.assign(readers_.size(), std::numeric_limits<int64_t>::min());
 }
 
-HostStreams::~HostStreams() { Stop(); }
+HostStreams::~HostStreams() {
+  Stop();
+}
 
 void HostStreams::Start() {
   for (auto& r : readers_) r->Start();

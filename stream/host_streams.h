@@ -4,7 +4,6 @@
 #pragma once
 
 #include <memory>
-#include <memory>
 #include <vector>
 
 #include "live/host_reader.h"

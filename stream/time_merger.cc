@@ -37,7 +37,8 @@ int64_t TimeMerger::LateFloor() const {
   if (max_lag_ <= 0) return std::numeric_limits<int64_t>::min();
   int64_t newest = std::numeric_limits<int64_t>::min();
   for (const Host& h : hosts_) {
-    if (h.newest != std::numeric_limits<int64_t>::min()) newest = std::max(newest, h.transform.ToReference(h.newest));
+    if (h.newest != std::numeric_limits<int64_t>::min())
+      newest = std::max(newest, h.transform.ToReference(h.newest));
   }
   return newest == std::numeric_limits<int64_t>::min() ? newest : newest - max_lag_;
 }
@@ -119,11 +120,13 @@ bool TimeMerger::Next(Event* event, const Batch** batch) {
     if (h.ended || h.idle) continue;
     // A host lagging past the limit with nothing buffered is not waited for.
     if (floor != std::numeric_limits<int64_t>::min() &&
-        (h.watermark == std::numeric_limits<int64_t>::min() || h.transform.ToReference(h.watermark) < floor)) {
+        (h.watermark == std::numeric_limits<int64_t>::min() ||
+         h.transform.ToReference(h.watermark) < floor)) {
       hosts_[i].lagging = true;
       continue;
     }
-    if (h.watermark == std::numeric_limits<int64_t>::min() || h.transform.ToReference(h.watermark) < best_ts) {
+    if (h.watermark == std::numeric_limits<int64_t>::min() ||
+        h.transform.ToReference(h.watermark) < best_ts) {
       needed_ = static_cast<int>(i);
       return false;
     }

@@ -61,7 +61,7 @@ class TimeMerger {
   struct Host {
     ClockTransform transform;
     std::deque<std::unique_ptr<Batch>> batches;
-    size_t pos = 0;              // next event in batches.front()
+    size_t pos = 0;                  // next event in batches.front()
     std::optional<int64_t> head_ts;  // that event's reference time, once computed
     int64_t last = std::numeric_limits<int64_t>::min();       // last released (reference)
     int64_t watermark = std::numeric_limits<int64_t>::min();  // host clock

@@ -39,7 +39,8 @@ TEST(TimeMergerTest, MergesInReferenceTimeAndWaitsForSlowHosts) {
   m.Push(MakeBatch(0, {400}, true));
   while (m.Next(&e, &b)) got.emplace_back(b->host, e.ts);
   EXPECT_TRUE(m.done());
-  const std::vector<std::pair<int, int64_t>> want = {{0, 100}, {1, 150}, {0, 200}, {1, 250}, {0, 300}, {0, 400}};
+  const std::vector<std::pair<int, int64_t>> want = {{0, 100}, {1, 150}, {0, 200},
+                                                     {1, 250}, {0, 300}, {0, 400}};
   EXPECT_EQ(got, want);
   EXPECT_EQ(m.TakeConsumed().size(), 3u);
 }
@@ -78,7 +79,8 @@ TEST(TimeMergerTest, AHostLaggingPastTheLimitIsNotWaitedForAndItsLateEventsAreLo
     kinds.push_back(e.kind);
   }
   ASSERT_FALSE(got.empty());
-  const auto first1 = std::find_if(got.begin(), got.end(), [](const auto& g) { return g.first == 1; });
+  const auto first1 =
+      std::find_if(got.begin(), got.end(), [](const auto& g) { return g.first == 1; });
   ASSERT_NE(first1, got.end());
   EXPECT_EQ(kinds[static_cast<size_t>(first1 - got.begin())], EventKind::kLost);
   EXPECT_FALSE(m.lagging(1));
@@ -90,7 +92,8 @@ TEST(TimeMergerTest, AHostLaggingPastTheLimitIsNotWaitedForAndItsLateEventsAreLo
 TEST(TimeMergerTest, MergedOrderWhateverTheBatching) {
   std::mt19937 rng(7);
   for (int round = 0; round < 50; ++round) {
-    const std::vector<ClockTransform> transforms = {ClockTransform(), ClockTransform::FromLine(1.0, -500.0, 1000),
+    const std::vector<ClockTransform> transforms = {ClockTransform(),
+                                                    ClockTransform::FromLine(1.0, -500.0, 1000),
                                                     ClockTransform::FromLine(1.0, 300.0, 1000)};
     std::vector<std::vector<int64_t>> events(3);
     std::vector<int64_t> want;  // every reference time, sorted

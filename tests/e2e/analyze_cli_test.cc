@@ -14,8 +14,9 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const char* const kLeaves[] = {"running", "interrupted", "preempted", "timer", "disk", "network",
-                               "irq",     "ipi",         "user_input", "blocked", "unknown"};
+const char* const kLeaves[] = {"running",    "interrupted", "preempted", "timer",
+                               "disk",       "network",     "irq",       "ipi",
+                               "user_input", "blocked",     "unknown"};
 
 int64_t Sum(const json& states) {
   int64_t s = 0;
@@ -54,7 +55,8 @@ void ExpectWaitInvariants(const json& w) {
     at = p["end_ns"];
   }
   EXPECT_EQ(at, end);
-  for (const auto& [state, ns] : per_state) EXPECT_EQ(ns, w["breakdown_ns"][state].get<int64_t>()) << state;
+  for (const auto& [state, ns] : per_state)
+    EXPECT_EQ(ns, w["breakdown_ns"][state].get<int64_t>()) << state;
 }
 
 std::vector<json> Records(const std::vector<json>& all, const std::string& type) {
@@ -68,10 +70,12 @@ std::vector<json> Records(const std::vector<json>& all, const std::string& type)
 class GeneratedScenarioTest : public ::testing::TestWithParam<std::string> {
  protected:
   fs::path Generate(const std::string& scenario, const std::string& extra = "") {
-    const fs::path out = fs::temp_directory_path() / ("waitpath-e2e-" + scenario + std::to_string(::getpid()));
+    const fs::path out =
+        fs::temp_directory_path() / ("waitpath-e2e-" + scenario + std::to_string(::getpid()));
     fs::remove_all(out);
-    const std::string cmd = std::string(WAITPATH_GEN) + " --scenario " + WAITPATH_SCENARIOS + "/" + scenario +
-                            ".toml --out " + out.string() + " " + extra + " >/dev/null 2>&1";
+    const std::string cmd = std::string(WAITPATH_GEN) + " --scenario " + WAITPATH_SCENARIOS + "/" +
+                            scenario + ".toml --out " + out.string() + " " + extra +
+                            " >/dev/null 2>&1";
     EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
     dirs_.push_back(out);
     return out;
@@ -101,7 +105,8 @@ TEST_P(GeneratedScenarioTest, AnalysisEqualsTruthExactly) {
     const json& got = it->second;
     EXPECT_EQ(got["start_ns"], t["start_ns"]);
     EXPECT_EQ(got["end_ns"], t["end_ns"]);
-    for (const char* leaf : kLeaves) EXPECT_EQ(got["breakdown_ns"][leaf], t["breakdown_ns"][leaf]) << leaf;
+    for (const char* leaf : kLeaves)
+      EXPECT_EQ(got["breakdown_ns"][leaf], t["breakdown_ns"][leaf]) << leaf;
     std::map<int, int64_t> want, have;
     for (const auto& b : t["by_task"]) want[b["tid"]] = b["ns"];
     for (const auto& b : got["by_task"]) have[b["tid"]] = b["ns"];
@@ -134,8 +139,9 @@ TEST_F(GeneratedScenarioTest, MultiHostScenariosKeepTheInvariants) {
 // Several hosts: the analysis reads the batches the sync pass kept, or decodes the traces a
 // second time when they do not fit --keep-decoded-mb; the answer is the same either way.
 TEST_F(GeneratedScenarioTest, KeptOrDecodedAgainTheAnswerIsTheSame) {
-  const fs::path dir = Generate(
-      "scale", "--set duration=300ms --set scale.hosts=4 --set scale.event_rate=200000 --set scale.tasks_per_host=4");
+  const fs::path dir = Generate("scale",
+                                "--set duration=300ms --set scale.hosts=4 --set "
+                                "scale.event_rate=200000 --set scale.tasks_per_host=4");
   const std::string args = "analyze --json --top 100000 --min-wait 0ns " + dir.string();
   CommandResult kept = RunWaitpath(args);  // ~60k events: kept
   ASSERT_EQ(kept.exit_code, 0) << kept.err;
@@ -150,7 +156,8 @@ TEST_F(GeneratedScenarioTest, KeptOrDecodedAgainTheAnswerIsTheSame) {
 
 TEST_F(GeneratedScenarioTest, LossBecomesUnknownAndSumsStillHold) {
   const fs::path dir =
-      Generate("cpu-contention", "--set loss.host=busy --set loss.cpu=0 --set loss.share=0.5 --set loss.chunk=4");
+      Generate("cpu-contention",
+               "--set loss.host=busy --set loss.cpu=0 --set loss.share=0.5 --set loss.chunk=4");
   const json truth = json::parse(std::ifstream(dir / "truth.json"));
   ASSERT_GT(truth["hosts"][0]["discarded"].get<int64_t>(), 0);
   CommandResult r = RunWaitpath("analyze --json --top 100000 " + dir.string());
@@ -174,8 +181,9 @@ TEST(RecordedWorkloadTest, ExpectedFindingsHold) {
     const json expect = json::parse(std::ifstream(entry.path()));
     const std::string comm = expect["watch_comm"];
     SCOPED_TRACE(expect["workload"].get<std::string>());
-    CommandResult r = RunWaitpath("analyze --json --top 100000 --min-wait 1ms --watch comm=" + comm + " " +
-                                  (dir / expect["trace"].get<std::string>()).string());
+    CommandResult r =
+        RunWaitpath("analyze --json --top 100000 --min-wait 1ms --watch comm=" + comm + " " +
+                    (dir / expect["trace"].get<std::string>()).string());
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto all = JsonLines(r.out);
     const auto tasks = Records(all, "task");
@@ -200,8 +208,9 @@ TEST(RecordedWorkloadTest, ExpectedFindingsHold) {
       } else {
         share = groups[{e["comm"], state}] / life;
         if (kind == "top_blamed_comm") {
-          auto top = std::max_element(groups.begin(), groups.end(),
-                                      [](const auto& a, const auto& b) { return a.second < b.second; });
+          auto top =
+              std::max_element(groups.begin(), groups.end(),
+                               [](const auto& a, const auto& b) { return a.second < b.second; });
           EXPECT_EQ(top->first, std::make_pair(e["comm"].get<std::string>(), state));
         }
       }
@@ -222,7 +231,8 @@ TEST(SharedTraceAnalysisTest, EveryTaskSumsExactly) {
   for (const char* name : {"many-threads", "bug446190", "scp_src", "scp_dest"}) {
     if (!HaveShared(name)) continue;
     SCOPED_TRACE(name);
-    CommandResult r = RunWaitpath("analyze --json --top 100000 --min-wait 1ms " + kShared + "/" + name);
+    CommandResult r =
+        RunWaitpath("analyze --json --top 100000 --min-wait 1ms " + kShared + "/" + name);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto all = JsonLines(r.out);
     const auto tasks = Records(all, "task");
@@ -240,7 +250,8 @@ TEST(AnalyzeCliTest, NothingToAnalyseIsAClearError) {
 }
 
 TEST(AnalyzeCliTest, BadFlagsAreOneLine) {
-  for (const char* args : {"analyze --watch nokey /tmp", "analyze --watch 'comm=(' /tmp", "analyze --min-wait 5parsecs /tmp"}) {
+  for (const char* args : {"analyze --watch nokey /tmp", "analyze --watch 'comm=(' /tmp",
+                           "analyze --min-wait 5parsecs /tmp"}) {
     CommandResult r = RunWaitpath(args);
     EXPECT_EQ(r.exit_code, 2) << args;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;

@@ -1,10 +1,9 @@
 // Runs the built `waitpath` command in end-to-end tests and parses its JSON Lines.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -25,7 +24,8 @@ struct CommandResult {
 inline CommandResult RunWaitpath(const std::string& args, const std::string& env = "") {
   const std::string err_file = std::filesystem::temp_directory_path() /
                                ("waitpath-e2e-stderr-" + std::to_string(::getpid()));
-  const std::string cmd = env + (env.empty() ? "" : " ") + kWaitpath + " " + args + " 2>" + err_file;
+  const std::string cmd =
+      env + (env.empty() ? "" : " ") + kWaitpath + " " + args + " 2>" + err_file;
   CommandResult r;
   FILE* p = popen(cmd.c_str(), "r");
   char buf[65536];

@@ -17,8 +17,9 @@ namespace {
 
 using nlohmann::json;
 
-const char* const kLeaves[] = {"running", "interrupted", "preempted", "timer", "disk", "network",
-                               "irq",     "ipi",         "user_input", "blocked", "unknown"};
+const char* const kLeaves[] = {"running",    "interrupted", "preempted", "timer",
+                               "disk",       "network",     "irq",       "ipi",
+                               "user_input", "blocked",     "unknown"};
 
 int64_t SumNonNegative(const json& states, const std::string& what) {
   int64_t s = 0;
@@ -40,8 +41,8 @@ Totals CheckRecords(const std::string& out) {
   for (const json& r : JsonLines(out)) {
     if (r["type"] != "task" && r["type"] != "wait") continue;  // e.g. clock records
     const int64_t start = r["start_ns"], end = r["end_ns"];
-    const std::string what = r["type"].get<std::string>() + " " + r["comm"].get<std::string>() + "/" +
-                             std::to_string(r["tid"].get<int>());
+    const std::string what = r["type"].get<std::string>() + " " + r["comm"].get<std::string>() +
+                             "/" + std::to_string(r["tid"].get<int>());
     EXPECT_GT(end, start) << what;
     for (const char* leaf : kLeaves) EXPECT_TRUE(r["breakdown_ns"].contains(leaf)) << what << leaf;
     EXPECT_EQ(SumNonNegative(r["breakdown_ns"], what), end - start) << what;
@@ -54,7 +55,8 @@ Totals CheckRecords(const std::string& out) {
         by_task += b["ns"].get<int64_t>();
       }
       EXPECT_EQ(by_task, end - start) << what;
-      for (const auto& [state, ns] : r["breakdown_ns"].items()) t.by_comm_state[{r["comm"], state}] += ns.get<int64_t>();
+      for (const auto& [state, ns] : r["breakdown_ns"].items())
+        t.by_comm_state[{r["comm"], state}] += ns.get<int64_t>();
     } else {
       ++t.waits;
       int64_t at = start;
@@ -66,7 +68,8 @@ Totals CheckRecords(const std::string& out) {
         at = p["end_ns"];
       }
       EXPECT_EQ(at, end) << what;
-      for (const auto& [state, ns] : per_state) EXPECT_EQ(ns, r["breakdown_ns"][state].get<int64_t>()) << what << state;
+      for (const auto& [state, ns] : per_state)
+        EXPECT_EQ(ns, r["breakdown_ns"][state].get<int64_t>()) << what << state;
     }
     if (::testing::Test::HasFailure()) break;  // one broken record says enough
   }
@@ -111,7 +114,8 @@ TEST_P(EvictionPropertyTest, InvariantsHoldAtEveryRetentionAndCap) {
     if (!fs::exists(p + "/metadata")) GTEST_SKIP() << p << " not present";
     paths += " " + p;
   }
-  const fs::path prom = fs::temp_directory_path() / ("waitpath-evict-" + std::to_string(::getpid()) + ".prom");
+  const fs::path prom =
+      fs::temp_directory_path() / ("waitpath-evict-" + std::to_string(::getpid()) + ".prom");
   for (const char* retention : {"10ms", "100ms", "1s", ""}) {
     for (const char* cap : {"", "1"}) {
       const std::string args = std::string("analyze --json --top 100000 --min-wait 0ns") +
@@ -131,22 +135,28 @@ TEST_P(EvictionPropertyTest, InvariantsHoldAtEveryRetentionAndCap) {
   fs::remove(prom);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Traces, EvictionPropertyTest,
-    ::testing::Values(Input{"many_threads", {"many-threads"}, true}, Input{"bug446190", {"bug446190"}, true},
-                      Input{"scp", {"scp_src", "scp_dest"}, true}, Input{"perf_rpc", {"rpc"}, false},
-                      Input{"perf_forkchain", {"forkchain"}, false}, Input{"perf_mutex", {"mutex"}, false},
-                      Input{"perf_pipe", {"pipe"}, false}, Input{"perf_diskwrite", {"diskwrite"}, false},
-                      Input{"perf_contention", {"contention"}, false}, Input{"perf_sleeper", {"sleeper"}, false}),
-    [](const auto& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(Traces, EvictionPropertyTest,
+                         ::testing::Values(Input{"many_threads", {"many-threads"}, true},
+                                           Input{"bug446190", {"bug446190"}, true},
+                                           Input{"scp", {"scp_src", "scp_dest"}, true},
+                                           Input{"perf_rpc", {"rpc"}, false},
+                                           Input{"perf_forkchain", {"forkchain"}, false},
+                                           Input{"perf_mutex", {"mutex"}, false},
+                                           Input{"perf_pipe", {"pipe"}, false},
+                                           Input{"perf_diskwrite", {"diskwrite"}, false},
+                                           Input{"perf_contention", {"contention"}, false},
+                                           Input{"perf_sleeper", {"sleeper"}, false}),
+                         [](const auto& info) { return info.param.name; });
 
 class GeneratedEvictionTest : public ::testing::Test {
  protected:
   fs::path Generate(const std::string& scenario, const std::string& extra) {
-    const fs::path out = fs::temp_directory_path() / ("waitpath-evict-" + scenario + std::to_string(::getpid()));
+    const fs::path out =
+        fs::temp_directory_path() / ("waitpath-evict-" + scenario + std::to_string(::getpid()));
     fs::remove_all(out);
-    const std::string cmd = std::string(WAITPATH_GEN) + " --scenario " + WAITPATH_SCENARIOS + "/" + scenario +
-                            ".toml --out " + out.string() + " " + extra + " >/dev/null 2>&1";
+    const std::string cmd = std::string(WAITPATH_GEN) + " --scenario " + WAITPATH_SCENARIOS + "/" +
+                            scenario + ".toml --out " + out.string() + " " + extra +
+                            " >/dev/null 2>&1";
     EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
     dirs_.push_back(out);
     return out;
@@ -163,10 +173,11 @@ class GeneratedEvictionTest : public ::testing::Test {
 TEST_F(GeneratedEvictionTest, LongSleepersEqualTheTruthAtEveryRetention) {
   for (const char* retention : {"10ms", "100ms", "1s", "30s", "65s", "200s"}) {
     SCOPED_TRACE(retention);
-    const fs::path dir = Generate("long-sleepers", std::string("--set truth_retention=") + retention);
+    const fs::path dir =
+        Generate("long-sleepers", std::string("--set truth_retention=") + retention);
     const json truth = json::parse(std::ifstream(dir / "truth.json"));
-    const CommandResult r = RunWaitpath(std::string("analyze --json --top 100000 --retention ") + retention + " " +
-                                        dir.string());
+    const CommandResult r = RunWaitpath(std::string("analyze --json --top 100000 --retention ") +
+                                        retention + " " + dir.string());
     ASSERT_EQ(r.exit_code, 0) << r.err;
     std::map<int, json> got;
     for (const json& rec : JsonLines(r.out)) got[rec["tid"]] = rec;
@@ -177,7 +188,8 @@ TEST_F(GeneratedEvictionTest, LongSleepersEqualTheTruthAtEveryRetention) {
       const json& g = got[t["tid"]];
       EXPECT_EQ(g["start_ns"], t["start_ns"]);
       EXPECT_EQ(g["end_ns"], t["end_ns"]);
-      for (const char* leaf : kLeaves) EXPECT_EQ(g["breakdown_ns"][leaf], t["breakdown_ns"][leaf]) << leaf;
+      for (const char* leaf : kLeaves)
+        EXPECT_EQ(g["breakdown_ns"][leaf], t["breakdown_ns"][leaf]) << leaf;
       std::map<int, int64_t> want, have;
       for (const auto& b : t["by_task"]) want[b["tid"]] = b["ns"];
       for (const auto& b : g["by_task"]) have[b["tid"]] = b["ns"];
@@ -199,8 +211,9 @@ TEST_F(GeneratedEvictionTest, MultiHostInvariantsAtShortRetention) {
   for (const char* retention : {"1ms", "10ms", "100ms"}) {
     SCOPED_TRACE(retention);
     const fs::path prom = dir / "out.prom";
-    const CommandResult r = RunWaitpath(std::string("analyze --json --top 100000 --min-wait 0ns --retention ") +
-                                        retention + " --metrics-file " + prom.string() + " " + dir.string());
+    const CommandResult r =
+        RunWaitpath(std::string("analyze --json --top 100000 --min-wait 0ns --retention ") +
+                    retention + " --metrics-file " + prom.string() + " " + dir.string());
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const Totals totals = CheckRecords(r.out);
     EXPECT_GT(totals.waits, 0);

@@ -11,7 +11,8 @@ namespace waitpath::testing {
 namespace {
 
 TEST(StatsCliTest, TwoHostsGiveTwoJsonRecordsWithExactCounts) {
-  if (!HaveShared("scp_src") || !HaveShared("scp_dest")) GTEST_SKIP() << "../shared/traces not present";
+  if (!HaveShared("scp_src") || !HaveShared("scp_dest"))
+    GTEST_SKIP() << "../shared/traces not present";
   CommandResult r = RunWaitpath("stats --json " + kShared + "/scp_src " + kShared + "/scp_dest");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto records = JsonLines(r.out);
@@ -20,7 +21,8 @@ TEST(StatsCliTest, TwoHostsGiveTwoJsonRecordsWithExactCounts) {
   EXPECT_EQ(records[0]["events"], 110771);
   EXPECT_EQ(records[1]["events"], 85729);
   for (const auto& j : records) {
-    for (const char* key : {"host", "events", "first_ns", "last_ns", "discarded", "regressions", "dialect", "cpus"}) {
+    for (const char* key :
+         {"host", "events", "first_ns", "last_ns", "discarded", "regressions", "dialect", "cpus"}) {
       EXPECT_TRUE(j.contains(key)) << key;
     }
     EXPECT_LT(j["first_ns"].get<int64_t>(), j["last_ns"].get<int64_t>());
@@ -80,7 +82,8 @@ TEST(StatsCliTest, RecordedPerfFixturesReadInThePerfDialect) {
     ASSERT_EQ(records.size(), 1u);
     EXPECT_EQ(records[0]["host"], expect["host"]);
     EXPECT_EQ(records[0]["events"], expect["events"]) << trace;
-    EXPECT_TRUE(records[0]["dialect"].get<std::string>().starts_with("perf")) << records[0]["dialect"];
+    EXPECT_TRUE(records[0]["dialect"].get<std::string>().starts_with("perf"))
+        << records[0]["dialect"];
     EXPECT_TRUE(records[0]["analysable"].get<bool>());
     ++checked;
   }
@@ -92,8 +95,8 @@ TEST(StatsCliTest, GeneratedTracesHaveTheirHostsAndCounts) {
   for (const char* scenario : {"rpc", "three-tier"}) {
     const fs::path out = fs::temp_directory_path() / ("waitpath-stats-" + std::string(scenario));
     fs::remove_all(out);
-    const std::string cmd = std::string(WAITPATH_GEN) + " --scenario " + WAITPATH_SCENARIOS + "/" + scenario +
-                            ".toml --out " + out.string() + " >/dev/null 2>&1";
+    const std::string cmd = std::string(WAITPATH_GEN) + " --scenario " + WAITPATH_SCENARIOS + "/" +
+                            scenario + ".toml --out " + out.string() + " >/dev/null 2>&1";
     ASSERT_EQ(std::system(cmd.c_str()), 0);
     const auto truth = nlohmann::json::parse(std::ifstream(out / "truth.json"));
     CommandResult r = RunWaitpath("stats --json " + out.string());

@@ -17,10 +17,11 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 fs::path Generate(const std::string& scenario) {
-  const fs::path out = fs::temp_directory_path() / ("waitpath-sync-" + scenario + std::to_string(::getpid()));
+  const fs::path out =
+      fs::temp_directory_path() / ("waitpath-sync-" + scenario + std::to_string(::getpid()));
   fs::remove_all(out);
-  const std::string cmd = std::string(WAITPATH_GEN) + " --scenario " + WAITPATH_SCENARIOS + "/" + scenario +
-                          ".toml --out " + out.string() + " >/dev/null 2>&1";
+  const std::string cmd = std::string(WAITPATH_GEN) + " --scenario " + WAITPATH_SCENARIOS + "/" +
+                          scenario + ".toml --out " + out.string() + " >/dev/null 2>&1";
   EXPECT_EQ(std::system(cmd.c_str()), 0);
   return out;
 }
@@ -58,9 +59,11 @@ TEST_P(GeneratedSyncTest, TransformWithinAccuracyOfTruthAndNoInversion) {
       const int64_t t = first + (last - first) / 10 * i;
       // Relative to t: a double cannot hold 1.7e18 to the nanosecond.
       const double truth_minus_t =
-          static_cast<double>(t - epoch - c["host_offset_ns"].get<int64_t>()) / (1.0 + c["drift_ppm"].get<double>() * 1e-6) -
+          static_cast<double>(t - epoch - c["host_offset_ns"].get<int64_t>()) /
+              (1.0 + c["drift_ppm"].get<double>() * 1e-6) -
           static_cast<double>(t - epoch);
-      const double got_minus_t = (got["slope"].get<double>() - 1.0) * static_cast<double>(t) + got["offset_ns"].get<double>();
+      const double got_minus_t = (got["slope"].get<double>() - 1.0) * static_cast<double>(t) +
+                                 got["offset_ns"].get<double>();
       // 300 ns: what the slope's 17 printed digits can carry at 1.7e18.
       EXPECT_LE(std::abs(got_minus_t - truth_minus_t), accuracy + 300) << "at " << t;
     }
@@ -114,8 +117,8 @@ TEST_P(GeneratedSyncTest, SkewedArrivalGivesIdenticalResults) {
   CommandResult normal = RunWaitpath("analyze --json --top 100000 --min-wait 0ns " + dir.string());
   const json truth = json::parse(std::ifstream(dir / "truth.json"));
   const std::string slow_host = truth["hosts"][1]["host"];
-  CommandResult skewed =
-      RunWaitpath("analyze --json --top 100000 --min-wait 0ns " + dir.string(), "WAITPATH_TEST_SLOW_HOST=" + slow_host + ":30");
+  CommandResult skewed = RunWaitpath("analyze --json --top 100000 --min-wait 0ns " + dir.string(),
+                                     "WAITPATH_TEST_SLOW_HOST=" + slow_host + ":30");
   ASSERT_EQ(normal.exit_code, 0);
   ASSERT_EQ(skewed.exit_code, 0);
   EXPECT_EQ(skewed.out, normal.out);
@@ -132,23 +135,28 @@ TEST_P(GeneratedSyncTest, InterruptThreadsAreNeverOnThePath) {
     if (rec["type"] != "task" && rec["type"] != "wait") continue;
     if (rec["comm"].get<std::string>().starts_with("napi/")) continue;  // the pollers' own waits
     if (rec["type"] == "task") {
-      for (const auto& b : rec["by_task"]) EXPECT_FALSE(b["comm"].get<std::string>().starts_with("napi/")) << rec.dump();
+      for (const auto& b : rec["by_task"])
+        EXPECT_FALSE(b["comm"].get<std::string>().starts_with("napi/")) << rec.dump();
     } else if (rec["type"] == "wait") {
-      for (const auto& p : rec["path"]) EXPECT_FALSE(p["comm"].get<std::string>().starts_with("napi/")) << rec.dump();
+      for (const auto& p : rec["path"])
+        EXPECT_FALSE(p["comm"].get<std::string>().starts_with("napi/")) << rec.dump();
     }
   }
   fs::remove_all(dir);
 }
 
-INSTANTIATE_TEST_SUITE_P(Scenarios, GeneratedSyncTest, ::testing::Values("rpc", "three-tier", "rpc-threaded-rx"), [](const auto& info) {
-  std::string n = info.param;
-  std::replace(n.begin(), n.end(), '-', '_');
-  return n;
-});
+INSTANTIATE_TEST_SUITE_P(Scenarios, GeneratedSyncTest,
+                         ::testing::Values("rpc", "three-tier", "rpc-threaded-rx"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
 
 // The seed paper's scp between two VMs (seed-era inet_sock_local_in/out events).
 TEST(ScpSyncTest, PacketsMatchAndTheTransformIsAccurate) {
-  if (!HaveShared("scp_src") || !HaveShared("scp_dest")) GTEST_SKIP() << "../shared/traces not present";
+  if (!HaveShared("scp_src") || !HaveShared("scp_dest"))
+    GTEST_SKIP() << "../shared/traces not present";
   CommandResult r = RunWaitpath("sync --json " + kShared + "/scp_src " + kShared + "/scp_dest");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto records = JsonLines(r.out);
@@ -163,13 +171,15 @@ TEST(ScpSyncTest, PacketsMatchAndTheTransformIsAccurate) {
       EXPECT_EQ(rec["inversions"], 0);
     }
   }
-  CommandResult a = RunWaitpath("analyze --json --top 100000 " + kShared + "/scp_src " + kShared + "/scp_dest");
+  CommandResult a =
+      RunWaitpath("analyze --json --top 100000 " + kShared + "/scp_src " + kShared + "/scp_dest");
   ASSERT_EQ(a.exit_code, 0) << a.err;
 }
 
 // --reference picks the host whose clock the others map to; an unknown one is one line.
 TEST(ScpSyncTest, ReferenceChoosesTheClockAndAnUnknownOneIsAnError) {
-  if (!HaveShared("scp_src") || !HaveShared("scp_dest")) GTEST_SKIP() << "../shared/traces not present";
+  if (!HaveShared("scp_src") || !HaveShared("scp_dest"))
+    GTEST_SKIP() << "../shared/traces not present";
   const std::string traces = " " + kShared + "/scp_src " + kShared + "/scp_dest";
   CommandResult r = RunWaitpath("sync --json --reference VM3" + traces);
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -195,10 +205,11 @@ namespace {
 TEST(LossySyncTest, LossDoesNotDisturbTimesOrMatching) {
   const fs::path dir = fs::temp_directory_path() / ("waitpath-lossy-" + std::to_string(::getpid()));
   fs::remove_all(dir);
-  const std::string cmd = std::string(WAITPATH_GEN) + " --scenario " + WAITPATH_SCENARIOS +
-                          "/rpc.toml --out " + dir.string() +
-                          " --set loss.host=server-host --set loss.cpu=0 --set loss.share=0.2 --set loss.chunk=50 "
-                          ">/dev/null 2>&1";
+  const std::string cmd =
+      std::string(WAITPATH_GEN) + " --scenario " + WAITPATH_SCENARIOS + "/rpc.toml --out " +
+      dir.string() +
+      " --set loss.host=server-host --set loss.cpu=0 --set loss.share=0.2 --set loss.chunk=50 "
+      ">/dev/null 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   const auto stats = ByHost(JsonLines(RunWaitpath("stats --json " + dir.string()).out), "stats");
   EXPECT_GT(stats.at("server-host")["discarded"].get<int>(), 0);

@@ -76,7 +76,8 @@ PathBreakdown ActivePathTruth::Compute(int32_t task, Ns a, Ns b) const {
               stack.push_back({s.waker, lo, hi});
               break;
             case WakeCause::kPacket:
-              if (s.waker >= 0) lo = evicted(s.waker, std::min(tl.SegmentEnd(i) - retention_, s.sent), lo, hi);
+              if (s.waker >= 0)
+                lo = evicted(s.waker, std::min(tl.SegmentEnd(i) - retention_, s.sent), lo, hi);
               if (s.waker >= 0 && lo < s.sent) stack.push_back({s.waker, lo, std::min(hi, s.sent)});
               add(it.task, Leaf::kNetwork, s.waker >= 0 ? std::max(lo, s.sent) : lo, hi);
               break;

@@ -276,7 +276,8 @@ void Simulator::Impl::Setup() {
         napi.ppid = 2;
         napi.kernel = true;
         result_.tasks.push_back(napi);
-        cpus_[static_cast<size_t>(host.first_cpu + c)].napi = static_cast<int32_t>(result_.tasks.size() - 1);
+        cpus_[static_cast<size_t>(host.first_cpu + c)].napi =
+            static_cast<int32_t>(result_.tasks.size() - 1);
       }
     }
   }
@@ -835,10 +836,12 @@ void Simulator::Impl::OnIrq(int g, int32_t irq, Ns t) {
         result_.timelines[cpu.napi].Wake(t + 300, WakeCause::kIrq, -1, 0);
         Emit(g, t + 300, EventKind::kSchedWaking, cpu.napi, cpu.local);
         Emit(g, t + 700, EventKind::kIrqHandlerExit, 150 + cpu.local, 1);
-        if (cpu.interrupted >= 0) result_.timelines[cpu.interrupted].Enter(t + 700, TaskState::kRunning);
+        if (cpu.interrupted >= 0)
+          result_.timelines[cpu.interrupted].Enter(t + 700, TaskState::kRunning);
         Emit(g, t + 1000, EventKind::kSchedSwitch, cpu.cur, cpu.napi,
              cpu.cur == cpu.idle_task ? 0 : s_.hosts[cpu.host].preempt_state);
-        if (cpu.interrupted >= 0) result_.timelines[cpu.interrupted].Enter(t + 1000, TaskState::kPreempted);
+        if (cpu.interrupted >= 0)
+          result_.timelines[cpu.interrupted].Enter(t + 1000, TaskState::kPreempted);
         result_.timelines[cpu.napi].Enter(t + 1000, TaskState::kRunning);
         body = 1200;
         break;
@@ -1020,7 +1023,8 @@ SimulationResult Simulator::Impl::Run() {
   // Tasks still alive are observed until their host's last event.
   std::vector<Ns> host_last(result_.hosts.size(), 0);
   for (size_t h = 0; h < result_.hosts.size(); ++h) {
-    for (const TraceRecord& rec : result_.hosts[h].records) host_last[h] = std::max(host_last[h], rec.t);
+    for (const TraceRecord& rec : result_.hosts[h].records)
+      host_last[h] = std::max(host_last[h], rec.t);
   }
   for (size_t i = 0; i < rt_.size(); ++i) {
     if (rt_[i].st != St::kDead && rt_[i].st != St::kUnborn)

@@ -6,10 +6,10 @@
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <chrono>
-#include <thread>
 #include <limits>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/stop_signal.h"
@@ -106,7 +106,8 @@ int Run(const std::string& trace, const std::string& host_name, double speed, bo
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   // Latency benches ask the pacer to say when the first event is due (and for which host).
-  if (std::getenv("WAITPATH_REPLAY_ANNOUNCE")) setenv("WAITPATH_REPLAY_ANNOUNCE", host->hostname.c_str(), 1);
+  if (std::getenv("WAITPATH_REPLAY_ANNOUNCE"))
+    setenv("WAITPATH_REPLAY_ANNOUNCE", host->hostname.c_str(), 1);
   ReplayPacer pacer(asap ? 0.0 : speed);
   UstEmitter emitter(host->hostname);
   Totals totals;
@@ -146,7 +147,8 @@ int main(int argc, char** argv) {
   double speed = 1.0;
   bool asap = false, forever = false, list_hosts = false, verbose = false;
   int64_t loops = 1, start_delay_ms = 0;
-  app.add_option("--start-delay-ms", start_delay_ms, "wait this long before the first event (lets live viewers attach)")
+  app.add_option("--start-delay-ms", start_delay_ms,
+                 "wait this long before the first event (lets live viewers attach)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("TRACE_DIR", trace, "recorded trace (a CTF trace or a directory of traces)")
       ->required()
@@ -170,5 +172,6 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "waitpath-replay: {} (see waitpath-replay --help)\n", e.what());
     return 2;
   }
-  return waitpath::Run(trace, host, speed, asap, forever ? 0 : loops, list_hosts, verbose, start_delay_ms);
+  return waitpath::Run(trace, host, speed, asap, forever ? 0 : loops, list_hosts, verbose,
+                       start_delay_ms);
 }

@@ -1,12 +1,12 @@
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include "tools/replay/replay_pacer.h"
 
 #include <time.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 namespace waitpath {
 namespace {
@@ -46,9 +46,11 @@ bool ReplayPacer::WaitUntilDue(int64_t ts, const std::atomic<bool>& stop) {
       const auto wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
                             std::chrono::system_clock::now().time_since_epoch())
                             .count();
-      std::fprintf(stderr, "waitpath-replay: host %s: first event at trace time %lld due at wall %lld speed %g\n",
-                   std::getenv("WAITPATH_REPLAY_ANNOUNCE"), static_cast<long long>(ts), static_cast<long long>(wall),
-                   speed_);
+      std::fprintf(
+          stderr,
+          "waitpath-replay: host %s: first event at trace time %lld due at wall %lld speed %g\n",
+          std::getenv("WAITPATH_REPLAY_ANNOUNCE"), static_cast<long long>(ts),
+          static_cast<long long>(wall), speed_);
     }
   }
   const int64_t due = start_ns_ + DueAfterNs(ts);
