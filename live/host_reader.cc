@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "live/bt_ref.h"
 #include "live/bt_util.h"
 #include "live/event_decoder.h"
 
@@ -480,60 +481,62 @@ void HostReader::Push(Batch* batch) {
 HostReader::Attempt HostReader::RunGraph(std::unique_ptr<Sink>& sink, bool reattach) {
   const bt_logging_level level = options_.verbose ? BT_LOGGING_LEVEL_WARNING : BT_LOGGING_LEVEL_NONE;
   Attempt result;
-  bt_graph* graph = nullptr;
-  const bt_plugin* plugin = nullptr;
-  bt_component_class_sink* sink_class = nullptr;
+  // Set-up and tear-down hold the lock; the references below are put in reverse order of
+  // declaration (graph, then sink class, then plugin), after `sink` has let go of the graph.
+  std::unique_lock lock(BabeltraceSetupMutex());
+  PluginRef plugin;
+  SinkClassRef sink_class;
+  GraphRef graph;
   const bool live = !spec_.live_url.empty();
-  {
-    std::lock_guard lock(BabeltraceSetupMutex());
-    const bt_component_class_source* src_class =
-        FindSourceClass("ctf", live ? "lttng-live" : "fs", &plugin, &result.error);
-    graph = src_class ? bt_graph_create(0) : nullptr;
-    std::vector<const bt_port_output*> outputs;
-    const std::vector<std::string> inputs = live ? std::vector<std::string>{spec_.live_url} : spec_.trace_dirs;
-    for (size_t i = 0; graph && result.error.empty() && i < inputs.size(); ++i) {
-      ValueRef params(MakeInputsParams({inputs[i]}));
-      if (live) {
-        // A session that is gone ends the reader; after a reattach it may take a moment to
-        // be served again.
-        bt_value_map_insert_string_entry(params.value, "session-not-found-action", reattach ? "continue" : "end");
-      }
-      const bt_component_source* src = nullptr;
-      const std::string name = "src" + std::to_string(i);
-      if (bt_graph_add_source_component(graph, src_class, name.c_str(), params.value, level, &src) !=
-          BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
-        result.error = inputs[i] + (live ? ": cannot attach: " : ": cannot open trace: ") +
-                       TakeBabeltraceError(options_.verbose);
-        break;
-      }
-      for (uint64_t p = 0; p < bt_component_source_get_output_port_count(src); ++p) {
-        outputs.push_back(bt_component_source_borrow_output_port_by_index_const(src, p));
-      }
+  const bt_component_class_source* src_class =
+      FindSourceClass("ctf", live ? "lttng-live" : "fs", &plugin.out(), &result.error);
+  if (src_class) graph.reset(bt_graph_create(0));
+  std::vector<const bt_port_output*> outputs;
+  const std::vector<std::string> inputs = live ? std::vector<std::string>{spec_.live_url} : spec_.trace_dirs;
+  for (size_t i = 0; graph && result.error.empty() && i < inputs.size(); ++i) {
+    ValueRef params(MakeInputsParams({inputs[i]}));
+    if (live) {
+      // A session that is gone ends the reader; after a reattach it may take a moment to
+      // be served again.
+      bt_value_map_insert_string_entry(params.get(), "session-not-found-action", reattach ? "continue" : "end");
     }
-    if (graph && result.error.empty()) {
-      auto next = std::make_unique<Sink>(*this, outputs.size());
-      if (sink) next->ContinueFrom(*sink);
-      sink = std::move(next);
-      sink_class = bt_component_class_sink_create("waitpath", &Sink::ConsumeMethod);
-      bt_component_class_sink_set_initialize_method(sink_class, &Sink::Init);
-      bt_component_class_sink_set_graph_is_configured_method(sink_class, &Sink::Configured);
-      const bt_component_sink* sink_comp = nullptr;
-      if (bt_graph_add_sink_component_with_initialize_method_data(graph, sink_class, "waitpath", nullptr,
-                                                                  sink.get(), level, &sink_comp) !=
-          BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
-        result.error = "cannot create the reading graph: " + TakeBabeltraceError(options_.verbose);
-      }
-      for (size_t i = 0; result.error.empty() && i < outputs.size(); ++i) {
-        if (bt_graph_connect_ports(graph, outputs[i], bt_component_sink_borrow_input_port_by_index_const(sink_comp, i),
-                                   nullptr) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
-          result.error = "cannot connect trace streams: " + TakeBabeltraceError(options_.verbose);
-        }
+    const bt_component_source* src = nullptr;
+    const std::string name = "src" + std::to_string(i);
+    if (bt_graph_add_source_component(graph.get(), src_class, name.c_str(), params.get(), level, &src) !=
+        BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+      result.error = inputs[i] + (live ? ": cannot attach: " : ": cannot open trace: ") +
+                     TakeBabeltraceError(options_.verbose);
+      break;
+    }
+    for (uint64_t p = 0; p < bt_component_source_get_output_port_count(src); ++p) {
+      outputs.push_back(bt_component_source_borrow_output_port_by_index_const(src, p));
+    }
+  }
+  if (graph && result.error.empty()) {
+    auto next = std::make_unique<Sink>(*this, outputs.size());
+    if (sink) next->ContinueFrom(*sink);
+    sink = std::move(next);
+    sink_class.reset(bt_component_class_sink_create("waitpath", &Sink::ConsumeMethod));
+    bt_component_class_sink_set_initialize_method(sink_class.get(), &Sink::Init);
+    bt_component_class_sink_set_graph_is_configured_method(sink_class.get(), &Sink::Configured);
+    const bt_component_sink* sink_comp = nullptr;
+    if (bt_graph_add_sink_component_with_initialize_method_data(graph.get(), sink_class.get(), "waitpath", nullptr,
+                                                                sink.get(), level, &sink_comp) !=
+        BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+      result.error = "cannot create the reading graph: " + TakeBabeltraceError(options_.verbose);
+    }
+    for (size_t i = 0; result.error.empty() && i < outputs.size(); ++i) {
+      if (bt_graph_connect_ports(graph.get(), outputs[i],
+                                 bt_component_sink_borrow_input_port_by_index_const(sink_comp, i),
+                                 nullptr) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
+        result.error = "cannot connect trace streams: " + TakeBabeltraceError(options_.verbose);
       }
     }
   }
+  lock.unlock();
 
   while (result.error.empty() && !stop_.load(std::memory_order_relaxed)) {
-    const bt_graph_run_once_status status = bt_graph_run_once(graph);
+    const bt_graph_run_once_status status = bt_graph_run_once(graph.get());
     if (status == BT_GRAPH_RUN_ONCE_STATUS_OK) continue;
     if (status == BT_GRAPH_RUN_ONCE_STATUS_END) {
       result.ended = true;
@@ -548,11 +551,8 @@ HostReader::Attempt HostReader::RunGraph(std::unique_ptr<Sink>& sink, bool reatt
     result.error = "read stopped after " + std::to_string(read) + " events: " + TakeBabeltraceError(options_.verbose);
   }
 
-  std::lock_guard lock(BabeltraceSetupMutex());
+  lock.lock();
   if (sink) sink->DetachGraph();  // releases our message iterators before the graph
-  bt_graph_put_ref(graph);
-  bt_component_class_sink_put_ref(sink_class);
-  bt_plugin_put_ref(plugin);
   return result;
 }
 
