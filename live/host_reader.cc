@@ -10,6 +10,7 @@
 
 #include "live/bt_ref.h"
 #include "live/bt_util.h"
+#include "live/clock_converter.h"
 #include "live/event_decoder.h"
 
 namespace waitpath {
@@ -54,10 +55,7 @@ struct HostReader::Sink {
   // Replayed hosts (waitpath-replay): the original CPUs, which are not the UST streams' CPUs.
   std::vector<bool> replay_cpu_seen;
   uint32_t replay_cpus = 0;
-  // Clock class cache: for 1 GHz clocks ns = base + cycles.
-  const bt_clock_class* clock = nullptr;
-  int64_t clock_base_ns = 0;
-  bool clock_simple = false;
+  ClockConverter clock;
 
   Sink(HostReader& o, size_t n) : owner(o), port_count(n) {}
 
@@ -115,24 +113,7 @@ struct HostReader::Sink {
     Flush(false);
   }
 
-  int64_t ToNs(const bt_clock_snapshot* cs) {
-    const bt_clock_class* cc = bt_clock_snapshot_borrow_clock_class_const(cs);
-    if (cc != clock) {
-      clock = cc;
-      int64_t seconds = 0;
-      uint64_t cycles = 0;
-      bt_clock_class_get_offset(cc, &seconds, &cycles);
-      clock_simple = bt_clock_class_get_frequency(cc) == 1000000000ULL;
-      clock_base_ns = seconds * 1000000000LL + static_cast<int64_t>(cycles);
-    }
-    if (clock_simple) return clock_base_ns + static_cast<int64_t>(bt_clock_snapshot_get_value(cs));
-    int64_t ns = 0;
-    if (bt_clock_snapshot_get_ns_from_origin(cs, &ns) != BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK) {
-      bt_current_thread_clear_error();
-      return last_ts;
-    }
-    return ns;
-  }
+  int64_t ToNs(const bt_clock_snapshot* cs) { return clock.ToNs(cs, last_ts); }
 
   void NoteStream(Port& p, const bt_stream* stream) {
     if (stream == p.stream) return;
