@@ -12,6 +12,7 @@
 #include "live/bt_util.h"
 #include "live/clock_converter.h"
 #include "live/event_decoder.h"
+#include "live/loss_marker.h"
 
 namespace waitpath {
 
@@ -98,17 +99,8 @@ struct HostReader::Sink {
     }
     std::sort(cpus.begin(), cpus.end());
     cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
-    for (uint16_t cpu : cpus) {
-      Event e{};
-      e.ts = last_ts == std::numeric_limits<int64_t>::min() ? 0 : last_ts;
-      e.host = owner.host_id_;
-      e.cpu = cpu;
-      e.kind = EventKind::kLost;
-      e.cur_tid = e.cur_pid = -1;
-      e.a = -1;  // unknown count
-      e.x = e.ts;
-      CurrentBatch().events.push_back(e);
-    }
+    AppendLossMarkers(CurrentBatch().events, owner.host_id_, cpus,
+                      last_ts == std::numeric_limits<int64_t>::min() ? 0 : last_ts);
     ++counters.gaps;
     Flush(false);
   }
@@ -201,18 +193,11 @@ struct HostReader::Sink {
   // original time (count unknown per CPU; the total goes to the counters).
   void OnReplayDiscarded(bool known, uint64_t count) {
     counters.discarded += known ? count : 0;
+    std::vector<uint16_t> cpus;
     for (size_t cpu = 0; cpu < replay_cpu_seen.size(); ++cpu) {
-      if (!replay_cpu_seen[cpu]) continue;
-      Event e{};
-      e.ts = last_ts;
-      e.host = owner.host_id_;
-      e.cpu = static_cast<uint16_t>(cpu);
-      e.kind = EventKind::kLost;
-      e.cur_tid = e.cur_pid = -1;
-      e.a = -1;
-      e.x = last_ts;
-      CurrentBatch().events.push_back(e);
+      if (replay_cpu_seen[cpu]) cpus.push_back(static_cast<uint16_t>(cpu));
     }
+    AppendLossMarkers(CurrentBatch().events, owner.host_id_, cpus, last_ts);
   }
 
   void OnDiscarded(Port& p, const bt_message* m) {
@@ -232,17 +217,9 @@ struct HostReader::Sink {
     }
     counters.discarded += known ? count : 0;
     (void)end;
-    Event e{};
     // Merged at the start of the gap (see FillHead): later events of other CPUs are not
     // pushed past it.
-    e.ts = Clamp(begin);
-    e.host = owner.host_id_;
-    e.cpu = p.cpu;
-    e.kind = EventKind::kLost;
-    e.cur_tid = e.cur_pid = -1;
-    e.a = known ? static_cast<int32_t>(std::min<uint64_t>(count, INT32_MAX)) : -1;
-    e.x = begin;
-    CurrentBatch().events.push_back(e);
+    CurrentBatch().events.push_back(LossMarker(owner.host_id_, p.cpu, Clamp(begin), begin, LossCount(known, count)));
   }
 
   Fill FillHead(Port& p) {
