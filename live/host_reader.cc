@@ -49,7 +49,7 @@ struct HostReader::Sink {
   std::vector<StreamCpu> stream_cpus;
   std::vector<uint16_t> gap_cpus;  // CPUs known from earlier graphs of this host
   EventDecoder decoder;
-  Batch* batch = nullptr;
+  BatchBuilder& batches;
   ReaderCounters counters;
   int64_t last_ts = std::numeric_limits<int64_t>::min();
   int64_t watermark = std::numeric_limits<int64_t>::min();
@@ -58,12 +58,9 @@ struct HostReader::Sink {
   uint32_t replay_cpus = 0;
   ClockConverter clock;
 
-  Sink(HostReader& o, size_t n) : owner(o), port_count(n) {}
+  Sink(HostReader& o, size_t n, BatchBuilder& b) : owner(o), port_count(n), batches(b) {}
 
-  ~Sink() {
-    DetachGraph();
-    delete batch;
-  }
+  ~Sink() { DetachGraph(); }
 
   // Releases what this sink holds of its graph (pending messages, iterators).
   void DetachGraph() {
@@ -77,7 +74,7 @@ struct HostReader::Sink {
   }
 
   // A reattached graph goes on from where the previous one stopped: same counters, same
-  // host clock (kept monotonic), the batch not yet handed over.
+  // host clock (kept monotonic).
   void ContinueFrom(Sink& prev) {
     counters = prev.counters;
     last_ts = prev.last_ts;
@@ -87,7 +84,6 @@ struct HostReader::Sink {
     for (const StreamCpu& s : prev.stream_cpus) gap_cpus.push_back(s.cpu);
     gap_cpus.insert(gap_cpus.end(), prev.gap_cpus.begin(), prev.gap_cpus.end());
     decoder.AddDialect(prev.decoder.dialect());
-    std::swap(batch, prev.batch);
   }
 
   // The input broke off (relayd gone): what happened until it is back is lost on every CPU.
@@ -99,10 +95,10 @@ struct HostReader::Sink {
     }
     std::sort(cpus.begin(), cpus.end());
     cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
-    AppendLossMarkers(CurrentBatch().events, owner.host_id_, cpus,
+    AppendLossMarkers(batches.Current().events, owner.host_id_, cpus,
                       last_ts == std::numeric_limits<int64_t>::min() ? 0 : last_ts);
     ++counters.gaps;
-    Flush(false);
+    Flush();
   }
 
   int64_t ToNs(const bt_clock_snapshot* cs) { return clock.ToNs(cs, last_ts); }
@@ -151,15 +147,6 @@ struct HostReader::Sink {
     NoteStream(p, stream);
   }
 
-  Batch& CurrentBatch() {
-    if (!batch) {
-      if (!owner.free_.try_dequeue(batch)) batch = new Batch;
-      batch->host = owner.host_id_;
-      batch->events.reserve(owner.options_.batch_events);
-    }
-    return *batch;
-  }
-
   int64_t Clamp(int64_t ts) {
     if (ts < last_ts) {
       ++counters.regressions;
@@ -197,7 +184,7 @@ struct HostReader::Sink {
     for (size_t cpu = 0; cpu < replay_cpu_seen.size(); ++cpu) {
       if (replay_cpu_seen[cpu]) cpus.push_back(static_cast<uint16_t>(cpu));
     }
-    AppendLossMarkers(CurrentBatch().events, owner.host_id_, cpus, last_ts);
+    AppendLossMarkers(batches.Current().events, owner.host_id_, cpus, last_ts);
   }
 
   void OnDiscarded(Port& p, const bt_message* m) {
@@ -219,7 +206,7 @@ struct HostReader::Sink {
     (void)end;
     // Merged at the start of the gap (see FillHead): later events of other CPUs are not
     // pushed past it.
-    CurrentBatch().events.push_back(LossMarker(owner.host_id_, p.cpu, Clamp(begin), begin, LossCount(known, count)));
+    batches.Current().events.push_back(LossMarker(owner.host_id_, p.cpu, Clamp(begin), begin, LossCount(known, count)));
   }
 
   Fill FillHead(Port& p) {
@@ -271,14 +258,7 @@ struct HostReader::Sink {
     std::push_heap(heap.begin(), heap.end(), std::greater<>());
   }
 
-  void Flush(bool last) {
-    Batch& b = CurrentBatch();
-    b.counters = Snapshot();
-    b.watermark = watermark;
-    b.last = last;
-    batch = nullptr;
-    owner.Push(&b);
-  }
+  void Flush() { batches.Flush(Snapshot(), watermark); }
 
   bt_component_class_sink_consume_method_status Consume() {
     // Every live port must show its next timestamp before anything can be merged.
@@ -291,11 +271,10 @@ struct HostReader::Sink {
       }
     }
     if (!missing.empty()) {
-      if (batch && !batch->events.empty()) Flush(false);
+      if (batches.size() > 0) Flush();
       return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_AGAIN;
     }
-    const size_t budget = owner.options_.batch_events;
-    while (!heap.empty() && CurrentBatch().events.size() < budget) {
+    while (!heap.empty() && !batches.full()) {
       std::pop_heap(heap.begin(), heap.end(), std::greater<>());
       const uint32_t index = heap.back().second;
       heap.pop_back();
@@ -305,7 +284,7 @@ struct HostReader::Sink {
         OnDiscarded(p, m);
       } else if (p.head == Port::Head::kEvent) {
         ++counters.events;
-        Batch& b = CurrentBatch();
+        Batch& b = batches.Current();
         Event& e = b.events.emplace_back();
         const bool used = decoder.Decode(bt_message_event_borrow_event_const(m), e, b.packets);
         int64_t ts = p.head_ts;
@@ -349,10 +328,10 @@ struct HostReader::Sink {
       if (!missing.empty()) break;
     }
     if (heap.empty() && missing.empty()) {
-      Flush(false);  // HostReader::Run hands over the last batch
+      Flush();  // HostReader::Run hands over the last batch
       return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_END;
     }
-    if (CurrentBatch().events.size() >= budget) Flush(false);
+    if (batches.full()) Flush();
     return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
   }
 
@@ -396,27 +375,18 @@ struct HostReader::Sink {
 
 HostReader::HostReader(uint16_t host_id, HostSpec spec, ReaderOptions options,
                        moodycamel::LightweightSemaphore* ready)
-    : host_id_(host_id), spec_(std::move(spec)), options_(options), ready_(ready), token_(queue_) {}
+    : host_id_(host_id),
+      spec_(std::move(spec)),
+      options_(options),
+      ready_(ready),
+      pool_(options.max_queued_batches),
+      token_(queue_) {}
 
 HostReader::~HostReader() {
   RequestStop();
   Join();
   Batch* b = nullptr;
   while (queue_.try_dequeue(b)) delete b;
-  while (free_.try_dequeue(b)) delete b;
-}
-
-void HostReader::Recycle(Batch* batch) {
-  batch->events.clear();
-  batch->packets.clear();
-  batch->last = false;
-  batch->error.clear();
-  // Keep a bounded pool; the reader never needs more than its queue can hold.
-  if (free_.size_approx() < options_.max_queued_batches) {
-    free_.enqueue(batch);
-  } else {
-    delete batch;
-  }
 }
 
 void HostReader::Start() { thread_ = std::thread([this] { Run(); }); }
@@ -436,7 +406,7 @@ void HostReader::Push(Batch* batch) {
 
 // Builds and runs one graph until it ends, fails or is stopped. `sink` keeps the state a
 // reattached graph continues from (counters, the host's clock).
-HostReader::Attempt HostReader::RunGraph(std::unique_ptr<Sink>& sink, bool reattach) {
+HostReader::Attempt HostReader::RunGraph(std::unique_ptr<Sink>& sink, BatchBuilder& batches, bool reattach) {
   const bt_logging_level level = options_.verbose ? BT_LOGGING_LEVEL_WARNING : BT_LOGGING_LEVEL_NONE;
   Attempt result;
   // Set-up and tear-down hold the lock; the references below are put in reverse order of
@@ -471,7 +441,7 @@ HostReader::Attempt HostReader::RunGraph(std::unique_ptr<Sink>& sink, bool reatt
     }
   }
   if (graph && result.error.empty()) {
-    auto next = std::make_unique<Sink>(*this, outputs.size());
+    auto next = std::make_unique<Sink>(*this, outputs.size(), batches);
     if (sink) next->ContinueFrom(*sink);
     sink = std::move(next);
     sink_class.reset(bt_component_class_sink_create("waitpath", &Sink::ConsumeMethod));
@@ -516,7 +486,8 @@ HostReader::Attempt HostReader::RunGraph(std::unique_ptr<Sink>& sink, bool reatt
 
 void HostReader::Run() {
   std::unique_ptr<Sink> sink;
-  Attempt attempt = RunGraph(sink, /*reattach=*/false);
+  BatchBuilder batches(host_id_, options_.batch_events, pool_, [this](Batch* b) { Push(b); });
+  Attempt attempt = RunGraph(sink, batches, /*reattach=*/false);
   // Live: a relayd that goes away is reattached with backoff by building a new graph
   // (babeltrace2 2.0's live iterator cannot recover in place); the gap is data loss.
   auto backoff = std::chrono::milliseconds(250);
@@ -529,23 +500,14 @@ void HostReader::Run() {
     }
     backoff = std::min(backoff * 2, std::chrono::milliseconds(5000));
     if (stop_.load(std::memory_order_relaxed)) break;
-    attempt = RunGraph(sink, /*reattach=*/true);
+    attempt = RunGraph(sink, batches, /*reattach=*/true);
     if (attempt.error.empty()) backoff = std::chrono::milliseconds(250);
   }
 
   // Hand over what was read, with the reason it stops here (none when the input ended).
-  Batch* last = new Batch;
-  if (sink) {
-    if (sink->batch) std::swap(last, sink->batch);
-    delete sink->batch;
-    sink->batch = nullptr;
-    last->counters = sink->Snapshot();
-    last->watermark = sink->watermark;
-  }
-  last->host = host_id_;
-  last->last = true;
-  if (!attempt.ended) last->error = attempt.error.empty() ? "stopped" : attempt.error;
-  Push(last);
+  batches.Flush(sink ? sink->Snapshot() : ReaderCounters{},
+                sink ? sink->watermark : std::numeric_limits<int64_t>::min(), /*last=*/true,
+                attempt.ended ? "" : attempt.error.empty() ? "stopped" : attempt.error);
   std::lock_guard lock(BabeltraceSetupMutex());
   sink.reset();
 }

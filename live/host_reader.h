@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "live/batch.h"
+#include "live/batch_builder.h"
 #include "live/trace_discovery.h"
 
 namespace waitpath {
@@ -37,9 +38,8 @@ class HostReader {
   void Join();
 
   BatchQueue& queue() { return queue_; }
-  // Gives a consumed batch back for reuse: batches are large enough that malloc would map and
-  // unmap (and page-fault) them every time otherwise.
-  void Recycle(Batch* batch);
+  // Gives a consumed batch back for reuse (any thread).
+  void Recycle(Batch* batch) { pool_.Give(batch); }
   const HostSpec& spec() const { return spec_; }
   uint16_t host_id() const { return host_id_; }
 
@@ -55,7 +55,7 @@ class HostReader {
     std::string error;   // why it stopped otherwise
   };
   void Run();
-  Attempt RunGraph(std::unique_ptr<Sink>& sink, bool reattach);
+  Attempt RunGraph(std::unique_ptr<Sink>& sink, BatchBuilder& batches, bool reattach);
   void Push(Batch* batch);
 
   const uint16_t host_id_;
@@ -63,7 +63,7 @@ class HostReader {
   const ReaderOptions options_;
   moodycamel::LightweightSemaphore* ready_;
   BatchQueue queue_;
-  BatchQueue free_;
+  BatchPool pool_;
   moodycamel::ProducerToken token_;
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> reconnects_{0};
