@@ -1,6 +1,7 @@
 // Reads one host's traces in its own thread: a babeltrace2 graph whose per-stream output
-// ports feed our own sink, which merges the CPU streams by time (clamping regressions) and
-// pushes decoded batches into the host's lock-free queue.
+// ports feed our own sink (live/merging_sink.h), which merges the CPU streams by time
+// (clamping regressions) and pushes decoded batches into the host's lock-free queue; a live
+// graph that breaks off is rebuilt.
 #pragma once
 
 #include <concurrentqueue/concurrentqueue.h>
@@ -17,6 +18,8 @@
 #include "live/trace_discovery.h"
 
 namespace waitpath {
+
+struct HostInput;
 
 struct ReaderOptions {
   size_t batch_events = 4096;
@@ -46,16 +49,13 @@ class HostReader {
   // Times the live input was reattached after breaking off.
   uint64_t reconnects() const { return reconnects_.load(std::memory_order_relaxed); }
 
-  // Used by the sink (live/host_reader.cc); not part of the public surface.
-  struct Sink;
-
  private:
   struct Attempt {
     bool ended = false;  // the input ended (trace read, live session gone)
     std::string error;   // why it stopped otherwise
   };
   void Run();
-  Attempt RunGraph(std::unique_ptr<Sink>& sink, BatchBuilder& batches, bool reattach);
+  Attempt RunGraph(HostInput& input, bool reattach);
   void Push(Batch* batch);
 
   const uint16_t host_id_;
