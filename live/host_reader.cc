@@ -46,6 +46,11 @@ void HostReader::Push(Batch* batch) {
   ready_->signal();
 }
 
+void HostReader::PublishLink() {
+  std::lock_guard lock(relayd_mutex_);
+  relayd_ = link_.counts();
+}
+
 // Builds and runs one graph until it ends, fails or is stopped. `input` is what a reattached
 // graph goes on from (counters, the host's clock, the batch being filled).
 HostReader::Attempt HostReader::RunGraph(HostInput& input, bool reattach) {
@@ -104,6 +109,10 @@ HostReader::Attempt HostReader::RunGraph(HostInput& input, bool reattach) {
 
   while (result.error.empty() && !stop_.load(std::memory_order_relaxed)) {
     const bt_graph_run_once_status status = bt_graph_run_once(graph.get());
+    if (live && (status == BT_GRAPH_RUN_ONCE_STATUS_OK || status == BT_GRAPH_RUN_ONCE_STATUS_AGAIN) &&
+        link_.OnRunning() == RelaydLink::Turn::kReattached) {
+      PublishLink();  // the graph is configured: its live iterators are connected
+    }
     if (status == BT_GRAPH_RUN_ONCE_STATUS_OK) continue;
     if (status == BT_GRAPH_RUN_ONCE_STATUS_END) {
       result.ended = true;
@@ -126,19 +135,18 @@ void HostReader::Run() {
   HostInput input(host_id_, options_.batch_events, pool_, [this](Batch* b) { Push(b); });
   Attempt attempt = RunGraph(input, /*reattach=*/false);
   // Live: a relayd that goes away is reattached with backoff by building a new graph
-  // (babeltrace2 2.0's live iterator cannot recover in place); the gap is data loss.
-  auto backoff = std::chrono::milliseconds(250);
+  // (babeltrace2 2.0's live iterator cannot recover in place); the gap is data loss, marked
+  // once, when the relayd is lost.
   while (!spec_.live_url.empty() && !attempt.ended && !stop_.load(std::memory_order_relaxed)) {
-    reconnects_.fetch_add(1, std::memory_order_relaxed);
-    if (input.graphs > 0) input.MarkGap();
-    for (auto waited = std::chrono::milliseconds(0); waited < backoff && !stop_.load(std::memory_order_relaxed);
+    if (link_.OnFailure() == RelaydLink::Turn::kLost && input.graphs > 0) input.MarkGap();
+    PublishLink();
+    for (auto waited = std::chrono::milliseconds(0);
+         waited < link_.backoff() && !stop_.load(std::memory_order_relaxed);
          waited += std::chrono::milliseconds(50)) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    backoff = std::min(backoff * 2, std::chrono::milliseconds(5000));
     if (stop_.load(std::memory_order_relaxed)) break;
     attempt = RunGraph(input, /*reattach=*/true);
-    if (attempt.error.empty()) backoff = std::chrono::milliseconds(250);
   }
 
   // Hand over what was read, with the reason it stops here (none when the input ended).

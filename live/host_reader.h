@@ -10,11 +10,13 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
 #include "live/batch.h"
 #include "live/batch_builder.h"
+#include "live/relayd_link.h"
 #include "live/trace_discovery.h"
 
 namespace waitpath {
@@ -46,8 +48,11 @@ class HostReader {
   const HostSpec& spec() const { return spec_; }
   uint16_t host_id() const { return host_id_; }
 
-  // Times the live input was reattached after breaking off.
-  uint64_t reconnects() const { return reconnects_.load(std::memory_order_relaxed); }
+  // Live: times the relayd was lost, reattached, and reattach attempts that failed (any thread).
+  RelaydLink::Counts relayd() const {
+    std::lock_guard lock(relayd_mutex_);
+    return relayd_;
+  }
 
  private:
   struct Attempt {
@@ -57,6 +62,7 @@ class HostReader {
   void Run();
   Attempt RunGraph(HostInput& input, bool reattach);
   void Push(Batch* batch);
+  void PublishLink();
 
   const uint16_t host_id_;
   const HostSpec spec_;
@@ -66,7 +72,9 @@ class HostReader {
   BatchPool pool_;
   moodycamel::ProducerToken token_;
   std::atomic<bool> stop_{false};
-  std::atomic<uint64_t> reconnects_{0};
+  RelaydLink link_;  // the reader thread's
+  mutable std::mutex relayd_mutex_;
+  RelaydLink::Counts relayd_;  // link_'s counts, for other threads
   std::thread thread_;
 };
 
