@@ -55,6 +55,11 @@ class LiveSessions {
     }
     if (!last_error_.empty()) fmt::print(stderr, "waitpath: relayd {} reachable\n", options_.relayd);
     last_error_.clear();
+    // The relayd answers: a reader that lost it reattaches now rather than at the end of its
+    // backoff (up to 5 s), before its session could be let go below as gone.
+    for (auto& r : readers_) {
+      if (r->relayd().lost()) r->RetryNow();
+    }
     // A session gone from the relayd whose reader still waits (babeltrace2 2.0's live
     // iterator can wait forever on a session that ended before it attached) is let go after
     // a grace period for its last data.

@@ -111,7 +111,9 @@ HostReader::Attempt HostReader::RunGraph(HostInput& input, bool reattach) {
     const bt_graph_run_once_status status = bt_graph_run_once(graph.get());
     if (live && (status == BT_GRAPH_RUN_ONCE_STATUS_OK || status == BT_GRAPH_RUN_ONCE_STATUS_AGAIN) &&
         link_.OnRunning() == RelaydLink::Turn::kReattached) {
-      PublishLink();  // the graph is configured: its live iterators are connected
+      // The graph is configured: its live iterators are connected.
+      retry_now_.store(false, std::memory_order_relaxed);
+      PublishLink();
     }
     if (status == BT_GRAPH_RUN_ONCE_STATUS_OK) continue;
     if (status == BT_GRAPH_RUN_ONCE_STATUS_END) {
@@ -140,8 +142,8 @@ void HostReader::Run() {
   while (!spec_.live_url.empty() && !attempt.ended && !stop_.load(std::memory_order_relaxed)) {
     if (link_.OnFailure() == RelaydLink::Turn::kLost && input.graphs > 0) input.MarkGap();
     PublishLink();
-    for (auto waited = std::chrono::milliseconds(0);
-         waited < link_.backoff() && !stop_.load(std::memory_order_relaxed);
+    for (auto waited = std::chrono::milliseconds(0); waited < link_.backoff() && !stop_.load(std::memory_order_relaxed) &&
+                                                     !retry_now_.exchange(false, std::memory_order_relaxed);
          waited += std::chrono::milliseconds(50)) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }

@@ -53,6 +53,9 @@ class HostReader {
     std::lock_guard lock(relayd_mutex_);
     return relayd_;
   }
+  // Live: the relayd answers again; a reader that lost it tries now, not at the end of its
+  // backoff (any thread).
+  void RetryNow() { retry_now_.store(true, std::memory_order_relaxed); }
 
  private:
   struct Attempt {
@@ -73,6 +76,7 @@ class HostReader {
   moodycamel::ProducerToken token_;
   std::atomic<bool> stop_{false};
   RelaydLink link_;  // the reader thread's
+  std::atomic<bool> retry_now_{false};
   mutable std::mutex relayd_mutex_;
   RelaydLink::Counts relayd_;  // link_'s counts, for other threads
   std::thread thread_;

@@ -18,6 +18,7 @@ class RelaydLink {
     uint64_t losses = 0;      // times the relayd was lost
     uint64_t reconnects = 0;  // times it was reattached after a loss
     uint64_t failed = 0;      // reattach attempts that failed
+    bool lost() const { return losses > reconnects; }
   };
 
   // A graph is running: its iterators are attached to the relayd.

@@ -26,9 +26,11 @@ TEST(RelaydLinkTest, ALongOutageIsOneLossAndFailedAttemptsThenOneReconnect) {
   EXPECT_EQ(link.counts().losses, 1u);
   EXPECT_EQ(link.counts().failed, 13u);
   EXPECT_EQ(link.counts().reconnects, 0u) << "attempts are not reconnects";
+  EXPECT_TRUE(link.counts().lost());
   EXPECT_EQ(link.OnRunning(), Turn::kReattached);
   EXPECT_EQ(link.OnRunning(), Turn::kNone);
   EXPECT_FALSE(link.lost());
+  EXPECT_FALSE(link.counts().lost());
   EXPECT_EQ(link.counts().reconnects, 1u);
 }
 
