@@ -24,6 +24,7 @@
 #include "stream/time_merger.h"
 #include "live/bt_util.h"
 #include "live/host_reader.h"
+#include "live/relayd_link.h"
 #include "live/session_discovery.h"
 
 namespace waitpath {
@@ -54,6 +55,11 @@ class LiveSessions {
     }
     if (!last_error_.empty()) fmt::print(stderr, "waitpath: relayd {} reachable\n", options_.relayd);
     last_error_.clear();
+    // The relayd answers: a reader that lost it reattaches now rather than at the end of its
+    // backoff (up to 5 s), before its session could be let go below as gone.
+    for (auto& r : readers_) {
+      if (r->relayd().lost()) r->RetryNow();
+    }
     // A session gone from the relayd whose reader still waits (babeltrace2 2.0's live
     // iterator can wait forever on a session that ended before it attached) is let go after
     // a grace period for its last data.
@@ -83,7 +89,7 @@ class LiveSessions {
       merger_.AddHost();
       last_arrival_.push_back(std::chrono::steady_clock::now());
       readers_.push_back(std::make_unique<HostReader>(id, spec, reader_options_, &ready_));
-      reconnects_.push_back(0);
+      relayd_seen_.emplace_back();
       ended_.push_back(false);
       gone_since_.emplace_back();
       by_url_[s.url] = id;
@@ -123,16 +129,29 @@ class LiveSessions {
       }
       // A host quiet for two seconds is not waited for (a stalled host must not stall all).
       if (!ended_[h] && now - last_arrival_[h] > std::chrono::seconds(2)) merger_.SetIdle(host, true);
-      const uint64_t r = readers_[h]->reconnects();
-      if (r != reconnects_[h]) {
-        fmt::print(stderr, "waitpath: host {}: lost the relayd; reattaching (the gap is counted as lost data)\n",
-                   labels_[h]);
-        if (metrics_) metrics_->health().AddRelaydReconnect(options_.relayd);
-        reconnects_[h] = r;
-      }
+      ReportRelayd(h);
     }
     Release(now);
     if (!any) ready_.wait(timeout_us);
+  }
+
+  // A reader's relayd connection: lost (once, however long it stays away) and reattached.
+  void ReportRelayd(size_t h) {
+    const RelaydLink::Counts now = readers_[h]->relayd();
+    RelaydLink::Counts& seen = relayd_seen_[h];
+    for (RelaydLink::Turn turn : RelaydLink::TurnsBetween(seen, now)) {
+      if (turn == RelaydLink::Turn::kLost) {
+        fmt::print(stderr, "waitpath: host {}: lost the relayd; reattaching (the gap is counted as lost data)\n",
+                   labels_[h]);
+      } else {
+        fmt::print(stderr, "waitpath: host {}: reattached to the relayd\n", labels_[h]);
+        if (metrics_) metrics_->health().AddRelaydReconnect(options_.relayd);
+      }
+    }
+    if (metrics_ && now.failed > seen.failed) {
+      metrics_->health().AddRelaydReconnectFailures(options_.relayd, now.failed - seen.failed);
+    }
+    seen = now;
   }
 
   // Bootstrap: until every host that exchanged packets is synchronized (or 3 s have passed,
@@ -233,7 +252,7 @@ class LiveSessions {
   std::vector<std::unique_ptr<HostReader>> readers_;
   std::vector<HostStats> stats_;
   std::vector<std::string> labels_;  // "host (session name)", for messages
-  std::vector<uint64_t> reconnects_;
+  std::vector<RelaydLink::Counts> relayd_seen_;  // per reader, as last reported
   std::vector<bool> ended_;
   std::vector<bool> lagging_;             // per host, as last reported
   std::vector<uint64_t> dropped_late_;    // per host, as last counted

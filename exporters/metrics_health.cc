@@ -22,7 +22,9 @@ PipelineHealthMetrics::PipelineHealthMetrics(prometheus::Registry& r)
                   "offline: the most advanced host)",
                   r)),
       reconnects_(Family(prometheus::BuildCounter(), "waitpath_relayd_reconnects_total",
-                         "Times a relay daemon connection was rebuilt", r)),
+                         "Relay daemon connections reattached after they were lost", r)),
+      reconnect_failures_(Family(prometheus::BuildCounter(), "waitpath_relayd_reconnect_failures_total",
+                                 "Attempts to reattach a lost relay daemon connection that failed", r)),
       sync_quality_(Family(prometheus::BuildGauge(), "waitpath_clock_sync_quality",
                            "1 for the host's current clock synchronization quality, else 0", r)),
       sync_accuracy_(Family(prometheus::BuildGauge(), "waitpath_clock_sync_accuracy_seconds",
@@ -99,6 +101,10 @@ prometheus::Gauge& PipelineHealthMetrics::StreamLag(const std::string& host) {
 
 void PipelineHealthMetrics::AddRelaydReconnect(const std::string& relayd) {
   reconnects_.Add({{"relayd", relayd}}).Increment();
+}
+
+void PipelineHealthMetrics::AddRelaydReconnectFailures(const std::string& relayd, uint64_t n) {
+  reconnect_failures_.Add({{"relayd", relayd}}).Increment(static_cast<double>(n));
 }
 
 void PipelineHealthMetrics::SetClockSync(const std::string& host, std::string_view quality,

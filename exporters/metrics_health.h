@@ -36,7 +36,10 @@ class PipelineHealthMetrics {
   // advanced host of the merge).
   void SetStreamLag(const std::string& host, double seconds) { StreamLag(host).Set(seconds); }
   prometheus::Gauge& StreamLag(const std::string& host);
+  // A relayd connection reattached after it was lost.
   void AddRelaydReconnect(const std::string& relayd);
+  // Attempts to reattach a lost relayd connection that failed.
+  void AddRelaydReconnectFailures(const std::string& relayd, uint64_t n);
   // `quality` is one of kSyncQualities (others are ignored): that series is 1, the other
   // three 0. Accuracy is the bound of the host's transform, when there is one.
   void SetClockSync(const std::string& host, std::string_view quality,
@@ -68,6 +71,7 @@ class PipelineHealthMetrics {
   prometheus::Family<prometheus::Counter>& regressions_;
   prometheus::Family<prometheus::Gauge>& lag_;
   prometheus::Family<prometheus::Counter>& reconnects_;
+  prometheus::Family<prometheus::Counter>& reconnect_failures_;
   prometheus::Family<prometheus::Gauge>& sync_quality_;
   prometheus::Family<prometheus::Gauge>& sync_accuracy_;
   prometheus::Family<prometheus::Counter>& matched_;

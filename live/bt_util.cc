@@ -75,8 +75,8 @@ const bt_component_class_source* FindSourceClass(const char* plugin, const char*
 QueryOutcome QuerySource(const char* plugin_name, const char* name, const char* object, const bt_value* params) {
   QueryOutcome out;
   std::lock_guard lock(BabeltraceSetupMutex());
-  const bt_plugin* plugin = nullptr;
-  const bt_component_class_source* cls = FindSourceClass(plugin_name, name, &plugin, &out.error);
+  PluginRef plugin;
+  const bt_component_class_source* cls = FindSourceClass(plugin_name, name, &plugin.out(), &out.error);
   if (!cls) {
     out.setup_error = true;
     return out;
@@ -94,7 +94,6 @@ QueryOutcome QuerySource(const char* plugin_name, const char* name, const char* 
     out.error = TakeBabeltraceError();
   }
   bt_query_executor_put_ref(q);
-  bt_plugin_put_ref(plugin);
   return out;
 }
 

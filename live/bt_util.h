@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "live/bt_ref.h"
+
 namespace waitpath {
 
 // babeltrace2's component classes and plugins are reference counted without atomics, so
@@ -23,16 +25,6 @@ std::string TakeBabeltraceError(bool verbose = false);
 // Loads a plugin and borrows a component class; nullptr (and `error`) when not found.
 const bt_component_class_source* FindSourceClass(const char* plugin, const char* name,
                                                  const bt_plugin** plugin_out, std::string* error);
-
-// Owning wrapper for bt_value, released on scope exit.
-struct ValueRef {
-  bt_value* value = nullptr;
-  ValueRef() = default;
-  explicit ValueRef(bt_value* v) : value(v) {}
-  ValueRef(const ValueRef&) = delete;
-  ValueRef& operator=(const ValueRef&) = delete;
-  ~ValueRef() { bt_value_put_ref(value); }
-};
 
 // Runs query `object` of source component class `plugin`.`name` with `params`, retrying while
 // it answers AGAIN (a live relayd may). Holds BabeltraceSetupMutex. `result` receives a new

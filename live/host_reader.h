@@ -1,6 +1,7 @@
 // Reads one host's traces in its own thread: a babeltrace2 graph whose per-stream output
-// ports feed our own sink, which merges the CPU streams by time (clamping regressions) and
-// pushes decoded batches into the host's lock-free queue.
+// ports feed our own sink (live/merging_sink.h), which merges the CPU streams by time
+// (clamping regressions) and pushes decoded batches into the host's lock-free queue; a live
+// graph that breaks off is rebuilt.
 #pragma once
 
 #include <concurrentqueue/concurrentqueue.h>
@@ -9,13 +10,18 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
 #include "live/batch.h"
+#include "live/batch_builder.h"
+#include "live/relayd_link.h"
 #include "live/trace_discovery.h"
 
 namespace waitpath {
+
+struct HostInput;
 
 struct ReaderOptions {
   size_t batch_events = 4096;
@@ -37,17 +43,19 @@ class HostReader {
   void Join();
 
   BatchQueue& queue() { return queue_; }
-  // Gives a consumed batch back for reuse: batches are large enough that malloc would map and
-  // unmap (and page-fault) them every time otherwise.
-  void Recycle(Batch* batch);
+  // Gives a consumed batch back for reuse (any thread).
+  void Recycle(Batch* batch) { pool_.Give(batch); }
   const HostSpec& spec() const { return spec_; }
   uint16_t host_id() const { return host_id_; }
 
-  // Times the live input was reattached after breaking off.
-  uint64_t reconnects() const { return reconnects_.load(std::memory_order_relaxed); }
-
-  // Used by the sink (live/host_reader.cc); not part of the public surface.
-  struct Sink;
+  // Live: times the relayd was lost, reattached, and reattach attempts that failed (any thread).
+  RelaydLink::Counts relayd() const {
+    std::lock_guard lock(relayd_mutex_);
+    return relayd_;
+  }
+  // Live: the relayd answers again; a reader that lost it tries now, not at the end of its
+  // backoff (any thread).
+  void RetryNow() { retry_now_.store(true, std::memory_order_relaxed); }
 
  private:
   struct Attempt {
@@ -55,18 +63,22 @@ class HostReader {
     std::string error;   // why it stopped otherwise
   };
   void Run();
-  Attempt RunGraph(std::unique_ptr<Sink>& sink, bool reattach);
+  Attempt RunGraph(HostInput& input, bool reattach);
   void Push(Batch* batch);
+  void PublishLink();
 
   const uint16_t host_id_;
   const HostSpec spec_;
   const ReaderOptions options_;
   moodycamel::LightweightSemaphore* ready_;
   BatchQueue queue_;
-  BatchQueue free_;
+  BatchPool pool_;
   moodycamel::ProducerToken token_;
   std::atomic<bool> stop_{false};
-  std::atomic<uint64_t> reconnects_{0};
+  RelaydLink link_;  // the reader thread's
+  std::atomic<bool> retry_now_{false};
+  mutable std::mutex relayd_mutex_;
+  RelaydLink::Counts relayd_;  // link_'s counts, for other threads
   std::thread thread_;
 };
 

@@ -23,8 +23,8 @@ uint64_t Num(const bt_value* map, const char* key) {
 
 bool QuerySessions(const std::string& relayd_url, std::vector<LiveSession>* sessions, std::string* error) {
   ValueRef params(bt_value_map_create());
-  bt_value_map_insert_string_entry(params.value, "url", relayd_url.c_str());
-  QueryOutcome q = QuerySource("ctf", "lttng-live", "sessions", params.value);
+  bt_value_map_insert_string_entry(params.get(), "url", relayd_url.c_str());
+  QueryOutcome q = QuerySource("ctf", "lttng-live", "sessions", params.get());
   if (q.setup_error) {
     *error = q.error;
     return false;

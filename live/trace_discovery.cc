@@ -20,8 +20,8 @@ bool IsTraceDir(const fs::path& dir) {
 // Asks src.ctf.fs for the decoded metadata text (handles packetized LTTng metadata).
 bool ReadMetadataText(const std::string& dir, std::string* text, std::string* error) {
   ValueRef params(bt_value_map_create());
-  bt_value_map_insert_string_entry(params.value, "path", dir.c_str());
-  QueryOutcome q = QuerySource("ctf", "fs", "metadata-info", params.value);
+  bt_value_map_insert_string_entry(params.get(), "path", dir.c_str());
+  QueryOutcome q = QuerySource("ctf", "fs", "metadata-info", params.get());
   if (q.setup_error) {
     *error = q.error;
     return false;

@@ -4,7 +4,9 @@
 # traces are replayed as UST events by waitpath-replay):
 #  1. a relayd that is not there at start: a clear message, clean stop on SIGTERM;
 #  2. two hosts streaming: `live --all --json` equals `analyze --json` on the original traces;
-#  3. the relayd killed mid-stream: reported, waitpath keeps running; after a restart, new
+#  3. the relayd killed mid-stream: reported once per host however long it stays away (the
+#     failed attempts only counted), waitpath keeps running; after a restart, each reader
+#     reports its reattach once, the reconnect counter counts those (not the attempts), new
 #     sessions are picked up and their results are correct.
 # usage: test_live.sh WAITPATH WAITPATH_GEN WAITPATH_REPLAY SOURCE_DIR
 set -euo pipefail
@@ -54,6 +56,13 @@ stop_and_wait() {  # stop_and_wait PID SIGNAL: must exit 0 within 15 s
   wait "$1"
 }
 task_records() { grep '"type":"task"' "$1" | sort; }
+metric() {  # metric ADDR NAME: the sum of NAME's series scraped from ADDR (0 when absent)
+  python3 - "$1" "$2" <<'PY'
+import sys, urllib.request
+body = urllib.request.urlopen("http://" + sys.argv[1] + "/metrics", timeout=5).read().decode()
+print(int(sum(float(l.rsplit(" ", 1)[1]) for l in body.splitlines() if l.startswith(sys.argv[2] + "{"))))
+PY
+}
 
 "$GEN" --scenario "$SRC/tools/gen/scenarios/fork-chain.toml" --out "$tmp/g1" >/dev/null
 "$GEN" --scenario "$SRC/tools/gen/scenarios/cpu-contention.toml" --out "$tmp/g2" >/dev/null
@@ -85,7 +94,8 @@ fi
 [ "$(task_records "$tmp/l2.out" | wc -l)" -gt 0 ] || { echo "FAIL: no task records"; exit 1; }
 
 echo "3. relayd killed mid-stream and restarted"
-"$W" live --relayd "$live_url" --all --json >"$tmp/l3.out" 2>"$tmp/l3.err" &
+metrics=127.0.0.1:$((base + 3))
+"$W" live --relayd "$live_url" --all --json --metrics "$metrics" >"$tmp/l3.out" 2>"$tmp/l3.err" &
 l3=$!
 pids+=("$l3")
 bash "$SRC/tools/replay/replay-hosts.sh" -r "$relayd_url" -s second -R "$REPLAY" "$tmp/set" --speed 0.2 --loop 20 \
@@ -95,17 +105,29 @@ pids+=("$r3")
 wait_for "$tmp/l3.err" "following session second" 2 30
 sleep 2
 kill -KILL "$relayd"
-wait_for "$tmp/l3.err" "lost the relayd; reattaching" 1 20
+wait_for "$tmp/l3.err" "lost the relayd; reattaching" 2 20
 kill -TERM "$r3" 2>/dev/null || true
 sleep 2
+# Away for 2 s: attempts failed (250 ms after the loss, then 500 ms, 1 s) and none reconnected.
+failed=$(metric "$metrics" waitpath_relayd_reconnect_failures_total)
+reconnects=$(metric "$metrics" waitpath_relayd_reconnects_total)
+[ "$failed" -ge 2 ] && [ "$reconnects" -eq 0 ] ||
+  { echo "FAIL: relayd away: $failed failed attempts (want >= 2), $reconnects reconnects (want 0)"; exit 1; }
 start_relayd b
 wait_for "$tmp/l3.err" "reachable" 1 20 || true  # the relayd query may not have failed in between
+# Both readers reattach (their sessions are gone from the new relayd: let go 5 s later).
+wait_for "$tmp/l3.err" "reattached to the relayd" 2 20
+reconnects=$(metric "$metrics" waitpath_relayd_reconnects_total)
+[ "$reconnects" -eq 2 ] || { echo "FAIL: $reconnects reconnects, want 2 (one per reader)"; exit 1; }
 bash "$SRC/tools/replay/replay-hosts.sh" -r "$relayd_url" -s third -R "$REPLAY" "$tmp/set" --start-delay-ms 4000 --speed 0.2 \
   >"$tmp/r4.log" 2>&1 &
 pids+=($!)
 wait_for "$tmp/l3.err" "following session third" 2 30
 wait_for "$tmp/l3.err" "(session third): session ended" 2 60
 stop_and_wait "$l3" INT
+# One loss reported per reader, however many attempts it took; one reattach.
+[ "$(grep -c 'lost the relayd' "$tmp/l3.err")" -eq 2 ] && [ "$(grep -c 'reattached to the relayd' "$tmp/l3.err")" -eq 2 ] ||
+  { echo "FAIL: each loss and each reattach is said once per reader:"; cat "$tmp/l3.err"; exit 1; }
 # After the gap: the new sessions' hosts give exactly the original results.
 if ! python3 - "$tmp/analyze.json" "$tmp/l3.out" <<'PY'
 import json, sys

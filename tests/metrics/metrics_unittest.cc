@@ -112,6 +112,7 @@ TEST(PipelineHealthMetrics, AddersAndSetters) {
   PipelineHealthMetrics health(registry);
   health.AddRelaydReconnect("relayd1:5344");
   health.AddRelaydReconnect("relayd1:5344");
+  health.AddRelaydReconnectFailures("relayd1:5344", 13);
   health.AddPacketsMatched("a", "b", 7);
   health.AddPacketsExpired("a", 3);
   health.SetPendingCrossHostWaits(4);
@@ -121,6 +122,7 @@ TEST(PipelineHealthMetrics, AddersAndSetters) {
   health.WaitsResolved("a").Increment(2);
   const auto s = Scrape(registry);
   EXPECT_EQ(Value(s, "waitpath_relayd_reconnects_total", {{"relayd", "relayd1:5344"}}), 2);
+  EXPECT_EQ(Value(s, "waitpath_relayd_reconnect_failures_total", {{"relayd", "relayd1:5344"}}), 13);
   EXPECT_EQ(Value(s, "waitpath_packets_matched_total", {{"host", "a"}, {"peer", "b"}}), 7);
   EXPECT_EQ(Value(s, "waitpath_packets_expired_total", {{"host", "a"}}), 3);
   EXPECT_EQ(Value(s, "waitpath_pending_cross_host_waits"), 4);

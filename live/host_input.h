@@ -1,0 +1,37 @@
+// What one host's reading keeps from graph to graph: its time, CPUs, dialect and the batch
+// being filled (a live reader rebuilds its graph when the relayd went away, and goes on).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "live/batch.h"
+#include "live/batch_builder.h"
+#include "live/cpu_directory.h"
+#include "live/host_timeline.h"
+
+namespace waitpath {
+
+struct HostInput {
+  HostInput(uint16_t host_id, size_t batch_events, BatchPool& pool, BatchBuilder::Deliver deliver)
+      : host(host_id), batches(host_id, batch_events, pool, std::move(deliver)) {}
+
+  // The counters as handed downstream.
+  ReaderCounters Snapshot() const;
+  // Hands the current batch over (also when empty).
+  void Flush() { batches.Flush(Snapshot(), time.watermark()); }
+  // The input broke off (relayd gone): what happens until it is back is lost on every CPU.
+  void MarkGap();
+  // Hands the last batch over: `error` says why the input stops early (empty: it ended).
+  void Finish(std::string error) { batches.Flush(Snapshot(), time.watermark(), /*last=*/true, std::move(error)); }
+
+  const uint16_t host;
+  ReaderCounters counters;  // those of reading (events, unknown, discarded, cpus, gaps)
+  HostTimeline time;
+  CpuDirectory cpus;
+  uint32_t dialect = 0;  // DialectFlags learnt by the graphs' decoders
+  uint32_t graphs = 0;   // graphs built so far
+  BatchBuilder batches;
+};
+
+}  // namespace waitpath

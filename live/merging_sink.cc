@@ -1,0 +1,234 @@
+#include "live/merging_sink.h"
+
+#include <string>
+#include <string_view>
+
+#include "live/loss_marker.h"
+
+namespace waitpath {
+namespace {
+
+// The CPU a packet's context names (LTTng and perf: `cpu_id`), or -1.
+int64_t PacketCpu(const bt_packet* packet) {
+  const bt_field* ctx = bt_packet_borrow_context_field_const(packet);
+  if (!ctx) return -1;
+  const bt_field_class* fc = bt_field_borrow_class_const(ctx);
+  const uint64_t n = bt_field_class_structure_get_member_count(fc);
+  for (uint64_t i = 0; i < n; ++i) {
+    const bt_field_class_structure_member* m = bt_field_class_structure_borrow_member_by_index_const(fc, i);
+    if (std::string_view(bt_field_class_structure_member_get_name(m)) == "cpu_id") {
+      return static_cast<int64_t>(
+          bt_field_integer_unsigned_get_value(bt_field_structure_borrow_member_field_by_index_const(ctx, i)));
+    }
+  }
+  return -1;
+}
+
+}  // namespace
+
+MergingSink::MergingSink(HostInput& input, size_t ports) : input_(input), port_count_(ports) {
+  decoder_.AddDialect(input.dialect);
+  ++input.graphs;
+}
+
+MergingSink::~MergingSink() {
+  ports_.clear();
+  input_.dialect = decoder_.dialect();
+  input_.cpus.ForgetStreams();
+}
+
+SinkClassRef MergingSink::CreateClass() {
+  SinkClassRef cls(bt_component_class_sink_create("waitpath", &ConsumeMethod));
+  bt_component_class_sink_set_initialize_method(cls.get(), &Init);
+  bt_component_class_sink_set_graph_is_configured_method(cls.get(), &Configured);
+  return cls;
+}
+
+MergingSink* MergingSink::From(bt_self_component_sink* self) {
+  return static_cast<MergingSink*>(bt_self_component_get_data(bt_self_component_sink_as_self_component(self)));
+}
+
+bt_component_class_initialize_method_status MergingSink::Init(bt_self_component_sink* self,
+                                                              bt_self_component_sink_configuration*,
+                                                              const bt_value*, void* data) {
+  auto* sink = static_cast<MergingSink*>(data);
+  bt_self_component_set_data(bt_self_component_sink_as_self_component(self), sink);
+  for (size_t i = 0; i < sink->port_count_; ++i) {
+    const std::string name = "in" + std::to_string(i);
+    if (bt_self_component_sink_add_input_port(self, name.c_str(), nullptr, nullptr) !=
+        BT_SELF_COMPONENT_ADD_PORT_STATUS_OK) {
+      return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_ERROR;
+    }
+  }
+  return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_OK;
+}
+
+bt_component_class_sink_graph_is_configured_method_status MergingSink::Configured(bt_self_component_sink* self) {
+  MergingSink* sink = From(self);
+  sink->ports_.reserve(sink->port_count_);
+  for (size_t i = 0; i < sink->port_count_; ++i) {
+    bt_message_iterator* iterator = nullptr;
+    if (bt_message_iterator_create_from_sink_component(self, bt_self_component_sink_borrow_input_port_by_index(self, i),
+                                                       &iterator) !=
+        BT_MESSAGE_ITERATOR_CREATE_FROM_SINK_COMPONENT_STATUS_OK) {
+      return BT_COMPONENT_CLASS_SINK_GRAPH_IS_CONFIGURED_METHOD_STATUS_ERROR;
+    }
+    sink->ports_.emplace_back(static_cast<uint16_t>(i), iterator);
+    sink->merger_.AddPort(static_cast<uint32_t>(i));
+  }
+  return BT_COMPONENT_CLASS_SINK_GRAPH_IS_CONFIGURED_METHOD_STATUS_OK;
+}
+
+bt_component_class_sink_consume_method_status MergingSink::ConsumeMethod(bt_self_component_sink* self) {
+  return From(self)->Consume();
+}
+
+bt_component_class_sink_consume_method_status MergingSink::Consume() {
+  // Every live port must show its next timestamp before anything can be merged.
+  if (!merger_.RefillMissing([this](uint32_t port, int64_t* ts) { return FillHead(ports_[port], ts); })) {
+    return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
+  }
+  if (merger_.blocked()) {
+    if (input_.batches.size() > 0) Flush();
+    return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_AGAIN;
+  }
+  while (merger_.has_head() && !input_.batches.full()) {
+    PortCursor& p = ports_[merger_.PopEarliest()];
+    switch (p.head) {
+      case PortCursor::Head::kEvent: OnEvent(p, p.front()); break;
+      case PortCursor::Head::kDiscarded: OnDiscarded(p, p.front()); break;
+      case PortCursor::Head::kInactivity:
+        // (A replayed host's inactivity messages are on the UST clock: its watermark only
+        // advances with its events.)
+        if (!Replayed()) input_.time.Idle(p.head_ts);
+        break;
+    }
+    p.Pop();
+    int64_t ts = 0;
+    const Refill next = FillHead(p, &ts);
+    if (!merger_.Requeue(p.index(), next, ts)) return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
+    if (merger_.blocked()) break;
+  }
+  if (merger_.done()) {
+    Flush();  // HostReader::Run hands over the last batch
+    return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_END;
+  }
+  if (input_.batches.full()) Flush();
+  return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
+}
+
+PortMerger::Refill MergingSink::FillHead(PortCursor& p, int64_t* ts) {
+  for (;;) {
+    const bt_message* m = nullptr;
+    switch (p.Front(&m)) {
+      case PortCursor::Pull::kMessage: break;
+      case PortCursor::Pull::kEnded: return Refill::kEnded;
+      case PortCursor::Pull::kAgain: return Refill::kAgain;
+      case PortCursor::Pull::kError: return Refill::kError;
+    }
+    switch (bt_message_get_type(m)) {
+      case BT_MESSAGE_TYPE_EVENT:
+        NoteStream(p, bt_event_borrow_stream_const(bt_message_event_borrow_event_const(m)));
+        p.head = PortCursor::Head::kEvent;
+        p.head_ts = p.has_clock ? ToNs(bt_message_event_borrow_default_clock_snapshot_const(m)) : input_.time.last();
+        *ts = p.head_ts;
+        return Refill::kHead;
+      case BT_MESSAGE_TYPE_MESSAGE_ITERATOR_INACTIVITY:
+        p.head = PortCursor::Head::kInactivity;
+        p.head_ts = ToNs(bt_message_message_iterator_inactivity_borrow_clock_snapshot_const(m));
+        *ts = p.head_ts;
+        return Refill::kHead;
+      case BT_MESSAGE_TYPE_PACKET_BEGINNING:
+        OnPacket(p, bt_message_packet_beginning_borrow_packet_const(m));
+        break;
+      case BT_MESSAGE_TYPE_DISCARDED_EVENTS: {
+        // Handled in time order like an event: done here, ahead of the merge, its marker
+        // would move the host's clock to this CPU's gap and clamp other CPUs' events.
+        const bt_stream* stream = bt_message_discarded_events_borrow_stream_const(m);
+        p.head = PortCursor::Head::kDiscarded;
+        p.head_ts = bt_stream_class_discarded_events_have_default_clock_snapshots(bt_stream_borrow_class_const(stream))
+                        ? ToNs(bt_message_discarded_events_borrow_beginning_default_clock_snapshot_const(m))
+                        : input_.time.last();
+        *ts = p.head_ts;
+        return Refill::kHead;
+      }
+      default:
+        break;
+    }
+    p.Pop();
+  }
+}
+
+void MergingSink::OnEvent(PortCursor& p, const bt_message* m) {
+  ++input_.counters.events;
+  Batch& b = input_.batches.Current();
+  Event& e = b.events.emplace_back();
+  const bool used = decoder_.Decode(bt_message_event_borrow_event_const(m), e, b.packets);
+  if (!used) {
+    b.events.pop_back();
+    ++input_.counters.unknown;
+    // Other events of a replayed host are on the UST clock: they must not move its time.
+    if (!Replayed()) input_.time.Event(p.head_ts);
+    return;
+  }
+  int64_t ts = p.head_ts;
+  uint16_t cpu = p.cpu;
+  if (decoder_.carries_time()) {
+    // A replayed event: its original time and CPU replace the UST clock's and the stream's.
+    ts = e.ts;
+    cpu = e.cpu;
+    input_.cpus.NoteReplayedCpu(cpu);
+    if (e.kind == EventKind::kLost && e.a > 0) input_.counters.discarded += static_cast<uint64_t>(e.a);
+  }
+  e.ts = input_.time.Event(ts);
+  e.host = input_.host;
+  e.cpu = cpu;
+}
+
+void MergingSink::OnDiscarded(PortCursor& p, const bt_message* m) {
+  const bt_stream* stream = bt_message_discarded_events_borrow_stream_const(m);
+  NoteStream(p, stream);
+  uint64_t count = 0;
+  const bool known = bt_message_discarded_events_get_count(m, &count) == BT_PROPERTY_AVAILABILITY_AVAILABLE;
+  input_.counters.discarded += known ? count : 0;
+  std::vector<Event>& out = input_.batches.Current().events;
+  if (Replayed()) {
+    // UST records lost by a replayed host: any of the original CPUs may have lost events, and
+    // the UST clock is not the original one, so every CPU seen so far gets a marker at the
+    // last original time (count unknown per CPU; the total is in the counters).
+    AppendLossMarkers(out, input_.host, input_.cpus.ReplayedCpus(), input_.time.last());
+    return;
+  }
+  int64_t begin = input_.time.last();
+  if (bt_stream_class_discarded_events_have_default_clock_snapshots(bt_stream_borrow_class_const(stream))) {
+    begin = ToNs(bt_message_discarded_events_borrow_beginning_default_clock_snapshot_const(m));
+  }
+  // Merged at the start of the gap (see FillHead): later events of other CPUs are not pushed
+  // past it.
+  out.push_back(LossMarker(input_.host, p.cpu, input_.time.Clamp(begin), begin, LossCount(known, count)));
+}
+
+void MergingSink::OnPacket(PortCursor& p, const bt_packet* packet) {
+  const int64_t cpu = PacketCpu(packet);
+  if (cpu < 0) return;
+  const bt_stream* stream = bt_packet_borrow_stream_const(packet);
+  if (input_.cpus.SetStreamCpu(stream, static_cast<uint16_t>(cpu))) ++input_.counters.cpus;
+  p.stream = nullptr;  // re-resolve with the new CPU
+  NoteStream(p, stream);
+}
+
+void MergingSink::NoteStream(PortCursor& p, const bt_stream* stream) {
+  if (stream == p.stream) return;
+  p.stream = stream;
+  const bt_stream_class* stream_class = bt_stream_borrow_class_const(stream);
+  p.has_clock = bt_stream_class_borrow_default_clock_class_const(stream_class) != nullptr;
+  decoder_.NoteStreamClass(stream_class);
+  p.cpu = input_.cpus.CpuOf(stream, p.index());
+}
+
+void MergingSink::Flush() {
+  input_.dialect = decoder_.dialect();
+  input_.Flush();
+}
+
+}  // namespace waitpath

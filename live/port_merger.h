@@ -1,0 +1,83 @@
+// Chooses the upstream port whose next message goes first: the earliest head, ties to the
+// lower port; a port whose head is not known yet holds the merge back.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <utility>
+#include <vector>
+
+namespace waitpath {
+
+class PortMerger {
+ public:
+  // What asking a port for its head (next message to merge) gave.
+  enum class Refill : uint8_t {
+    kHead,   // known, at the given time
+    kEnded,  // the port has nothing more: it leaves the merge
+    kAgain,  // not yet (live): the merge waits for it
+    kError,
+  };
+
+  // A port that takes part; its head must be asked for (RefillMissing) before anything merges.
+  void AddPort(uint32_t port) { missing_.push_back(port); }
+  void Clear() {
+    heap_.clear();
+    missing_.clear();
+  }
+
+  // Asks every port whose head is missing: `refill(port, &ts)` returns a Refill (and ts for a
+  // head). False on an error.
+  template <typename RefillFn>
+  bool RefillMissing(RefillFn&& refill) {
+    for (size_t i = 0; i < missing_.size();) {
+      int64_t ts = 0;
+      switch (refill(missing_[i], &ts)) {
+        case Refill::kHead: Push(missing_[i], ts); [[fallthrough]];
+        case Refill::kEnded: missing_.erase(missing_.begin() + static_cast<long>(i)); break;
+        case Refill::kAgain: ++i; break;
+        case Refill::kError: return false;
+      }
+    }
+    return true;
+  }
+
+  // Some port's head is not known yet: nothing can be merged.
+  bool blocked() const { return !missing_.empty(); }
+  // A head is known that can go next (when not blocked).
+  bool has_head() const { return !heap_.empty(); }
+  // Every port has ended.
+  bool done() const { return heap_.empty() && missing_.empty(); }
+
+  // Takes the port with the earliest head (has_head() must hold); its head is consumed and the
+  // port must be put back with Requeue.
+  uint32_t PopEarliest() {
+    std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
+    const uint32_t port = heap_.back().second;
+    heap_.pop_back();
+    return port;
+  }
+
+  // The popped port's next head. False on an error.
+  bool Requeue(uint32_t port, Refill refill, int64_t ts) {
+    switch (refill) {
+      case Refill::kHead: Push(port, ts); return true;
+      case Refill::kEnded: return true;
+      case Refill::kAgain: missing_.push_back(port); return true;
+      case Refill::kError: return false;
+    }
+    return false;
+  }
+
+ private:
+  void Push(uint32_t port, int64_t ts) {
+    heap_.emplace_back(ts, port);
+    std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+  }
+
+  std::vector<std::pair<int64_t, uint32_t>> heap_;  // min-heap of (head time, port)
+  std::vector<uint32_t> missing_;                   // ports whose head must be asked for
+};
+
+}  // namespace waitpath
