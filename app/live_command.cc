@@ -14,18 +14,18 @@
 #include "app/host_errors.h"
 #include "app/pipeline.h"
 #include "app/report_flags.h"
+#include "base/duration.h"
 #include "base/stop_signal.h"
 #include "exporters/analysis_report.h"
 #include "exporters/metrics.h"
 #include "exporters/metrics_server.h"
 #include "exporters/wait_fanout.h"
 #include "incremental/clock_sync.h"
-#include "base/duration.h"
-#include "stream/time_merger.h"
 #include "live/bt_util.h"
 #include "live/host_reader.h"
 #include "live/relayd_link.h"
 #include "live/session_discovery.h"
+#include "stream/time_merger.h"
 
 namespace waitpath {
 namespace {
@@ -36,7 +36,8 @@ namespace {
 // first seconds are buffered (bootstrap) until the hosts that talk are synchronized.
 class LiveSessions {
  public:
-  LiveSessions(const LiveOptions& options, Engine& engine, WatchedAccounting& accounting, MetricsExporter* metrics)
+  LiveSessions(const LiveOptions& options, Engine& engine, WatchedAccounting& accounting,
+               MetricsExporter* metrics)
       : options_(options), engine_(engine), accounting_(accounting), metrics_(metrics) {
     merger_.SetMaxLag(options.max_lag_ns);
     reader_options_.verbose = options.verbose;
@@ -53,7 +54,8 @@ class LiveSessions {
       last_error_ = error;
       return;
     }
-    if (!last_error_.empty()) fmt::print(stderr, "waitpath: relayd {} reachable\n", options_.relayd);
+    if (!last_error_.empty())
+      fmt::print(stderr, "waitpath: relayd {} reachable\n", options_.relayd);
     last_error_.clear();
     // The relayd answers: a reader that lost it reattaches now rather than at the end of its
     // backoff (up to 5 s), before its session could be let go below as gone.
@@ -65,7 +67,8 @@ class LiveSessions {
     // a grace period for its last data.
     const auto now = std::chrono::steady_clock::now();
     for (const auto& [url, id] : by_url_) {
-      const bool listed = std::any_of(sessions.begin(), sessions.end(), [&](const LiveSession& s) { return s.url == url; });
+      const bool listed = std::any_of(sessions.begin(), sessions.end(),
+                                      [&](const LiveSession& s) { return s.url == url; });
       if (listed || ended_[id]) {
         gone_since_[id] = {};
       } else if (gone_since_[id] == std::chrono::steady_clock::time_point{}) {
@@ -76,8 +79,9 @@ class LiveSessions {
     }
     for (const LiveSession& s : sessions) {
       if (by_url_.count(s.url)) continue;
-      const bool wanted = options_.all || std::find(options_.sessions.begin(), options_.sessions.end(), s.name) !=
-                                              options_.sessions.end();
+      const bool wanted =
+          options_.all || std::find(options_.sessions.begin(), options_.sessions.end(), s.name) !=
+                              options_.sessions.end();
       if (!wanted) continue;
       const auto id = static_cast<uint16_t>(readers_.size());
       HostSpec spec{s.hostname, {}, {}, s.url};
@@ -112,7 +116,8 @@ class LiveSessions {
         stats_[h].Add(*b);
         for (const Event& e : b->events) {
           if ((e.kind == EventKind::kPacketOut || e.kind == EventKind::kPacketIn) && e.a >= 0) {
-            sync_.OnPacket(host, e.ts, e.kind == EventKind::kPacketOut, b->packets[static_cast<size_t>(e.a)]);
+            sync_.OnPacket(host, e.ts, e.kind == EventKind::kPacketOut,
+                           b->packets[static_cast<size_t>(e.a)]);
           }
         }
         sync_.OnWatermark(host, b->watermark);
@@ -128,7 +133,8 @@ class LiveSessions {
         merger_.Push(std::unique_ptr<Batch>(b));
       }
       // A host quiet for two seconds is not waited for (a stalled host must not stall all).
-      if (!ended_[h] && now - last_arrival_[h] > std::chrono::seconds(2)) merger_.SetIdle(host, true);
+      if (!ended_[h] && now - last_arrival_[h] > std::chrono::seconds(2))
+        merger_.SetIdle(host, true);
       ReportRelayd(h);
     }
     Release(now);
@@ -141,8 +147,10 @@ class LiveSessions {
     RelaydLink::Counts& seen = relayd_seen_[h];
     for (RelaydLink::Turn turn : RelaydLink::TurnsBetween(seen, now)) {
       if (turn == RelaydLink::Turn::kLost) {
-        fmt::print(stderr, "waitpath: host {}: lost the relayd; reattaching (the gap is counted as lost data)\n",
-                   labels_[h]);
+        fmt::print(
+            stderr,
+            "waitpath: host {}: lost the relayd; reattaching (the gap is counted as lost data)\n",
+            labels_[h]);
       } else {
         fmt::print(stderr, "waitpath: host {}: reattached to the relayd\n", labels_[h]);
         if (metrics_) metrics_->health().AddRelaydReconnect(options_.relayd);
@@ -158,11 +166,13 @@ class LiveSessions {
   // or the input is being drained), events stay buffered; then they go out in reference time.
   void Release(std::chrono::steady_clock::time_point now) {
     if (bootstrapping_) {
-      if (first_batch_ == std::chrono::steady_clock::time_point{} && !stopping_) return;  // no data yet
+      if (first_batch_ == std::chrono::steady_clock::time_point{} && !stopping_)
+        return;  // no data yet
       const auto& clocks = sync_.Clocks();
       bool linked = clocks.size() >= 2;
       for (const HostClock& c : clocks) {
-        linked = linked && (c.quality == SyncQuality::kAccurate || c.quality == SyncQuality::kApproximate);
+        linked = linked &&
+                 (c.quality == SyncQuality::kAccurate || c.quality == SyncQuality::kApproximate);
       }
       const bool waited = first_batch_ != std::chrono::steady_clock::time_point{} &&
                           now - first_batch_ > std::chrono::seconds(3);
@@ -171,7 +181,8 @@ class LiveSessions {
       bootstrapping_ = false;
       engine_.SetSynchronized(true);
       if (clocks.size() >= 2) {
-        fmt::print(stderr, "waitpath: times are in the clock of host {} (the reference)\n", clocks[0].host);
+        fmt::print(stderr, "waitpath: times are in the clock of host {} (the reference)\n",
+                   clocks[0].host);
       }
     }
     if (sync_.version() != sync_version_ || merger_.host_count() != transforms_set_) {
@@ -179,7 +190,8 @@ class LiveSessions {
       for (size_t h = 0; h < clocks.size(); ++h) {
         merger_.SetTransform(static_cast<uint16_t>(h), clocks[h].transform);
         if (metrics_) {
-          metrics_->health().SetClockSync(clocks[h].host, std::string(SyncQualityName(clocks[h].quality)),
+          metrics_->health().SetClockSync(clocks[h].host,
+                                          std::string(SyncQualityName(clocks[h].quality)),
                                           clocks[h].accuracy / 1e9);
         }
       }
@@ -214,10 +226,11 @@ class LiveSessions {
       const bool lagging = merger_.lagging(h);
       if (lagging != lagging_[h]) {
         if (lagging) {
-          fmt::print(stderr,
-                     "waitpath: host {} is more than {} behind the others (a clock not synchronized, or a "
-                     "stalled stream): not waiting for it; its older events are dropped as lost\n",
-                     labels_[h], options_.max_lag);
+          fmt::print(
+              stderr,
+              "waitpath: host {} is more than {} behind the others (a clock not synchronized, or a "
+              "stalled stream): not waiting for it; its older events are dropped as lost\n",
+              labels_[h], options_.max_lag);
         } else {
           fmt::print(stderr, "waitpath: host {} caught up\n", labels_[h]);
         }
@@ -251,11 +264,11 @@ class LiveSessions {
   moodycamel::LightweightSemaphore ready_;
   std::vector<std::unique_ptr<HostReader>> readers_;
   std::vector<HostStats> stats_;
-  std::vector<std::string> labels_;  // "host (session name)", for messages
+  std::vector<std::string> labels_;              // "host (session name)", for messages
   std::vector<RelaydLink::Counts> relayd_seen_;  // per reader, as last reported
   std::vector<bool> ended_;
-  std::vector<bool> lagging_;             // per host, as last reported
-  std::vector<uint64_t> dropped_late_;    // per host, as last counted
+  std::vector<bool> lagging_;           // per host, as last reported
+  std::vector<uint64_t> dropped_late_;  // per host, as last counted
   std::vector<std::chrono::steady_clock::time_point> gone_since_;
   std::vector<std::chrono::steady_clock::time_point> last_arrival_;
   bool stopping_ = false;
@@ -325,7 +338,8 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
   std::unique_ptr<MetricsExporter> metrics;
   std::unique_ptr<MetricsServer> server;
   if (!options.metrics.empty()) {
-    metrics = std::make_unique<MetricsExporter>(engine, accounting, MetricsOptions{options.max_processes});
+    metrics = std::make_unique<MetricsExporter>(engine, accounting,
+                                                MetricsOptions{options.max_processes});
     server = MetricsServer::StartAnnounced(options.metrics, metrics->registry());
     if (!server) return 1;
   }
@@ -354,12 +368,15 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
 namespace {
 
 void AddCommonFlags(CLI::App* cmd, LiveOptions* o) {
-  cmd->add_option("--watch", o->watch, "Tasks to report: key=value[,key=value] (comm, tid, pid, host); repeat to OR");
+  cmd->add_option("--watch", o->watch,
+                  "Tasks to report: key=value[,key=value] (comm, tid, pid, host); repeat to OR");
   cmd->add_option("--min-wait", o->min_wait, "Report each wait at least this long (e.g. 5ms)");
   cmd->add_flag("--json", o->json, "JSON Lines");
-  cmd->add_option("--retention", o->retention, "History kept behind the newest event")->capture_default_str();
-  cmd->add_option("--max-lag", o->max_lag,
-                  "Live: a host further behind the others is not waited for (its older events are lost)")
+  cmd->add_option("--retention", o->retention, "History kept behind the newest event")
+      ->capture_default_str();
+  cmd->add_option(
+         "--max-lag", o->max_lag,
+         "Live: a host further behind the others is not waited for (its older events are lost)")
       ->capture_default_str();
   cmd->add_flag("-v,--verbose", o->verbose, "babeltrace2 warnings and full error chains");
 }
@@ -368,13 +385,18 @@ void AddCommonFlags(CLI::App* cmd, LiveOptions* o) {
 
 Command AddLiveCommand(CLI::App& app) {
   auto o = std::make_shared<LiveOptions>();
-  CLI::App* cmd = app.add_subcommand("live", "Attach to an LTTng relay daemon and analyse its sessions until stopped");
-  cmd->add_option("--relayd", o->relayd, "net://HOST[:PORT] of the relay daemon")->capture_default_str();
+  CLI::App* cmd = app.add_subcommand(
+      "live", "Attach to an LTTng relay daemon and analyse its sessions until stopped");
+  cmd->add_option("--relayd", o->relayd, "net://HOST[:PORT] of the relay daemon")
+      ->capture_default_str();
   cmd->add_option("--session", o->sessions, "A session to follow (repeat); see --all");
   cmd->add_flag("--all", o->all, "Follow every session, including ones that start later");
-  cmd->add_flag("--tail", o->tail, "Print each wait as it resolves instead of task records at the end");
-  cmd->add_option("--metrics", o->metrics, "Serve Prometheus metrics on ADDR:PORT (e.g. 127.0.0.1:9464)");
-  cmd->add_option("--max-processes", o->max_processes, "Process label values per metric family")->capture_default_str();
+  cmd->add_flag("--tail", o->tail,
+                "Print each wait as it resolves instead of task records at the end");
+  cmd->add_option("--metrics", o->metrics,
+                  "Serve Prometheus metrics on ADDR:PORT (e.g. 127.0.0.1:9464)");
+  cmd->add_option("--max-processes", o->max_processes, "Process label values per metric family")
+      ->capture_default_str();
   AddCommonFlags(cmd, o.get());
   return Command{cmd, [o] {
                    if (!o->all && o->sessions.empty()) {
@@ -389,8 +411,10 @@ Command AddTailCommand(CLI::App& app) {
   auto o = std::make_shared<LiveOptions>();
   o->tail = true;
   o->all = true;
-  CLI::App* cmd = app.add_subcommand("tail", "Print each resolved wait of watched tasks as it resolves (live or traces)");
-  cmd->add_option("--relayd", o->relayd, "net://HOST[:PORT]: follow its sessions (default when no TRACE)")
+  CLI::App* cmd = app.add_subcommand(
+      "tail", "Print each resolved wait of watched tasks as it resolves (live or traces)");
+  cmd->add_option("--relayd", o->relayd,
+                  "net://HOST[:PORT]: follow its sessions (default when no TRACE)")
       ->capture_default_str();
   cmd->add_option("--session", o->sessions, "Only these sessions (default: all)");
   AddCommonFlags(cmd, o.get());

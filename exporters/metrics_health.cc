@@ -23,8 +23,9 @@ PipelineHealthMetrics::PipelineHealthMetrics(prometheus::Registry& r)
                   r)),
       reconnects_(Family(prometheus::BuildCounter(), "waitpath_relayd_reconnects_total",
                          "Relay daemon connections reattached after they were lost", r)),
-      reconnect_failures_(Family(prometheus::BuildCounter(), "waitpath_relayd_reconnect_failures_total",
-                                 "Attempts to reattach a lost relay daemon connection that failed", r)),
+      reconnect_failures_(
+          Family(prometheus::BuildCounter(), "waitpath_relayd_reconnect_failures_total",
+                 "Attempts to reattach a lost relay daemon connection that failed", r)),
       sync_quality_(Family(prometheus::BuildGauge(), "waitpath_clock_sync_quality",
                            "1 for the host's current clock synchronization quality, else 0", r)),
       sync_accuracy_(Family(prometheus::BuildGauge(), "waitpath_clock_sync_accuracy_seconds",
@@ -49,11 +50,12 @@ PipelineHealthMetrics::PipelineHealthMetrics(prometheus::Registry& r)
       evicted_reads_(Family(prometheus::BuildCounter(), "waitpath_history_evicted_reads_total",
                             "Path queries that reached into evicted history (counted unknown)", r)
                          .Add({})),
-      inferred_switches_(Family(prometheus::BuildCounter(), "waitpath_inferred_switches_total",
-                                "Events naming another current task than the last sched_switch: a lost "
-                                "switch inferred",
-                                r)
-                             .Add({})),
+      inferred_switches_(
+          Family(prometheus::BuildCounter(), "waitpath_inferred_switches_total",
+                 "Events naming another current task than the last sched_switch: a lost "
+                 "switch inferred",
+                 r)
+              .Add({})),
       tasks_released_(Family(prometheus::BuildCounter(), "waitpath_tasks_released_total",
                              "Ended tasks whose memory was reclaimed and id reused", r)
                           .Add({})),

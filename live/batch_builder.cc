@@ -24,7 +24,8 @@ void BatchPool::Give(Batch* batch) {
   }
 }
 
-void BatchBuilder::Flush(const ReaderCounters& counters, int64_t watermark, bool last, std::string error) {
+void BatchBuilder::Flush(const ReaderCounters& counters, int64_t watermark, bool last,
+                         std::string error) {
   Batch& b = Current();
   b.counters = counters;
   b.watermark = watermark;

@@ -58,7 +58,8 @@ class BatchBuilder {
 
   // Hands the current batch over (an empty one if none was started). `last`: the host's input
   // ended with it; `error` says why it stopped early.
-  void Flush(const ReaderCounters& counters, int64_t watermark, bool last = false, std::string error = {});
+  void Flush(const ReaderCounters& counters, int64_t watermark, bool last = false,
+             std::string error = {});
 
  private:
   const uint16_t host_;

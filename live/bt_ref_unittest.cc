@@ -8,7 +8,9 @@ namespace waitpath {
 namespace {
 
 std::vector<const int*> g_put;
-void FakePut(const int* object) { g_put.push_back(object); }
+void FakePut(const int* object) {
+  g_put.push_back(object);
+}
 using IntRef = BtRef<int, FakePut>;
 
 TEST(BtRefTest, PutsOnceWhenItGoesAway) {

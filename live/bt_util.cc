@@ -62,9 +62,11 @@ const bt_component_class_source* FindSourceClass(const char* plugin, const char*
              "' not found (is the babeltrace2 package installed?)";
     return nullptr;
   }
-  const bt_component_class_source* cls = bt_plugin_borrow_source_component_class_by_name_const(p, name);
+  const bt_component_class_source* cls =
+      bt_plugin_borrow_source_component_class_by_name_const(p, name);
   if (!cls) {
-    *error = std::string("babeltrace2 component class source.") + plugin + "." + name + " not found";
+    *error =
+        std::string("babeltrace2 component class source.") + plugin + "." + name + " not found";
     bt_plugin_put_ref(p);
     return nullptr;
   }
@@ -72,17 +74,19 @@ const bt_component_class_source* FindSourceClass(const char* plugin, const char*
   return cls;
 }
 
-QueryOutcome QuerySource(const char* plugin_name, const char* name, const char* object, const bt_value* params) {
+QueryOutcome QuerySource(const char* plugin_name, const char* name, const char* object,
+                         const bt_value* params) {
   QueryOutcome out;
   std::lock_guard lock(BabeltraceSetupMutex());
   PluginRef plugin;
-  const bt_component_class_source* cls = FindSourceClass(plugin_name, name, &plugin.out(), &out.error);
+  const bt_component_class_source* cls =
+      FindSourceClass(plugin_name, name, &plugin.out(), &out.error);
   if (!cls) {
     out.setup_error = true;
     return out;
   }
-  bt_query_executor* q =
-      bt_query_executor_create(bt_component_class_source_as_component_class_const(cls), object, params);
+  bt_query_executor* q = bt_query_executor_create(
+      bt_component_class_source_as_component_class_const(cls), object, params);
   bt_query_executor_query_status status = BT_QUERY_EXECUTOR_QUERY_STATUS_ERROR;
   for (int attempt = 0; q && attempt < 50; ++attempt) {
     status = bt_query_executor_query(q, &out.result);

@@ -35,7 +35,8 @@ struct QueryOutcome {
   bool setup_error = false;
   std::string error;
 };
-QueryOutcome QuerySource(const char* plugin, const char* name, const char* object, const bt_value* params);
+QueryOutcome QuerySource(const char* plugin, const char* name, const char* object,
+                         const bt_value* params);
 
 // {"inputs": [paths...]} plus optional string entries, as src.ctf.fs and friends want.
 bt_value* MakeInputsParams(const std::vector<std::string>& inputs);

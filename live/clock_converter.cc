@@ -11,7 +11,8 @@ ClockConverter::ClockClass ClockConverter::Describe(const bt_clock_class* clock)
 
 int64_t ClockConverter::SlowToNs(const bt_clock_snapshot* snapshot, int64_t fallback) {
   int64_t ns = 0;
-  if (bt_clock_snapshot_get_ns_from_origin(snapshot, &ns) != BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK) {
+  if (bt_clock_snapshot_get_ns_from_origin(snapshot, &ns) !=
+      BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK) {
     bt_current_thread_clear_error();
     return fallback;
   }

@@ -5,12 +5,14 @@
 namespace waitpath {
 
 bool CpuDirectory::SetStreamCpu(const void* stream, uint16_t cpu) {
-  auto it = std::find_if(streams_.begin(), streams_.end(), [&](const StreamCpu& s) { return s.stream == stream; });
+  auto it = std::find_if(streams_.begin(), streams_.end(),
+                         [&](const StreamCpu& s) { return s.stream == stream; });
   if (it != streams_.end()) {
     it->cpu = cpu;
     return false;
   }
-  const bool new_cpu = std::none_of(streams_.begin(), streams_.end(), [&](const StreamCpu& s) { return s.cpu == cpu; });
+  const bool new_cpu = std::none_of(streams_.begin(), streams_.end(),
+                                    [&](const StreamCpu& s) { return s.cpu == cpu; });
   streams_.push_back({stream, cpu});
   return new_cpu;
 }

@@ -23,7 +23,9 @@ struct HostInput {
   // The input broke off (relayd gone): what happens until it is back is lost on every CPU.
   void MarkGap();
   // Hands the last batch over: `error` says why the input stops early (empty: it ended).
-  void Finish(std::string error) { batches.Flush(Snapshot(), time.watermark(), /*last=*/true, std::move(error)); }
+  void Finish(std::string error) {
+    batches.Flush(Snapshot(), time.watermark(), /*last=*/true, std::move(error));
+  }
 
   const uint16_t host;
   ReaderCounters counters;  // those of reading (events, unknown, discarded, cpus, gaps)

@@ -31,7 +31,9 @@ HostReader::~HostReader() {
   while (queue_.try_dequeue(b)) delete b;
 }
 
-void HostReader::Start() { thread_ = std::thread([this] { Run(); }); }
+void HostReader::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
 
 void HostReader::Join() {
   if (thread_.joinable()) thread_.join();
@@ -39,7 +41,8 @@ void HostReader::Join() {
 
 void HostReader::Push(Batch* batch) {
   // Backpressure keeps memory bounded when the consumer is slower than the reader.
-  while (queue_.size_approx() >= options_.max_queued_batches && !stop_.load(std::memory_order_relaxed)) {
+  while (queue_.size_approx() >= options_.max_queued_batches &&
+         !stop_.load(std::memory_order_relaxed)) {
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   queue_.enqueue(token_, batch);
@@ -54,7 +57,8 @@ void HostReader::PublishLink() {
 // Builds and runs one graph until it ends, fails or is stopped. `input` is what a reattached
 // graph goes on from (counters, the host's clock, the batch being filled).
 HostReader::Attempt HostReader::RunGraph(HostInput& input, bool reattach) {
-  const bt_logging_level level = options_.verbose ? BT_LOGGING_LEVEL_WARNING : BT_LOGGING_LEVEL_NONE;
+  const bt_logging_level level =
+      options_.verbose ? BT_LOGGING_LEVEL_WARNING : BT_LOGGING_LEVEL_NONE;
   Attempt result;
   // Set-up and tear-down hold the lock. What is below goes in reverse order of declaration:
   // the sink (our message iterators) before the graph, then the sink class and the plugin.
@@ -68,18 +72,20 @@ HostReader::Attempt HostReader::RunGraph(HostInput& input, bool reattach) {
       FindSourceClass("ctf", live ? "lttng-live" : "fs", &plugin.out(), &result.error);
   if (src_class) graph.reset(bt_graph_create(0));
   std::vector<const bt_port_output*> outputs;
-  const std::vector<std::string> inputs = live ? std::vector<std::string>{spec_.live_url} : spec_.trace_dirs;
+  const std::vector<std::string> inputs =
+      live ? std::vector<std::string>{spec_.live_url} : spec_.trace_dirs;
   for (size_t i = 0; graph && result.error.empty() && i < inputs.size(); ++i) {
     ValueRef params(MakeInputsParams({inputs[i]}));
     if (live) {
       // A session that is gone ends the reader; after a reattach it may take a moment to
       // be served again.
-      bt_value_map_insert_string_entry(params.get(), "session-not-found-action", reattach ? "continue" : "end");
+      bt_value_map_insert_string_entry(params.get(), "session-not-found-action",
+                                       reattach ? "continue" : "end");
     }
     const bt_component_source* src = nullptr;
     const std::string name = "src" + std::to_string(i);
-    if (bt_graph_add_source_component(graph.get(), src_class, name.c_str(), params.get(), level, &src) !=
-        BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+    if (bt_graph_add_source_component(graph.get(), src_class, name.c_str(), params.get(), level,
+                                      &src) != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
       result.error = inputs[i] + (live ? ": cannot attach: " : ": cannot open trace: ") +
                      TakeBabeltraceError(options_.verbose);
       break;
@@ -92,8 +98,8 @@ HostReader::Attempt HostReader::RunGraph(HostInput& input, bool reattach) {
     sink = std::make_unique<MergingSink>(input, outputs.size());
     sink_class = MergingSink::CreateClass();
     const bt_component_sink* sink_comp = nullptr;
-    if (bt_graph_add_sink_component_with_initialize_method_data(graph.get(), sink_class.get(), "waitpath", nullptr,
-                                                                sink.get(), level, &sink_comp) !=
+    if (bt_graph_add_sink_component_with_initialize_method_data(
+            graph.get(), sink_class.get(), "waitpath", nullptr, sink.get(), level, &sink_comp) !=
         BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
       result.error = "cannot create the reading graph: " + TakeBabeltraceError(options_.verbose);
     }
@@ -109,7 +115,8 @@ HostReader::Attempt HostReader::RunGraph(HostInput& input, bool reattach) {
 
   while (result.error.empty() && !stop_.load(std::memory_order_relaxed)) {
     const bt_graph_run_once_status status = bt_graph_run_once(graph.get());
-    if (live && (status == BT_GRAPH_RUN_ONCE_STATUS_OK || status == BT_GRAPH_RUN_ONCE_STATUS_AGAIN) &&
+    if (live &&
+        (status == BT_GRAPH_RUN_ONCE_STATUS_OK || status == BT_GRAPH_RUN_ONCE_STATUS_AGAIN) &&
         link_.OnRunning() == RelaydLink::Turn::kReattached) {
       // The graph is configured: its live iterators are connected.
       retry_now_.store(false, std::memory_order_relaxed);
@@ -142,8 +149,9 @@ void HostReader::Run() {
   while (!spec_.live_url.empty() && !attempt.ended && !stop_.load(std::memory_order_relaxed)) {
     if (link_.OnFailure() == RelaydLink::Turn::kLost && input.graphs > 0) input.MarkGap();
     PublishLink();
-    for (auto waited = std::chrono::milliseconds(0); waited < link_.backoff() && !stop_.load(std::memory_order_relaxed) &&
-                                                     !retry_now_.exchange(false, std::memory_order_relaxed);
+    for (auto waited = std::chrono::milliseconds(0);
+         waited < link_.backoff() && !stop_.load(std::memory_order_relaxed) &&
+         !retry_now_.exchange(false, std::memory_order_relaxed);
          waited += std::chrono::milliseconds(50)) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }

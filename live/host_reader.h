@@ -25,8 +25,9 @@ struct HostInput;
 
 struct ReaderOptions {
   size_t batch_events = 4096;
-  size_t max_queued_batches = 64;  // backpressure: the reader waits beyond this (HostStreams: 256 over all hosts)
-  bool verbose = false;            // babeltrace2 warnings and full error chains
+  size_t max_queued_batches =
+      64;  // backpressure: the reader waits beyond this (HostStreams: 256 over all hosts)
+  bool verbose = false;  // babeltrace2 warnings and full error chains
 };
 
 class HostReader {

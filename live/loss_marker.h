@@ -31,8 +31,8 @@ inline int32_t LossCount(bool known, uint64_t count) {
 
 // A loss of unknown size at `ts` on each of `cpus` (a live input gap; a replayed host's UST
 // loss, which cannot be placed on one original CPU).
-inline void AppendLossMarkers(std::vector<Event>& out, uint16_t host, std::span<const uint16_t> cpus,
-                              int64_t ts) {
+inline void AppendLossMarkers(std::vector<Event>& out, uint16_t host,
+                              std::span<const uint16_t> cpus, int64_t ts) {
   for (uint16_t cpu : cpus) out.push_back(LossMarker(host, cpu, ts, ts, -1));
 }
 

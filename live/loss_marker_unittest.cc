@@ -24,7 +24,8 @@ TEST(LossMarkerTest, CarriesWhereWhenAndHowMany) {
 TEST(LossMarkerTest, CountIsCappedOrUnknown) {
   EXPECT_EQ(LossCount(true, 7), 7);
   EXPECT_EQ(LossCount(true, 0), 0);
-  EXPECT_EQ(LossCount(true, std::numeric_limits<uint64_t>::max()), std::numeric_limits<int32_t>::max());
+  EXPECT_EQ(LossCount(true, std::numeric_limits<uint64_t>::max()),
+            std::numeric_limits<int32_t>::max());
   EXPECT_EQ(LossCount(false, 7), -1);
 }
 

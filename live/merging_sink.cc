@@ -15,10 +15,11 @@ int64_t PacketCpu(const bt_packet* packet) {
   const bt_field_class* fc = bt_field_borrow_class_const(ctx);
   const uint64_t n = bt_field_class_structure_get_member_count(fc);
   for (uint64_t i = 0; i < n; ++i) {
-    const bt_field_class_structure_member* m = bt_field_class_structure_borrow_member_by_index_const(fc, i);
+    const bt_field_class_structure_member* m =
+        bt_field_class_structure_borrow_member_by_index_const(fc, i);
     if (std::string_view(bt_field_class_structure_member_get_name(m)) == "cpu_id") {
-      return static_cast<int64_t>(
-          bt_field_integer_unsigned_get_value(bt_field_structure_borrow_member_field_by_index_const(ctx, i)));
+      return static_cast<int64_t>(bt_field_integer_unsigned_get_value(
+          bt_field_structure_borrow_member_field_by_index_const(ctx, i)));
     }
   }
   return -1;
@@ -45,7 +46,8 @@ SinkClassRef MergingSink::CreateClass() {
 }
 
 MergingSink* MergingSink::From(bt_self_component_sink* self) {
-  return static_cast<MergingSink*>(bt_self_component_get_data(bt_self_component_sink_as_self_component(self)));
+  return static_cast<MergingSink*>(
+      bt_self_component_get_data(bt_self_component_sink_as_self_component(self)));
 }
 
 bt_component_class_initialize_method_status MergingSink::Init(bt_self_component_sink* self,
@@ -63,13 +65,14 @@ bt_component_class_initialize_method_status MergingSink::Init(bt_self_component_
   return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_OK;
 }
 
-bt_component_class_sink_graph_is_configured_method_status MergingSink::Configured(bt_self_component_sink* self) {
+bt_component_class_sink_graph_is_configured_method_status MergingSink::Configured(
+    bt_self_component_sink* self) {
   MergingSink* sink = From(self);
   sink->ports_.reserve(sink->port_count_);
   for (size_t i = 0; i < sink->port_count_; ++i) {
     bt_message_iterator* iterator = nullptr;
-    if (bt_message_iterator_create_from_sink_component(self, bt_self_component_sink_borrow_input_port_by_index(self, i),
-                                                       &iterator) !=
+    if (bt_message_iterator_create_from_sink_component(
+            self, bt_self_component_sink_borrow_input_port_by_index(self, i), &iterator) !=
         BT_MESSAGE_ITERATOR_CREATE_FROM_SINK_COMPONENT_STATUS_OK) {
       return BT_COMPONENT_CLASS_SINK_GRAPH_IS_CONFIGURED_METHOD_STATUS_ERROR;
     }
@@ -79,13 +82,15 @@ bt_component_class_sink_graph_is_configured_method_status MergingSink::Configure
   return BT_COMPONENT_CLASS_SINK_GRAPH_IS_CONFIGURED_METHOD_STATUS_OK;
 }
 
-bt_component_class_sink_consume_method_status MergingSink::ConsumeMethod(bt_self_component_sink* self) {
+bt_component_class_sink_consume_method_status MergingSink::ConsumeMethod(
+    bt_self_component_sink* self) {
   return From(self)->Consume();
 }
 
 bt_component_class_sink_consume_method_status MergingSink::Consume() {
   // Every live port must show its next timestamp before anything can be merged.
-  if (!merger_.RefillMissing([this](uint32_t port, int64_t* ts) { return FillHead(ports_[port], ts); })) {
+  if (!merger_.RefillMissing(
+          [this](uint32_t port, int64_t* ts) { return FillHead(ports_[port], ts); })) {
     return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
   }
   if (merger_.blocked()) {
@@ -95,8 +100,12 @@ bt_component_class_sink_consume_method_status MergingSink::Consume() {
   while (merger_.has_head() && !input_.batches.full()) {
     PortCursor& p = ports_[merger_.PopEarliest()];
     switch (p.head) {
-      case PortCursor::Head::kEvent: OnEvent(p, p.front()); break;
-      case PortCursor::Head::kDiscarded: OnDiscarded(p, p.front()); break;
+      case PortCursor::Head::kEvent:
+        OnEvent(p, p.front());
+        break;
+      case PortCursor::Head::kDiscarded:
+        OnDiscarded(p, p.front());
+        break;
       case PortCursor::Head::kInactivity:
         // (A replayed host's inactivity messages are on the UST clock: its watermark only
         // advances with its events.)
@@ -106,7 +115,8 @@ bt_component_class_sink_consume_method_status MergingSink::Consume() {
     p.Pop();
     int64_t ts = 0;
     const Refill next = FillHead(p, &ts);
-    if (!merger_.Requeue(p.index(), next, ts)) return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
+    if (!merger_.Requeue(p.index(), next, ts))
+      return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
     if (merger_.blocked()) break;
   }
   if (merger_.done()) {
@@ -121,16 +131,21 @@ PortMerger::Refill MergingSink::FillHead(PortCursor& p, int64_t* ts) {
   for (;;) {
     const bt_message* m = nullptr;
     switch (p.Front(&m)) {
-      case PortCursor::Pull::kMessage: break;
-      case PortCursor::Pull::kEnded: return Refill::kEnded;
-      case PortCursor::Pull::kAgain: return Refill::kAgain;
-      case PortCursor::Pull::kError: return Refill::kError;
+      case PortCursor::Pull::kMessage:
+        break;
+      case PortCursor::Pull::kEnded:
+        return Refill::kEnded;
+      case PortCursor::Pull::kAgain:
+        return Refill::kAgain;
+      case PortCursor::Pull::kError:
+        return Refill::kError;
     }
     switch (bt_message_get_type(m)) {
       case BT_MESSAGE_TYPE_EVENT:
         NoteStream(p, bt_event_borrow_stream_const(bt_message_event_borrow_event_const(m)));
         p.head = PortCursor::Head::kEvent;
-        p.head_ts = p.has_clock ? ToNs(bt_message_event_borrow_default_clock_snapshot_const(m)) : input_.time.last();
+        p.head_ts = p.has_clock ? ToNs(bt_message_event_borrow_default_clock_snapshot_const(m))
+                                : input_.time.last();
         *ts = p.head_ts;
         return Refill::kHead;
       case BT_MESSAGE_TYPE_MESSAGE_ITERATOR_INACTIVITY:
@@ -146,9 +161,11 @@ PortMerger::Refill MergingSink::FillHead(PortCursor& p, int64_t* ts) {
         // would move the host's clock to this CPU's gap and clamp other CPUs' events.
         const bt_stream* stream = bt_message_discarded_events_borrow_stream_const(m);
         p.head = PortCursor::Head::kDiscarded;
-        p.head_ts = bt_stream_class_discarded_events_have_default_clock_snapshots(bt_stream_borrow_class_const(stream))
-                        ? ToNs(bt_message_discarded_events_borrow_beginning_default_clock_snapshot_const(m))
-                        : input_.time.last();
+        p.head_ts =
+            bt_stream_class_discarded_events_have_default_clock_snapshots(
+                bt_stream_borrow_class_const(stream))
+                ? ToNs(bt_message_discarded_events_borrow_beginning_default_clock_snapshot_const(m))
+                : input_.time.last();
         *ts = p.head_ts;
         return Refill::kHead;
       }
@@ -178,7 +195,8 @@ void MergingSink::OnEvent(PortCursor& p, const bt_message* m) {
     ts = e.ts;
     cpu = e.cpu;
     input_.cpus.NoteReplayedCpu(cpu);
-    if (e.kind == EventKind::kLost && e.a > 0) input_.counters.discarded += static_cast<uint64_t>(e.a);
+    if (e.kind == EventKind::kLost && e.a > 0)
+      input_.counters.discarded += static_cast<uint64_t>(e.a);
   }
   e.ts = input_.time.Event(ts);
   e.host = input_.host;
@@ -189,7 +207,8 @@ void MergingSink::OnDiscarded(PortCursor& p, const bt_message* m) {
   const bt_stream* stream = bt_message_discarded_events_borrow_stream_const(m);
   NoteStream(p, stream);
   uint64_t count = 0;
-  const bool known = bt_message_discarded_events_get_count(m, &count) == BT_PROPERTY_AVAILABILITY_AVAILABLE;
+  const bool known =
+      bt_message_discarded_events_get_count(m, &count) == BT_PROPERTY_AVAILABILITY_AVAILABLE;
   input_.counters.discarded += known ? count : 0;
   std::vector<Event>& out = input_.batches.Current().events;
   if (Replayed()) {
@@ -200,12 +219,14 @@ void MergingSink::OnDiscarded(PortCursor& p, const bt_message* m) {
     return;
   }
   int64_t begin = input_.time.last();
-  if (bt_stream_class_discarded_events_have_default_clock_snapshots(bt_stream_borrow_class_const(stream))) {
+  if (bt_stream_class_discarded_events_have_default_clock_snapshots(
+          bt_stream_borrow_class_const(stream))) {
     begin = ToNs(bt_message_discarded_events_borrow_beginning_default_clock_snapshot_const(m));
   }
   // Merged at the start of the gap (see FillHead): later events of other CPUs are not pushed
   // past it.
-  out.push_back(LossMarker(input_.host, p.cpu, input_.time.Clamp(begin), begin, LossCount(known, count)));
+  out.push_back(
+      LossMarker(input_.host, p.cpu, input_.time.Clamp(begin), begin, LossCount(known, count)));
 }
 
 void MergingSink::OnPacket(PortCursor& p, const bt_packet* packet) {

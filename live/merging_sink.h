@@ -38,7 +38,8 @@ class MergingSink {
   static bt_component_class_initialize_method_status Init(bt_self_component_sink* self,
                                                           bt_self_component_sink_configuration*,
                                                           const bt_value*, void* data);
-  static bt_component_class_sink_graph_is_configured_method_status Configured(bt_self_component_sink* self);
+  static bt_component_class_sink_graph_is_configured_method_status Configured(
+      bt_self_component_sink* self);
   static bt_component_class_sink_consume_method_status ConsumeMethod(bt_self_component_sink* self);
 
   bt_component_class_sink_consume_method_status Consume();

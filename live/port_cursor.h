@@ -45,10 +45,14 @@ class PortCursor {
     if (pos_ == count_) {
       pos_ = count_ = 0;
       switch (bt_message_iterator_next(iterator_.get(), &messages_, &count_)) {
-        case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK: break;
-        case BT_MESSAGE_ITERATOR_NEXT_STATUS_END: return Pull::kEnded;
-        case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN: return Pull::kAgain;
-        default: return Pull::kError;
+        case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK:
+          break;
+        case BT_MESSAGE_ITERATOR_NEXT_STATUS_END:
+          return Pull::kEnded;
+        case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN:
+          return Pull::kAgain;
+        default:
+          return Pull::kError;
       }
     }
     *message = messages_[pos_];

@@ -34,10 +34,17 @@ class PortMerger {
     for (size_t i = 0; i < missing_.size();) {
       int64_t ts = 0;
       switch (refill(missing_[i], &ts)) {
-        case Refill::kHead: Push(missing_[i], ts); [[fallthrough]];
-        case Refill::kEnded: missing_.erase(missing_.begin() + static_cast<long>(i)); break;
-        case Refill::kAgain: ++i; break;
-        case Refill::kError: return false;
+        case Refill::kHead:
+          Push(missing_[i], ts);
+          [[fallthrough]];
+        case Refill::kEnded:
+          missing_.erase(missing_.begin() + static_cast<long>(i));
+          break;
+        case Refill::kAgain:
+          ++i;
+          break;
+        case Refill::kError:
+          return false;
       }
     }
     return true;
@@ -62,10 +69,16 @@ class PortMerger {
   // The popped port's next head. False on an error.
   bool Requeue(uint32_t port, Refill refill, int64_t ts) {
     switch (refill) {
-      case Refill::kHead: Push(port, ts); return true;
-      case Refill::kEnded: return true;
-      case Refill::kAgain: missing_.push_back(port); return true;
-      case Refill::kError: return false;
+      case Refill::kHead:
+        Push(port, ts);
+        return true;
+      case Refill::kEnded:
+        return true;
+      case Refill::kAgain:
+        missing_.push_back(port);
+        return true;
+      case Refill::kError:
+        return false;
     }
     return false;
   }

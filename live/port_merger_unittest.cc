@@ -51,8 +51,8 @@ struct FakePorts {
 TEST(PortMergerTest, EarliestHeadFirstTiesToTheLowerPort) {
   FakePorts ports{{{1, 5, 9}, {2, 5, 6}, {0, 10}}};
   const auto order = ports.MergeAll();
-  const std::vector<std::pair<uint32_t, int64_t>> want{{2, 0}, {0, 1}, {1, 2}, {0, 5}, {1, 5},
-                                                       {1, 6}, {0, 9}, {2, 10}};
+  const std::vector<std::pair<uint32_t, int64_t>> want{{2, 0}, {0, 1}, {1, 2}, {0, 5},
+                                                       {1, 5}, {1, 6}, {0, 9}, {2, 10}};
   EXPECT_EQ(order, want);
   EXPECT_EQ(ports.agains, 0);
 }
@@ -61,7 +61,8 @@ TEST(PortMergerTest, APortWithoutAHeadHoldsTheMergeBack) {
   // Port 1 answers AGAIN before its second message: port 0's later events must wait for it.
   FakePorts ports{{{1, 2, 3, 4}, {1, -1, 2}}};
   const auto order = ports.MergeAll();
-  const std::vector<std::pair<uint32_t, int64_t>> want{{0, 1}, {1, 1}, {0, 2}, {1, 2}, {0, 3}, {0, 4}};
+  const std::vector<std::pair<uint32_t, int64_t>> want{{0, 1}, {1, 1}, {0, 2},
+                                                       {1, 2}, {0, 3}, {0, 4}};
   EXPECT_EQ(order, want);
   EXPECT_EQ(ports.agains, 1);
 }

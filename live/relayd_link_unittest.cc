@@ -15,8 +15,8 @@ TEST(RelaydLinkTest, ALongOutageIsOneLossAndFailedAttemptsThenOneReconnect) {
   EXPECT_TRUE(link.lost());
   EXPECT_EQ(link.backoff(), milliseconds(250));
   // The relayd stays away for 13 attempts: nothing more to report, the waits grow to 5 s.
-  const milliseconds want[] = {milliseconds(500),  milliseconds(1000), milliseconds(2000), milliseconds(4000),
-                               milliseconds(5000), milliseconds(5000)};
+  const milliseconds want[] = {milliseconds(500),  milliseconds(1000), milliseconds(2000),
+                               milliseconds(4000), milliseconds(5000), milliseconds(5000)};
   for (int i = 0; i < 13; ++i) {
     EXPECT_EQ(link.OnFailure(), Turn::kNone);
     if (i < 6) {
@@ -54,8 +54,10 @@ TEST(RelaydLinkTest, TurnsBetweenReadingsComeInOrder) {
   EXPECT_EQ(RelaydLink::TurnsBetween(before, {1, 0, 5}), Turns{Turn::kLost});
   EXPECT_EQ(RelaydLink::TurnsBetween({1, 0, 5}, {1, 1, 5}), Turns{Turn::kReattached});
   // Reattached and lost again between two readings: both, in order.
-  EXPECT_EQ(RelaydLink::TurnsBetween({1, 0, 0}, {2, 1, 0}), (Turns{Turn::kReattached, Turn::kLost}));
-  EXPECT_EQ(RelaydLink::TurnsBetween({1, 1, 0}, {2, 2, 0}), (Turns{Turn::kLost, Turn::kReattached}));
+  EXPECT_EQ(RelaydLink::TurnsBetween({1, 0, 0}, {2, 1, 0}),
+            (Turns{Turn::kReattached, Turn::kLost}));
+  EXPECT_EQ(RelaydLink::TurnsBetween({1, 1, 0}, {2, 2, 0}),
+            (Turns{Turn::kLost, Turn::kReattached}));
 }
 
 }  // namespace

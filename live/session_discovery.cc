@@ -1,6 +1,5 @@
 #include "live/session_discovery.h"
 
-
 #include "live/bt_util.h"
 
 namespace waitpath {
@@ -21,7 +20,8 @@ uint64_t Num(const bt_value* map, const char* key) {
 
 }  // namespace
 
-bool QuerySessions(const std::string& relayd_url, std::vector<LiveSession>* sessions, std::string* error) {
+bool QuerySessions(const std::string& relayd_url, std::vector<LiveSession>* sessions,
+                   std::string* error) {
   ValueRef params(bt_value_map_create());
   bt_value_map_insert_string_entry(params.get(), "url", relayd_url.c_str());
   QueryOutcome q = QuerySource("ctf", "lttng-live", "sessions", params.get());
@@ -35,11 +35,13 @@ bool QuerySessions(const std::string& relayd_url, std::vector<LiveSession>* sess
     for (uint64_t i = 0; i < bt_value_array_get_length(q.result); ++i) {
       const bt_value* s = bt_value_array_borrow_element_by_index_const(q.result, i);
       if (!bt_value_is_map(s)) continue;
-      sessions->push_back(LiveSession{Str(s, "url"), Str(s, "target-hostname"), Str(s, "session-name"),
-                                      Num(s, "stream-count"), Num(s, "client-count")});
+      sessions->push_back(LiveSession{Str(s, "url"), Str(s, "target-hostname"),
+                                      Str(s, "session-name"), Num(s, "stream-count"),
+                                      Num(s, "client-count")});
     }
   } else {
-    *error = "cannot list the sessions of relayd " + relayd_url + (q.error.empty() ? "" : ": " + q.error);
+    *error = "cannot list the sessions of relayd " + relayd_url +
+             (q.error.empty() ? "" : ": " + q.error);
   }
   bt_value_put_ref(q.result);
   return ok;

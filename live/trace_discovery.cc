@@ -44,7 +44,8 @@ TraceEnv ParseTraceEnv(const std::string& text) {
   const size_t start = text.find("env {");
   if (start == std::string::npos) return env;
   const size_t end = text.find("};", start);
-  const std::string block = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  const std::string block =
+      text.substr(start, end == std::string::npos ? std::string::npos : end - start);
   auto str = [&](const char* key) {
     std::smatch m;
     std::regex re(std::string("\\b") + key + "\\s*=\\s*\"([^\"]*)\"");
@@ -83,7 +84,8 @@ bool DiscoverHosts(const std::vector<std::string>& paths, std::vector<HostSpec>*
       if (normal.filename().empty()) normal = normal.parent_path();  // "trace/" is "trace"
       found.push_back(normal.string());
     } else {
-      for (auto it = fs::recursive_directory_iterator(p, fs::directory_options::skip_permission_denied, ec);
+      for (auto it = fs::recursive_directory_iterator(
+               p, fs::directory_options::skip_permission_denied, ec);
            !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
         if (it->is_directory(ec) && IsTraceDir(it->path())) {
           found.push_back(it->path().lexically_normal().string());
