@@ -7,27 +7,12 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "live/event_decoder.h"
+#include "live/dialect.h"
+#include "live/event_builders.h"
 #include "live/string_table.h"
 
 namespace waitpath {
 namespace {
-
-Event Ev(int64_t ts, uint16_t cpu, EventKind kind, int32_t a = 0, int32_t b = 0, int32_t c = -1,
-         int32_t d = -1, int64_t x = 0) {
-  Event e{};
-  e.ts = ts;
-  e.cpu = cpu;
-  e.kind = kind;
-  e.cur_tid = -1;
-  e.cur_pid = -1;
-  e.a = a;
-  e.b = b;
-  e.c = c;
-  e.d = d;
-  e.x = x;
-  return e;
-}
 
 // X (10, "client") runs 10 ns, then waits 80 ns for W (20, "server"), which runs 60 and is
 // preempted 20 meanwhile, and wakes X; X then runs 10 more. Times in ms so that the text
@@ -51,14 +36,14 @@ std::string Report(bool json, int64_t min_wait_ns) {
   const int32_t s = static_cast<int32_t>(StringTable::Global().Intern("server"));
   Batch batch;
   batch.counters.dialect = kDialectHasWaking | kDialectHasSwitch;
-  batch.events = {Ev(0, 0, EventKind::kSchedSwitch, 0, 10, -1, c, 0),
-                  Ev(0, 1, EventKind::kSchedSwitch, 0, 20, -1, s, 0),
-                  Ev(10 * kMs, 0, EventKind::kSchedSwitch, 10, 0, c, -1, 1),
-                  Ev(70 * kMs, 1, EventKind::kSchedSwitch, 20, 30, s, -1, 0),
-                  Ev(90 * kMs, 1, EventKind::kSchedSwitch, 30, 20, -1, s, 1),
-                  Ev(90 * kMs, 1, EventKind::kSchedWaking, 10, 0, c),
-                  Ev(90 * kMs, 0, EventKind::kSchedSwitch, 0, 10, -1, c, 0),
-                  Ev(100 * kMs, 0, EventKind::kSchedSwitch, 10, 0, c, -1, 1)};
+  batch.events = {SwitchEvent(0, 0, 0, 10, 0, -1, c),
+                  SwitchEvent(0, 1, 0, 20, 0, -1, s),
+                  SwitchEvent(10 * kMs, 0, 10, 0, 1, c, -1),
+                  SwitchEvent(70 * kMs, 1, 20, 30, 0, s, -1),
+                  SwitchEvent(90 * kMs, 1, 30, 20, 1, -1, s),
+                  WakeEvent(EventKind::kSchedWaking, 90 * kMs, 1, 10, 0, c),
+                  SwitchEvent(90 * kMs, 0, 0, 10, 0, -1, c),
+                  SwitchEvent(100 * kMs, 0, 10, 0, 1, c, -1)};
   engine.Push(batch);
   accounting.Finish();
   EXPECT_EQ(report.tasks_reported(), 1u);

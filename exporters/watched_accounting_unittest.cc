@@ -10,27 +10,12 @@
 #include <sstream>
 
 #include "exporters/analysis_report.h"
-#include "live/event_decoder.h"
+#include "live/dialect.h"
+#include "live/event_builders.h"
 #include "live/string_table.h"
 
 namespace waitpath {
 namespace {
-
-Event Ev(int64_t ts, uint16_t cpu, EventKind kind, int32_t a = 0, int32_t b = 0, int32_t c = -1,
-         int32_t d = -1, int64_t x = 0) {
-  Event e{};
-  e.ts = ts;
-  e.cpu = cpu;
-  e.kind = kind;
-  e.cur_tid = -1;
-  e.cur_pid = -1;
-  e.a = a;
-  e.b = b;
-  e.c = c;
-  e.d = d;
-  e.x = x;
-  return e;
-}
 
 // A parent (tid 100) forks 2000 children one after the other and waits for each: the child
 // runs 300 ns, exits and wakes the parent from its own context. With 1 µs of retention every
@@ -48,21 +33,21 @@ TEST(WatchedAccountingTest, ReleasedTasksAreReportedAndStillNamedWhereCredited) 
   const int32_t cc = static_cast<int32_t>(StringTable::Global().Intern("cc1"));
   Batch batch;
   batch.counters.dialect = kDialectHasWaking | kDialectHasSwitch;
-  batch.events = {Ev(0, 0, EventKind::kSchedSwitch, 0, 100, -1, make, 0)};
+  batch.events = {SwitchEvent(0, 0, 0, 100, 0, -1, make)};
   engine.Push(batch);
   constexpr int kChildren = 2000;
   int64_t t = 10;
   for (int i = 0; i < kChildren; ++i) {
     const int32_t c = 300 + i % 50;  // tids reused, as the kernel's wrap
     batch.events = {
-        Ev(t, 0, EventKind::kProcessFork, 100, c, cc, c),
-        Ev(t + 1, 0, EventKind::kSchedSwitch, 100, 0, make, -1, 1),  // the parent waits
-        Ev(t + 2, 1, EventKind::kSchedSwitch, 0, c, -1, cc, 0),
-        Ev(t + 300, 1, EventKind::kProcessExit, c),
-        Ev(t + 301, 1, EventKind::kSchedWaking, 100, 0, make),  // the child wakes it
-        Ev(t + 302, 1, EventKind::kSchedSwitch, c, 0, cc, -1, 0x20),
-        Ev(t + 303, 0, EventKind::kSchedSwitch, 0, 100, -1, make, 0),
-        Ev(t + 350, 0, EventKind::kProcessFree, c),
+        ForkEvent(t, 0, 100, c, c, cc),
+        SwitchEvent(t + 1, 0, 100, 0, 1, make, -1),  // the parent waits
+        SwitchEvent(t + 2, 1, 0, c, 0, -1, cc),
+        ProcessEndEvent(EventKind::kProcessExit, t + 300, 1, c),
+        WakeEvent(EventKind::kSchedWaking, t + 301, 1, 100, 0, make),  // the child wakes it
+        SwitchEvent(t + 302, 1, c, 0, 0x20, cc, -1),
+        SwitchEvent(t + 303, 0, 0, 100, 0, -1, make),
+        ProcessEndEvent(EventKind::kProcessFree, t + 350, 0, c),
     };
     engine.Push(batch);
     t += 400;

@@ -70,15 +70,8 @@ std::vector<json> Records(const std::vector<json>& all, const std::string& type)
 class GeneratedScenarioTest : public ::testing::TestWithParam<std::string> {
  protected:
   fs::path Generate(const std::string& scenario, const std::string& extra = "") {
-    const fs::path out =
-        fs::temp_directory_path() / ("waitpath-e2e-" + scenario + std::to_string(::getpid()));
-    fs::remove_all(out);
-    const std::string cmd = std::string(WAITPATH_GEN) + " --scenario " + WAITPATH_SCENARIOS + "/" +
-                            scenario + ".toml --out " + out.string() + " " + extra +
-                            " >/dev/null 2>&1";
-    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
-    dirs_.push_back(out);
-    return out;
+    dirs_.push_back(GenerateScenario(scenario, extra, "waitpath-e2e-"));
+    return dirs_.back();
   }
   void TearDown() override {
     for (const auto& d : dirs_) fs::remove_all(d);

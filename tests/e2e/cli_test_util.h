@@ -1,6 +1,8 @@
 // Runs the built `waitpath` command in end-to-end tests and parses its JSON Lines.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -50,6 +52,22 @@ inline std::vector<nlohmann::json> JsonLines(const std::string& text) {
   }
   return out;
 }
+
+#ifdef WAITPATH_GEN
+// Generates a scenario of tools/gen/scenarios into a fresh temporary directory named after
+// `tag` (and this process), with extra arguments (`--set key=value`...).
+inline std::filesystem::path GenerateScenario(const std::string& scenario, const std::string& extra,
+                                              const std::string& tag) {
+  const std::filesystem::path out =
+      std::filesystem::temp_directory_path() / (tag + scenario + std::to_string(::getpid()));
+  std::filesystem::remove_all(out);
+  const std::string cmd = std::string(WAITPATH_GEN) + " --scenario " + WAITPATH_SCENARIOS + "/" +
+                          scenario + ".toml --out " + out.string() + " " + extra +
+                          " >/dev/null 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  return out;
+}
+#endif
 
 inline bool HaveShared(const std::string& name) {
   return std::filesystem::exists(kShared + "/" + name + "/metadata");

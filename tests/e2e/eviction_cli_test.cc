@@ -150,16 +150,9 @@ INSTANTIATE_TEST_SUITE_P(Traces, EvictionPropertyTest,
 
 class GeneratedEvictionTest : public ::testing::Test {
  protected:
-  fs::path Generate(const std::string& scenario, const std::string& extra) {
-    const fs::path out =
-        fs::temp_directory_path() / ("waitpath-evict-" + scenario + std::to_string(::getpid()));
-    fs::remove_all(out);
-    const std::string cmd = std::string(WAITPATH_GEN) + " --scenario " + WAITPATH_SCENARIOS + "/" +
-                            scenario + ".toml --out " + out.string() + " " + extra +
-                            " >/dev/null 2>&1";
-    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
-    dirs_.push_back(out);
-    return out;
+  fs::path Generate(const std::string& scenario, const std::string& extra = "") {
+    dirs_.push_back(GenerateScenario(scenario, extra, "waitpath-evict-"));
+    return dirs_.back();
   }
   void TearDown() override {
     for (const auto& d : dirs_) fs::remove_all(d);
