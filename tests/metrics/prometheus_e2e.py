@@ -56,7 +56,10 @@ class Prometheus:
             with urllib.request.urlopen(url, timeout=10) as r:
                 return json.load(r)
         except urllib.error.HTTPError as e:  # 400/422 carry the PromQL error as JSON
-            return json.load(e)
+            try:
+                return json.load(e)
+            except ValueError:  # e.g. 503 while the server is still starting: not ready yet
+                return None
         except OSError:
             return None
 
