@@ -12,6 +12,7 @@ void TimeMerger::Push(std::unique_ptr<Batch> batch) {
   if (!batch->events.empty()) h.newest = std::max(h.newest, batch->events.back().ts);
   if (batch->last) h.ended = true;
   h.batches.push_back(std::move(batch));
+  UpdateLateFloor();
 }
 
 bool TimeMerger::Head(Host& h) {
@@ -33,14 +34,16 @@ bool TimeMerger::done() const {
   return true;
 }
 
-int64_t TimeMerger::LateFloor() const {
-  if (max_lag_ <= 0) return std::numeric_limits<int64_t>::min();
+// Changes only when a batch arrives or a transform changes, not per event (Next is per event).
+void TimeMerger::UpdateLateFloor() {
+  late_floor_ = std::numeric_limits<int64_t>::min();
+  if (max_lag_ <= 0) return;
   int64_t newest = std::numeric_limits<int64_t>::min();
   for (const Host& h : hosts_) {
     if (h.newest != std::numeric_limits<int64_t>::min())
       newest = std::max(newest, h.transform.ToReference(h.newest));
   }
-  return newest == std::numeric_limits<int64_t>::min() ? newest : newest - max_lag_;
+  if (newest != std::numeric_limits<int64_t>::min()) late_floor_ = newest - max_lag_;
 }
 
 void TimeMerger::DropLate(Host& h, int64_t floor) {
@@ -78,16 +81,17 @@ bool TimeMerger::ReleaseLossMarker(Host& h, Event* event, const Batch** batch) {
 }
 
 bool TimeMerger::Next(Event* event, const Batch** batch) {
-  const int64_t floor = LateFloor();
-  if (floor != std::numeric_limits<int64_t>::min()) {
-    for (Host& h : hosts_) DropLate(h, floor);
-  }
   // Fast path: the host chosen last time goes on while it stays strictly before the bound
-  // that choice computed (every other host's head, or watermark if it has nothing buffered).
+  // that choice computed (every other host's head, or watermark if it has nothing buffered)
+  // and not behind the lag limit's floor.
+  const int64_t floor = late_floor_;
   if (run_host_ >= 0) {
     Host& h = hosts_[static_cast<size_t>(run_host_)];
-    if (Head(h) && *h.head_ts < run_bound_) return Release(h, event, batch);
+    if (Head(h) && *h.head_ts < run_bound_ && *h.head_ts >= floor) return Release(h, event, batch);
     run_host_ = -1;
+  }
+  if (floor != std::numeric_limits<int64_t>::min()) {
+    for (Host& h : hosts_) DropLate(h, floor);
   }
   size_t best = hosts_.size();
   int64_t best_ts = 0;

@@ -23,6 +23,7 @@ class TimeMerger {
     hosts_[host].transform = t;
     hosts_[host].head_ts.reset();
     run_host_ = -1;
+    UpdateLateFloor();
   }
   // Live: hosts appear while running.
   void AddHost() {
@@ -40,7 +41,10 @@ class TimeMerger {
   // another host is not waited for, and its events older than that are dropped as lost (a
   // `lost` marker per CPU goes out before its next event), so that one host with a bad clock
   // or a stalled stream cannot hold every other host's events in memory. 0: no limit.
-  void SetMaxLag(int64_t lag_ns) { max_lag_ = lag_ns; }
+  void SetMaxLag(int64_t lag_ns) {
+    max_lag_ = lag_ns;
+    UpdateLateFloor();
+  }
   // Whether the host is lagging past the limit now, and its events dropped for it so far.
   bool lagging(uint16_t host) const { return hosts_[host].lagging; }
   uint64_t dropped_late(uint16_t host) const { return hosts_[host].dropped_late; }
@@ -73,8 +77,9 @@ class TimeMerger {
     std::map<uint16_t, std::pair<int64_t, uint64_t>> late_cpus;  // cpu -> (first dropped ts, count)
     std::unique_ptr<Batch> marker;                               // holds the lost markers it owes
   };
-  // With a lag limit: the reference time before which events are dropped (min when none).
-  int64_t LateFloor() const;
+  // With a lag limit: the reference time before which events are dropped (min when none),
+  // kept in late_floor_.
+  void UpdateLateFloor();
   void DropLate(Host& h, int64_t floor);
   bool ReleaseLossMarker(Host& h, Event* event, const Batch** batch);
   // Skips empty batches; true when the host has a next event (its head_ts then set).
@@ -88,6 +93,7 @@ class TimeMerger {
   int run_host_ = -1;
   int64_t run_bound_ = 0;
   int64_t max_lag_ = 0;
+  int64_t late_floor_ = std::numeric_limits<int64_t>::min();
   std::vector<std::unique_ptr<Batch>> consumed_;
 };
 
