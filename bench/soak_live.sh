@@ -19,29 +19,16 @@ done
 [ "$(id -u)" -eq 0 ] || { echo "soak: needs root (namespaced session daemons)"; exit 2; }
 W=$build/app/waitpath GEN=$build/tools/gen/waitpath-gen REPLAY=$build/tools/replay/waitpath-replay
 mkdir -p "$out"
-tmp=$(mktemp -d /tmp/waitpath-soak.XXXXXX)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  sleep 2
-  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-base=$((21000 + ($$ % 200) * 8))
-relayd_url=net://127.0.0.1:$base:$((base + 1))
-live_url=net://127.0.0.1:$((base + 2))
+# shellcheck source=tests/live/daemons.sh
+. tests/live/daemons.sh
+live_setup soak 21000
 metrics=127.0.0.1:$((base + 3))
 scrape() { python3 -c "import sys,urllib.request; sys.stdout.write(urllib.request.urlopen('http://$metrics/metrics', timeout=10).read().decode())"; }
 metric() { awk -v n="$1" '$1 == n {print $2}'; }
 
 "$GEN" --scenario tools/gen/scenarios/scale.toml --out "$tmp/set" --set duration=10s --set scale.hosts=2 \
   --set scale.tasks_per_host=6 --set scale.event_rate=30000 >/dev/null
-lttng-relayd -o "$tmp/relay" -C tcp://127.0.0.1:$base -D tcp://127.0.0.1:$((base + 1)) \
-  -L tcp://127.0.0.1:$((base + 2)) >"$tmp/relayd.log" 2>&1 &
-pids+=($!)
-sleep 1
+start_relayd a
 "$W" live --relayd "$live_url" --all --json --metrics "$metrics" >"$tmp/live.out" 2>"$tmp/live.err" &
 live=$!
 pids+=("$live")

@@ -15,40 +15,9 @@ skip() { echo "SKIP: $*"; exit 77; }
 [ "$(id -u)" -eq 0 ] || skip "needs root (namespaces for the per-host session daemons)"
 for t in lttng-relayd lttng-sessiond lttng unshare python3; do command -v "$t" >/dev/null || skip "$t not installed"; done
 
-tmp=$(mktemp -d /tmp/waitpath-live-test.XXXXXX)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  # replay-hosts.sh stops its hosts' sessions and daemons, then removes its work directory.
-  for _ in $(seq 200); do
-    running=0
-    for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && running=1; done
-    [ $running -eq 1 ] || break
-    sleep 0.1
-  done
-  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-# Ports of our own, away from the defaults (5342-5344) and from other tests.
-base=$((16000 + ($$ % 400) * 8))
-relayd_url=net://127.0.0.1:$base:$((base + 1))
-live_url=net://127.0.0.1:$((base + 2))
-start_relayd() {
-  lttng-relayd -C tcp://127.0.0.1:$base -D tcp://127.0.0.1:$((base + 1)) -L tcp://127.0.0.1:$((base + 2)) \
-    -o "$tmp/relay-$1" >/dev/null 2>&1 &
-  relayd=$!
-  pids+=("$relayd")
-  sleep 1
-}
-wait_for() {  # wait_for FILE PATTERN COUNT TIMEOUT_S
-  for _ in $(seq $((10 * $4))); do
-    [ "$(grep -c -- "$2" "$1" || true)" -ge "$3" ] && return 0
-    sleep 0.1
-  done
-  echo "FAIL: waited $4 s for $3 x '$2' in $1:"; cat "$1"; return 1
-}
+# shellcheck source=tests/live/daemons.sh
+. "$SRC/tests/live/daemons.sh"
+live_setup live-test 16000
 stop_and_wait() {  # stop_and_wait PID SIGNAL: must exit 0 within 15 s
   kill "-$2" "$1"
   for _ in $(seq 150); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done

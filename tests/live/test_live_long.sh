@@ -12,24 +12,11 @@ skip() { echo "SKIP: $*"; exit 77; }
 [ "$(id -u)" -eq 0 ] || skip "needs root (namespaces for the per-host session daemons)"
 for t in lttng-relayd lttng-sessiond lttng unshare python3; do command -v "$t" >/dev/null || skip "$t not installed"; done
 
-tmp=$(mktemp -d /tmp/waitpath-live-long.XXXXXX)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  sleep 1
-  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-base=$((19400 + ($$ % 200) * 8))
-relayd_url=net://127.0.0.1:$base:$((base + 1))
-live_url=net://127.0.0.1:$((base + 2))
+# shellcheck source=tests/live/daemons.sh
+. "$SRC/tests/live/daemons.sh"
+live_setup live-long 19400
 metrics=127.0.0.1:$((base + 3))
-lttng-relayd -o "$tmp/relay" -C tcp://127.0.0.1:$base -D tcp://127.0.0.1:$((base + 1)) \
-  -L tcp://127.0.0.1:$((base + 2)) >"$tmp/relayd.log" 2>&1 &
-pids+=($!)
-sleep 1
+start_relayd a
 
 "$GEN" --scenario "$SRC/tools/gen/scenarios/rpc.toml" --out "$tmp/set" >/dev/null
 "$W" live --relayd "$live_url" --all --json --min-wait 0ns --retention 1ms --metrics "$metrics" \

@@ -1,0 +1,49 @@
+# Sourced by the live tests and bench/soak_live.sh: a private work directory, a private
+# lttng-relayd on ports of its own, and a cleanup that ends every process they started (by
+# pid) and gives tools/replay/replay-hosts.sh the time to stop its session daemons and
+# remove its own work directory.
+#
+#   live_setup NAME PORT_BASE   tmp, pids, base, relayd_url, live_url; cleanup on exit
+#   start_relayd TAG            a relayd on $base.. writing under $tmp/relay-TAG; $relayd
+#   wait_for FILE PATTERN COUNT TIMEOUT_S
+
+live_setup() {
+  tmp=$(mktemp -d "/tmp/waitpath-$1.XXXXXX")
+  pids=()
+  trap live_cleanup EXIT
+  # Ports of our own, away from the defaults (5342-5344) and from other users of this file.
+  base=$(($2 + ($$ % 200) * 8))
+  relayd_url=net://127.0.0.1:$base:$((base + 1))
+  live_url=net://127.0.0.1:$((base + 2))
+}
+
+live_cleanup() {
+  local p running
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for _ in $(seq 200); do
+    running=0
+    for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && running=1; done
+    [ $running -eq 1 ] || break
+    sleep 0.1
+  done
+  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+  rm -rf "$tmp"
+}
+
+start_relayd() {
+  lttng-relayd -C tcp://127.0.0.1:$base -D tcp://127.0.0.1:$((base + 1)) -L tcp://127.0.0.1:$((base + 2)) \
+    -o "$tmp/relay-$1" >"$tmp/relayd-$1.log" 2>&1 &
+  relayd=$!
+  pids+=("$relayd")
+  sleep 1
+}
+
+wait_for() {
+  for _ in $(seq $((10 * $4))); do
+    [ "$(grep -c -- "$2" "$1" || true)" -ge "$3" ] && return 0
+    sleep 0.1
+  done
+  echo "FAIL: waited $4 s for $3 x '$2' in $1:"
+  cat "$1"
+  return 1
+}
