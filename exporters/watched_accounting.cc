@@ -96,7 +96,7 @@ void WatchedAccounting::Done(Utid u) {
   if (!t.in_use || !t.ran || engine_.history(u).empty() || !Watched(u)) return;
   const int64_t start = engine_.TaskStart(u), end = engine_.TaskEnd(u);
   if (end <= start) return;
-  if (accounted_to_[u] == kUnaccounted || accounted_to_[u] < end) {
+  if (accounted_to_[u] < end) {  // kUnaccounted included
     Account(u, end, engine_.Cumulative(u, end), nullptr);
   }
   done_[u] = 1;

@@ -7,57 +7,13 @@
 #include <map>
 
 #include "tests/e2e/cli_test_util.h"
+#include "tests/e2e/record_checks.h"
 
 namespace waitpath::testing {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-const char* const kLeaves[] = {"running",    "interrupted", "preempted", "timer",
-                               "disk",       "network",     "irq",       "ipi",
-                               "user_input", "blocked",     "unknown"};
-
-int64_t Sum(const json& states) {
-  int64_t s = 0;
-  for (const auto& [k, v] : states.items()) s += v.get<int64_t>();
-  return s;
-}
-
-// Every task record: all 11 keys, breakdown and by_task each summing to the lifetime.
-void ExpectTaskInvariants(const json& r, bool full_by_task) {
-  const int64_t life = r["end_ns"].get<int64_t>() - r["start_ns"].get<int64_t>();
-  ASSERT_GT(life, 0) << r.dump();
-  for (const char* leaf : kLeaves) ASSERT_TRUE(r["breakdown_ns"].contains(leaf)) << leaf;
-  EXPECT_EQ(Sum(r["breakdown_ns"]), life) << r.dump();
-  int64_t by_task = 0;
-  for (const auto& b : r["by_task"]) {
-    EXPECT_EQ(Sum(b["states"]), b["ns"].get<int64_t>());
-    by_task += b["ns"].get<int64_t>();
-  }
-  if (full_by_task) {
-    EXPECT_EQ(by_task, life) << r.dump();
-  } else {
-    EXPECT_LE(by_task, life);
-  }
-}
-
-// Wait records: breakdown sums to the wait; the path covers it exactly, in order.
-void ExpectWaitInvariants(const json& w) {
-  const int64_t start = w["start_ns"], end = w["end_ns"];
-  EXPECT_EQ(Sum(w["breakdown_ns"]), end - start);
-  int64_t at = start;
-  std::map<std::string, int64_t> per_state;
-  for (const auto& p : w["path"]) {
-    EXPECT_EQ(p["start_ns"].get<int64_t>(), at);
-    EXPECT_LT(p["start_ns"].get<int64_t>(), p["end_ns"].get<int64_t>());
-    per_state[p["state"]] += p["end_ns"].get<int64_t>() - p["start_ns"].get<int64_t>();
-    at = p["end_ns"];
-  }
-  EXPECT_EQ(at, end);
-  for (const auto& [state, ns] : per_state)
-    EXPECT_EQ(ns, w["breakdown_ns"][state].get<int64_t>()) << state;
-}
 
 std::vector<json> Records(const std::vector<json>& all, const std::string& type) {
   std::vector<json> out;

@@ -10,25 +10,13 @@
 #include <map>
 
 #include "tests/e2e/cli_test_util.h"
+#include "tests/e2e/record_checks.h"
 #include "tests/metrics/metrics_test_util.h"
 
 namespace waitpath::testing {
 namespace {
 
 using nlohmann::json;
-
-const char* const kLeaves[] = {"running",    "interrupted", "preempted", "timer",
-                               "disk",       "network",     "irq",       "ipi",
-                               "user_input", "blocked",     "unknown"};
-
-int64_t SumNonNegative(const json& states, const std::string& what) {
-  int64_t s = 0;
-  for (const auto& [k, v] : states.items()) {
-    EXPECT_GE(v.get<int64_t>(), 0) << what << " " << k;
-    s += v.get<int64_t>();
-  }
-  return s;
-}
 
 struct Totals {
   int tasks = 0, waits = 0;
@@ -39,37 +27,14 @@ struct Totals {
 Totals CheckRecords(const std::string& out) {
   Totals t;
   for (const json& r : JsonLines(out)) {
-    if (r["type"] != "task" && r["type"] != "wait") continue;  // e.g. clock records
-    const int64_t start = r["start_ns"], end = r["end_ns"];
-    const std::string what = r["type"].get<std::string>() + " " + r["comm"].get<std::string>() +
-                             "/" + std::to_string(r["tid"].get<int>());
-    EXPECT_GT(end, start) << what;
-    for (const char* leaf : kLeaves) EXPECT_TRUE(r["breakdown_ns"].contains(leaf)) << what << leaf;
-    EXPECT_EQ(SumNonNegative(r["breakdown_ns"], what), end - start) << what;
     if (r["type"] == "task") {
       ++t.tasks;
-      int64_t by_task = 0;
-      for (const auto& b : r["by_task"]) {
-        EXPECT_EQ(SumNonNegative(b["states"], what + " by_task"), b["ns"].get<int64_t>()) << what;
-        EXPECT_GT(b["ns"].get<int64_t>(), 0) << what;
-        by_task += b["ns"].get<int64_t>();
-      }
-      EXPECT_EQ(by_task, end - start) << what;
+      ExpectTaskInvariants(r, true);
       for (const auto& [state, ns] : r["breakdown_ns"].items())
         t.by_comm_state[{r["comm"], state}] += ns.get<int64_t>();
-    } else {
+    } else if (r["type"] == "wait") {  // not clock records
       ++t.waits;
-      int64_t at = start;
-      std::map<std::string, int64_t> per_state;
-      for (const auto& p : r["path"]) {
-        EXPECT_EQ(p["start_ns"].get<int64_t>(), at) << what;
-        EXPECT_LT(p["start_ns"].get<int64_t>(), p["end_ns"].get<int64_t>()) << what;
-        per_state[p["state"]] += p["end_ns"].get<int64_t>() - p["start_ns"].get<int64_t>();
-        at = p["end_ns"];
-      }
-      EXPECT_EQ(at, end) << what;
-      for (const auto& [state, ns] : per_state)
-        EXPECT_EQ(ns, r["breakdown_ns"][state].get<int64_t>()) << what << state;
+      ExpectWaitInvariants(r);
     }
     if (::testing::Test::HasFailure()) break;  // one broken record says enough
   }
