@@ -220,11 +220,15 @@ class LiveSessions {
   // A host lagging past --max-lag: said once when it starts and once when it ends; its
   // events dropped meanwhile are counted (docs/live.md).
   void ReportLag() {
+    for (size_t h = lagging_.size(); h < merger_.host_count(); ++h) {
+      if (metrics_) metrics_->health().SetHostLagging(stats_[h].host, false);
+    }
     lagging_.resize(merger_.host_count(), false);
     dropped_late_.resize(merger_.host_count(), 0);
     for (uint16_t h = 0; h < merger_.host_count(); ++h) {
       const bool lagging = merger_.lagging(h);
       if (lagging != lagging_[h]) {
+        if (metrics_) metrics_->health().SetHostLagging(stats_[h].host, lagging);
         if (lagging) {
           fmt::print(
               stderr,
@@ -240,7 +244,6 @@ class LiveSessions {
       if (metrics_ && dropped != dropped_late_[h]) {
         metrics_->health().AddLateEventsDropped(stats_[h].host, dropped - dropped_late_[h]);
       }
-      if (metrics_) metrics_->health().SetHostLagging(stats_[h].host, lagging);
       dropped_late_[h] = dropped;
     }
   }
