@@ -8,19 +8,18 @@
 #include <thread>
 
 #include "app/command.h"
+#include "app/engine_feed.h"
 #include "app/host_errors.h"
-#include "app/pipeline.h"
 #include "app/report_flags.h"
-#include "app/sync_pass.h"
 #include "base/duration.h"
 #include "base/stop_signal.h"
 #include "exporters/analysis_report.h"
+#include "exporters/clock_report.h"
 #include "exporters/metrics.h"
 #include "exporters/metrics_server.h"
 #include "exporters/wait_fanout.h"
 #include "live/bt_util.h"
 #include "stream/host_stats.h"
-#include "stream/host_streams.h"
 
 namespace waitpath {
 namespace {
@@ -111,8 +110,8 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
   pipeline.reference = options.reference;
   pipeline.keep_decoded_bytes = options.keep_decoded_mb << 20;
   std::vector<HostStats> stats;
-  PipelineCallbacks callbacks;
-  callbacks.on_clocks = [&](const std::vector<HostClock>& clocks) {
+  EngineFeed feed(engine);
+  feed.on_clocks = [&](const std::vector<HostClock>& clocks) {
     // Several hosts: times are in the reference host's clock; say how well each maps to it.
     for (const HostClock& c : clocks) {
       if (options.json) std::cout << ClockJson(c) << '\n';
@@ -121,13 +120,13 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
                                        c.accuracy / 1e9);
     }
   };
-  callbacks.on_batch = [&](const Batch& batch) {
+  feed.on_batch = [&](const Batch& batch) {
     if (metrics) {
       metrics->ObserveBatch(batch);
       metrics->ObserveEngine();
     }
   };
-  if (!RunPipeline(hosts, pipeline, engine, &stats, callbacks, &error)) {
+  if (!AnalyseTraces(hosts, pipeline, feed, &stats, &error)) {
     fmt::print(stderr, "waitpath: {}\n", error);
     return 2;
   }

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "app/pipeline.h"
+#include "stream/pipeline.h"
 
 namespace waitpath {
 

@@ -11,8 +11,8 @@
 #include <memory>
 
 #include "app/command.h"
+#include "app/engine_feed.h"
 #include "app/host_errors.h"
-#include "app/pipeline.h"
 #include "app/report_flags.h"
 #include "base/duration.h"
 #include "base/stop_signal.h"
@@ -20,30 +20,30 @@
 #include "exporters/metrics.h"
 #include "exporters/metrics_server.h"
 #include "exporters/wait_fanout.h"
-#include "incremental/clock_sync.h"
 #include "live/bt_util.h"
-#include "live/host_reader.h"
 #include "live/relayd_link.h"
 #include "live/session_discovery.h"
-#include "stream/time_merger.h"
+#include "stream/clock_sync.h"
+#include "stream/pipeline.h"
 
 namespace waitpath {
 namespace {
 
-// The sessions to follow, as they come and go on the relayd. Their packets feed the clock
-// sync as they arrive; their events reach the engine merged in reference time, so that a wait
-// ended by another host's packet follows the sender there, as offline (docs/sync.md). The
-// first seconds are buffered (bootstrap) until the hosts that talk are synchronized.
-class LiveSessions {
+// The sessions to follow, as they come and go on the relayd: each is a source of the live
+// pipeline (stream/pipeline.h, kBootstrap: clocks synchronized from the packets as they arrive,
+// events merged in reference time, so that a wait ended by another host's packet follows the
+// sender there, as offline; docs/sync.md). This class finds sessions and reports on them.
+class LiveSessions : public EngineFeed {
  public:
   LiveSessions(const LiveOptions& options, Engine& engine, WatchedAccounting& accounting,
                MetricsExporter* metrics)
-      : options_(options), engine_(engine), accounting_(accounting), metrics_(metrics) {
-    merger_.SetMaxLag(options.max_lag_ns);
-    reader_options_.verbose = options.verbose;
-  }
+      : EngineFeed(engine),
+        options_(options),
+        accounting_(accounting),
+        metrics_(metrics),
+        pipeline_(PipelineFor(options), this) {}
 
-  ~LiveSessions() { StopAll(); }
+  ~LiveSessions() override { StopAll(); }
 
   // Lists the relayd's sessions and attaches to the wanted ones not followed yet.
   void Discover() {
@@ -59,8 +59,8 @@ class LiveSessions {
     last_error_.clear();
     // The relayd answers: a reader that lost it reattaches now rather than at the end of its
     // backoff (up to 5 s), before its session could be let go below as gone.
-    for (auto& r : readers_) {
-      if (r->relayd().lost()) r->RetryNow();
+    for (size_t h = 0; h < pipeline_.source_count(); ++h) {
+      if (pipeline_.source(h).relayd().lost()) pipeline_.source(h).RetryNow();
     }
     // A session gone from the relayd whose reader still waits (babeltrace2 2.0's live
     // iterator can wait forever on a session that ended before it attached) is let go after
@@ -74,7 +74,7 @@ class LiveSessions {
       } else if (gone_since_[id] == std::chrono::steady_clock::time_point{}) {
         gone_since_[id] = now;
       } else if (now - gone_since_[id] > std::chrono::seconds(5)) {
-        readers_[id]->RequestStop();
+        pipeline_.source(id).RequestStop();
       }
     }
     for (const LiveSession& s : sessions) {
@@ -83,67 +83,81 @@ class LiveSessions {
           options_.all || std::find(options_.sessions.begin(), options_.sessions.end(), s.name) !=
                               options_.sessions.end();
       if (!wanted) continue;
-      const auto id = static_cast<uint16_t>(readers_.size());
-      HostSpec spec{s.hostname, {}, {}, s.url};
       accounting_.AddHost(s.hostname);
       if (metrics_) metrics_->AddHost(s.hostname);
-      stats_.emplace_back().host = s.hostname;
       labels_.push_back(s.hostname + " (session " + s.name + ")");
-      sync_.AddHost(s.hostname);
-      merger_.AddHost();
-      last_arrival_.push_back(std::chrono::steady_clock::now());
-      readers_.push_back(std::make_unique<HostReader>(id, spec, reader_options_, &ready_));
       relayd_seen_.emplace_back();
       ended_.push_back(false);
       gone_since_.emplace_back();
-      by_url_[s.url] = id;
-      readers_.back()->Start();
+      by_url_[s.url] = pipeline_.AddSource(HostSpec{s.hostname, {}, {}, s.url});
       fmt::print(stderr, "waitpath: following session {} of host {}\n", s.name, s.hostname);
     }
   }
 
   // Feeds whatever the readers have read to the engine; waits up to `timeout_us` for more.
   void Pump(int64_t timeout_us) {
-    bool any = false;
-    const auto now = std::chrono::steady_clock::now();
-    for (size_t h = 0; h < readers_.size(); ++h) {
-      Batch* b = nullptr;
-      const auto host = static_cast<uint16_t>(h);
-      while (readers_[h]->queue().try_dequeue(b)) {
-        any = true;
-        last_arrival_[h] = now;
-        merger_.SetIdle(host, false);
-        stats_[h].Add(*b);
-        for (const Event& e : b->events) {
-          if ((e.kind == EventKind::kPacketOut || e.kind == EventKind::kPacketIn) && e.a >= 0) {
-            sync_.OnPacket(host, e.ts, e.kind == EventKind::kPacketOut,
-                           b->packets[static_cast<size_t>(e.a)]);
-          }
-        }
-        sync_.OnWatermark(host, b->watermark);
-        if (first_batch_ == std::chrono::steady_clock::time_point{}) first_batch_ = now;
-        if (b->last) {
-          ended_[h] = true;
-          const bool let_go = b->error == "stopped" && !stopping_;
-          fmt::print(stderr, "waitpath: host {}: {}\n", labels_[h],
-                     b->error.empty() ? "session ended"
-                     : let_go         ? "session ended (gone from the relayd)"
-                                      : b->error);
-        }
-        merger_.Push(std::unique_ptr<Batch>(b));
-      }
-      // A host quiet for two seconds is not waited for (a stalled host must not stall all).
-      if (!ended_[h] && now - last_arrival_[h] > std::chrono::seconds(2))
-        merger_.SetIdle(host, true);
-      ReportRelayd(h);
+    pipeline_.Pump(timeout_us);
+    Report();
+  }
+
+  void StopAll() {
+    if (stopping_) return;
+    stopping_ = true;
+    pipeline_.Drain();
+    Report();
+  }
+
+  // The pipeline's sink: clocks, batches, ends, on top of feeding the engine.
+  void OnClocks(const std::vector<HostClock>& clocks) override {
+    if (!synchronized_ && clocks.size() >= 2) {
+      fmt::print(stderr, "waitpath: times are in the clock of host {} (the reference)\n",
+                 clocks[0].host);
     }
-    Release(now);
-    if (!any) ready_.wait(timeout_us);
+    synchronized_ = true;
+    EngineFeed::OnClocks(clocks);
+    if (!metrics_) return;
+    for (const HostClock& c : clocks) {
+      metrics_->health().SetClockSync(c.host, std::string(SyncQualityName(c.quality)),
+                                      c.accuracy / 1e9);
+    }
+    // Remote waits never queue here (released in reference time, a missing send counts as
+    // network at once): the gauge says so.
+    metrics_->health().SetPendingCrossHostWaits(0);
+  }
+  void OnBatchDone(const Batch& batch) override {
+    if (!metrics_) return;
+    metrics_->ObserveBatch(batch);
+    const auto wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+    metrics_->ObserveEngine(wall);
+  }
+  void OnHostEnded(uint16_t h, const Batch& last) override {
+    ended_[h] = true;
+    const bool let_go = last.error == "stopped" && !stopping_;
+    fmt::print(stderr, "waitpath: host {}: {}\n", labels_[h],
+               last.error.empty() ? "session ended"
+               : let_go           ? "session ended (gone from the relayd)"
+                                  : last.error);
+  }
+
+ private:
+  static PipelineOptions PipelineFor(const LiveOptions& options) {
+    PipelineOptions p;
+    p.policy = SyncPolicy::kBootstrap;
+    p.reader.verbose = options.verbose;
+    p.max_lag_ns = options.max_lag_ns;
+    return p;
+  }
+
+  void Report() {
+    for (size_t h = 0; h < pipeline_.source_count(); ++h) ReportRelayd(h);
+    ReportLag();
   }
 
   // A reader's relayd connection: lost (once, however long it stays away) and reattached.
   void ReportRelayd(size_t h) {
-    const RelaydLink::Counts now = readers_[h]->relayd();
+    const RelaydLink::Counts now = pipeline_.source(h).relayd();
     RelaydLink::Counts& seen = relayd_seen_[h];
     for (RelaydLink::Turn turn : RelaydLink::TurnsBetween(seen, now)) {
       if (turn == RelaydLink::Turn::kLost) {
@@ -162,73 +176,20 @@ class LiveSessions {
     seen = now;
   }
 
-  // Bootstrap: until every host that exchanged packets is synchronized (or 3 s have passed,
-  // or the input is being drained), events stay buffered; then they go out in reference time.
-  void Release(std::chrono::steady_clock::time_point now) {
-    if (bootstrapping_) {
-      if (first_batch_ == std::chrono::steady_clock::time_point{} && !stopping_)
-        return;  // no data yet
-      const auto& clocks = sync_.Clocks();
-      bool linked = clocks.size() >= 2;
-      for (const HostClock& c : clocks) {
-        linked = linked &&
-                 (c.quality == SyncQuality::kAccurate || c.quality == SyncQuality::kApproximate);
-      }
-      const bool waited = first_batch_ != std::chrono::steady_clock::time_point{} &&
-                          now - first_batch_ > std::chrono::seconds(3);
-      // One host has nobody to synchronize with: nothing to wait for.
-      if (!linked && !waited && !stopping_ && clocks.size() >= 2) return;
-      bootstrapping_ = false;
-      engine_.SetSynchronized(true);
-      if (clocks.size() >= 2) {
-        fmt::print(stderr, "waitpath: times are in the clock of host {} (the reference)\n",
-                   clocks[0].host);
-      }
-    }
-    if (sync_.version() != sync_version_ || merger_.host_count() != transforms_set_) {
-      const auto& clocks = sync_.Clocks();
-      for (size_t h = 0; h < clocks.size(); ++h) {
-        merger_.SetTransform(static_cast<uint16_t>(h), clocks[h].transform);
-        if (metrics_) {
-          metrics_->health().SetClockSync(clocks[h].host,
-                                          std::string(SyncQualityName(clocks[h].quality)),
-                                          clocks[h].accuracy / 1e9);
-        }
-      }
-      sync_version_ = sync_.version();
-      transforms_set_ = merger_.host_count();
-      // Remote waits never queue here (released in reference time, a missing send counts as
-      // network at once): the gauge says so.
-      if (metrics_) metrics_->health().SetPendingCrossHostWaits(0);
-    }
-    Event e;
-    const Batch* from = nullptr;
-    while (merger_.Next(&e, &from)) engine_.Process(e, *from);
-    ReportLag();
-    for (auto& done : merger_.TakeConsumed()) {
-      if (metrics_) {
-        metrics_->ObserveBatch(*done);
-        const auto wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                              std::chrono::system_clock::now().time_since_epoch())
-                              .count();
-        metrics_->ObserveEngine(wall);
-      }
-      readers_[done->host]->Recycle(done.release());
-    }
-  }
-
   // A host lagging past --max-lag: said once when it starts and once when it ends; its
   // events dropped meanwhile are counted (docs/live.md).
   void ReportLag() {
-    for (size_t h = lagging_.size(); h < merger_.host_count(); ++h) {
-      if (metrics_) metrics_->health().SetHostLagging(stats_[h].host, false);
+    const TimeMerger& merger = pipeline_.merger();
+    const std::vector<HostStats>& stats = pipeline_.stats();
+    for (size_t h = lagging_.size(); h < merger.host_count(); ++h) {
+      if (metrics_) metrics_->health().SetHostLagging(stats[h].host, false);
     }
-    lagging_.resize(merger_.host_count(), false);
-    dropped_late_.resize(merger_.host_count(), 0);
-    for (uint16_t h = 0; h < merger_.host_count(); ++h) {
-      const bool lagging = merger_.lagging(h);
+    lagging_.resize(merger.host_count(), false);
+    dropped_late_.resize(merger.host_count(), 0);
+    for (uint16_t h = 0; h < merger.host_count(); ++h) {
+      const bool lagging = merger.lagging(h);
       if (lagging != lagging_[h]) {
-        if (metrics_) metrics_->health().SetHostLagging(stats_[h].host, lagging);
+        if (metrics_) metrics_->health().SetHostLagging(stats[h].host, lagging);
         if (lagging) {
           fmt::print(
               stderr,
@@ -240,49 +201,28 @@ class LiveSessions {
         }
         lagging_[h] = lagging;
       }
-      const uint64_t dropped = merger_.dropped_late(h);
+      const uint64_t dropped = merger.dropped_late(h);
       if (metrics_ && dropped != dropped_late_[h]) {
-        metrics_->health().AddLateEventsDropped(stats_[h].host, dropped - dropped_late_[h]);
+        metrics_->health().AddLateEventsDropped(stats[h].host, dropped - dropped_late_[h]);
       }
       dropped_late_[h] = dropped;
     }
   }
 
-  void StopAll() {
-    stopping_ = true;
-    for (auto& r : readers_) r->RequestStop();
-    for (auto& r : readers_) r->Join();
-    Pump(0);
-    // Everything has arrived: nobody is worth waiting for any more.
-    for (size_t h = 0; h < readers_.size(); ++h) merger_.SetIdle(static_cast<uint16_t>(h), true);
-    Release(std::chrono::steady_clock::now());
-  }
-
- private:
   const LiveOptions& options_;
-  Engine& engine_;
   WatchedAccounting& accounting_;
   MetricsExporter* metrics_;
-  ReaderOptions reader_options_;
-  moodycamel::LightweightSemaphore ready_;
-  std::vector<std::unique_ptr<HostReader>> readers_;
-  std::vector<HostStats> stats_;
   std::vector<std::string> labels_;              // "host (session name)", for messages
-  std::vector<RelaydLink::Counts> relayd_seen_;  // per reader, as last reported
+  std::vector<RelaydLink::Counts> relayd_seen_;  // per source, as last reported
   std::vector<bool> ended_;
   std::vector<bool> lagging_;           // per host, as last reported
   std::vector<uint64_t> dropped_late_;  // per host, as last counted
   std::vector<std::chrono::steady_clock::time_point> gone_since_;
-  std::vector<std::chrono::steady_clock::time_point> last_arrival_;
   bool stopping_ = false;
-  ClockSync sync_{{}, 0};
-  TimeMerger merger_{0};
-  bool bootstrapping_ = true;
-  std::chrono::steady_clock::time_point first_batch_{};
-  uint64_t sync_version_ = ~uint64_t{0};
-  size_t transforms_set_ = 0;
+  bool synchronized_ = false;
   std::map<std::string, uint16_t> by_url_;
   std::string last_error_;
+  Pipeline pipeline_;  // last: its readers stop before the rest goes
 };
 
 }  // namespace
@@ -327,8 +267,9 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
     engine.SetListener(&accounting);
     PipelineOptions pipeline;
     pipeline.reader.verbose = options.verbose;
+    EngineFeed feed(engine);
     std::vector<HostStats> stats;
-    if (!RunPipeline(hosts, pipeline, engine, &stats, {}, &error)) {
+    if (!AnalyseTraces(hosts, pipeline, feed, &stats, &error)) {
       fmt::print(stderr, "waitpath: {}\n", error);
       return 2;
     }

@@ -8,7 +8,7 @@
 #include "app/host_errors.h"
 #include "exporters/stats_report.h"
 #include "live/bt_util.h"
-#include "stream/host_streams.h"
+#include "stream/pipeline.h"
 
 namespace waitpath {
 
@@ -20,17 +20,12 @@ int RunStats(const StatsOptions& options) {
     fmt::print(stderr, "waitpath: {}\n", error);
     return 1;
   }
-  std::vector<HostStats> stats(hosts.size());
-  for (size_t i = 0; i < hosts.size(); ++i) stats[i].host = hosts[i].hostname;
-
-  ReaderOptions reader_options;
-  reader_options.verbose = options.verbose;
-  HostStreams streams(hosts, reader_options);
-  streams.Start();
-  while (auto batch = streams.Next(/*ordered=*/false)) {
-    stats[batch->host].Add(*batch);
-    streams.Recycle(std::move(batch));
-  }
+  PipelineOptions pipeline_options;  // kIdentity: counting needs no clock sync
+  pipeline_options.reader.verbose = options.verbose;
+  Pipeline pipeline(pipeline_options, nullptr);
+  for (const HostSpec& host : hosts) pipeline.AddSource(host);
+  pipeline.ReadAll(&error);
+  const std::vector<HostStats>& stats = pipeline.stats();
 
   if (options.json) {
     WriteStatsJson(std::cout, hosts, stats);

@@ -6,8 +6,9 @@
 
 #include "app/command.h"
 #include "app/host_errors.h"
-#include "app/sync_pass.h"
+#include "exporters/clock_report.h"
 #include "live/bt_util.h"
+#include "stream/pipeline.h"
 
 namespace waitpath {
 namespace {
@@ -28,26 +29,22 @@ int RunSync(const SyncOptions& o) {
     fmt::print(stderr, "waitpath: {}\n", error);
     return 1;
   }
-  SyncPassResult result;
-  ReaderOptions reader_options;
-  reader_options.verbose = o.verbose;
-  if (!RunSyncPass(hosts, o.reference, reader_options, !o.single_phase, &result, &error)) {
+  PipelineOptions options;
+  options.policy = SyncPolicy::kPrePass;  // its first pass alone
+  options.reader.verbose = o.verbose;
+  options.reference = o.reference;
+  options.two_phase = !o.single_phase;
+  Pipeline pipeline(options, nullptr);
+  for (const HostSpec& host : hosts) pipeline.AddSource(host);
+  if (!pipeline.ReadAll(&error)) {
     fmt::print(stderr, "waitpath: {}\n", error);
     return 2;
   }
-  for (const HostClock& c : result.sync->Clocks()) {
-    if (o.json) {
-      std::cout << ClockJson(c) << '\n';
-    } else {
-      fmt::print(
-          "host {:<12} reference {:<12} slope {:.12f}  offset {:+.1f} ns  accuracy {:.0f} ns  "
-          "{:<11} {} matches\n",
-          c.host, c.reference, c.transform.slope(), c.transform.offset(), c.accuracy,
-          SyncQualityName(c.quality), c.matches);
-    }
-  }
-  const SyncCounters& k = result.sync->counters();
-  const uint64_t inversions = result.sync->CountInversions();
+  ClockSync& sync = *pipeline.sync();
+  for (const HostClock& c : sync.Clocks())
+    std::cout << (o.json ? ClockJson(c) : ClockText(c)) << '\n';
+  const SyncCounters& k = sync.counters();
+  const uint64_t inversions = sync.CountInversions();
   if (o.json) {
     std::cout << fmt::format(
         "{{\"type\":\"sync\",\"sent\":{},\"received\":{},\"matched\":{},\"same_host\":{},"
@@ -61,7 +58,7 @@ int RunSync(const SyncOptions& o) {
         "(at most {} waiting); {} received before sent after sync\n",
         k.sends, k.receives, k.matched, k.same_host, k.expired, k.peak_pending, inversions);
   }
-  return ReportHostErrors(result.stats);
+  return ReportHostErrors(pipeline.stats());
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Per-event cost of the engine alone: reads one host's trace once into memory (the decoded
-// batches, as HostStreams delivers them to `waitpath analyze`), then times Engine::Push over
+// batches, as the pipeline delivers them to `waitpath analyze`), then times Engine::Push over
 // all of them, REPS times, each with a fresh Engine. Prints one JSON object.
 //
 // Usage: waitpath_engine_bench [--reps N] [--retention-ms MS] TRACE...
@@ -14,7 +14,7 @@
 
 #include "incremental/engine.h"
 #include "live/trace_discovery.h"
-#include "stream/host_streams.h"
+#include "stream/pipeline.h"
 
 namespace {
 
@@ -72,9 +72,12 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<waitpath::Batch>> batches;
   uint64_t events = 0;
   {
-    waitpath::HostStreams streams(hosts, waitpath::ReaderOptions{});
-    streams.Start();
-    while (auto batch = streams.Next()) {
+    waitpath::Pipeline pipeline(waitpath::PipelineOptions{}, nullptr);
+    pipeline.AddSource(hosts[0]);
+    waitpath::KeptBatches kept;
+    kept.budget_bytes = SIZE_MAX;
+    pipeline.ReadAll(&error, &kept);
+    while (auto batch = kept.Pop(0)) {
       events += batch->events.size();
       if (!batch->error.empty()) std::fprintf(stderr, "engine_bench: %s\n", batch->error.c_str());
       batches.push_back(std::move(batch));

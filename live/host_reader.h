@@ -26,7 +26,7 @@ struct HostInput;
 struct ReaderOptions {
   size_t batch_events = 4096;
   size_t max_queued_batches =
-      64;  // backpressure: the reader waits beyond this (HostStreams: 256 over all hosts)
+      64;                // backpressure: the reader waits beyond this (the pipeline may set less)
   bool verbose = false;  // babeltrace2 warnings and full error chains
 };
 

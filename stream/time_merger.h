@@ -1,6 +1,22 @@
-// Merges several hosts' event streams into one, in reference-clock order: each host's
-// timestamps go through its clock transform, and an event is released only when every
-// unfinished host has shown data (or a watermark) at least as late.
+// Merges several hosts' event streams into one, in reference-clock order (the merger of
+// stream/pipeline.h).
+//
+// The ordering algorithm. Each host delivers batches in its own time order (its reader merged
+// its CPU streams) and a watermark: no later event of that host is older. An event's reference
+// time is its host's transform applied to its timestamp, clamped to the host's last released
+// time (a transform that improved may not reorder one host's events). Next() releases the
+// head event with the smallest reference time across hosts, but only once every other host
+// that has not ended is known not to hold anything older: it has a buffered head at least as
+// late, or nothing buffered and a watermark at least as late. Otherwise Next() says which host
+// must be read (needed()), and offline the pipeline blocks on that host's reader; live, a host
+// quiet for a while is marked idle and not waited for (its later events still merge, after
+// what was released meanwhile), and with a lag limit a host too far behind is not waited for
+// and its too-old events are dropped as counted losses. Cost: one full comparison over hosts
+// when the releasing host changes; in between, a run of one host's events is released with a
+// single comparison each against the bound that comparison computed (the next-oldest head or
+// watermark), so a merge of H hosts costs O(1) per event while hosts alternate rarely and
+// O(H) at each switch. (Like Perfetto's trace sorter, but with no sorting window: each input
+// is already ordered, so a watermark per input replaces a time window.)
 #pragma once
 
 #include <deque>

@@ -1,4 +1,4 @@
-#include "incremental/clock_sync.h"
+#include "stream/clock_sync.h"
 
 #include <gtest/gtest.h>
 

@@ -1,0 +1,46 @@
+// The engine as the pipeline's sink (stream/pipeline.h), and the offline run every command
+// that analyses recorded traces shares: one host as read, several after the clock-sync pass.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "incremental/engine.h"
+#include "stream/pipeline.h"
+
+namespace waitpath {
+
+class EngineFeed : public PipelineSink {
+ public:
+  explicit EngineFeed(Engine& engine) : engine_(engine) {}
+
+  // Optional observers, on the pipeline's thread.
+  std::function<void(const std::vector<HostClock>&)> on_clocks;
+  std::function<void(const Batch&)> on_batch;
+  std::function<void(uint16_t host, const Batch& last)> on_host_ended;
+
+  void OnClocks(const std::vector<HostClock>& clocks) override {
+    // From now on times are in the reference clock: cross-host packets can be followed.
+    engine_.SetSynchronized(true);
+    if (on_clocks) on_clocks(clocks);
+  }
+  void OnEvent(const Event& event, const Batch& from) override { engine_.Process(event, from); }
+  void OnEvents(const Batch& batch) override { engine_.Push(batch); }
+  void OnBatchDone(const Batch& batch) override {
+    if (on_batch) on_batch(batch);
+  }
+  void OnHostEnded(uint16_t host, const Batch& last) override {
+    if (on_host_ended) on_host_ended(host, last);
+  }
+
+ private:
+  Engine& engine_;
+};
+
+// Recorded traces into `feed`: kIdentity for one host, kPrePass for several (`options.policy`
+// is set here). False (and `error`) on a bad reference. `stats`: the hosts' reading figures.
+bool AnalyseTraces(const std::vector<HostSpec>& hosts, PipelineOptions options, EngineFeed& feed,
+                   std::vector<HostStats>* stats, std::string* error);
+
+}  // namespace waitpath

@@ -1,0 +1,30 @@
+#include "exporters/clock_report.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+namespace waitpath {
+
+std::string ClockJson(const HostClock& c) {
+  nlohmann::ordered_json j;
+  j["type"] = "clock";
+  j["host"] = c.host;
+  j["reference"] = c.reference;
+  j["slope"] = c.transform.slope();
+  j["offset_ns"] = c.transform.offset();
+  j["accuracy"] = c.accuracy;
+  j["quality"] = SyncQualityName(c.quality);
+  j["matches"] = c.matches;
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+std::string ClockText(const HostClock& c) {
+  return fmt::format(
+      "host {:<12} reference {:<12} slope {:.12f}  offset {:+.1f} ns  accuracy {:.0f} ns  "
+      "{:<11} {} matches",
+      c.host, c.reference, c.transform.slope(), c.transform.offset(), c.accuracy,
+      SyncQualityName(c.quality), c.matches);
+}
+
+}  // namespace waitpath

@@ -1,0 +1,215 @@
+// The pipeline over real recorded traces (the repository's LTTng and perf fixtures, and the
+// shared two-host scp traces when present): every event delivered once, in order, the same
+// whatever the policy's path (kept batches or a second read, a slow host, the live policy).
+#include "stream/pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace waitpath {
+namespace {
+
+struct Seen {
+  uint16_t host;
+  int64_t ts;
+  EventKind kind;
+  uint16_t cpu;
+  int32_t cur_tid;
+  bool operator==(const Seen&) const = default;
+};
+
+// Records what the pipeline delivers, and checks its promises as they happen.
+class RecordingSink : public PipelineSink {
+ public:
+  void OnClocks(const std::vector<HostClock>& clocks) override {
+    ++clock_calls;
+    clocks_before_first_event = events.empty();
+    last_clocks = clocks;
+  }
+  void OnEvent(const Event& e, const Batch& from) override {
+    events.push_back({from.host, e.ts, e.kind, e.cpu, e.cur_tid});
+    open_batches[&from] = true;
+  }
+  void OnBatchDone(const Batch& batch) override {
+    ++batches_done;
+    done_events += batch.events.size();
+    open_batches.erase(&batch);
+  }
+  void OnHostEnded(uint16_t host, const Batch& last) override {
+    ended.push_back(host);
+    EXPECT_TRUE(last.last);
+  }
+
+  std::vector<Seen> events;
+  std::map<const Batch*, bool> open_batches;
+  std::vector<HostClock> last_clocks;
+  std::vector<uint16_t> ended;
+  int clock_calls = 0;
+  bool clocks_before_first_event = false;
+  size_t batches_done = 0;
+  size_t done_events = 0;
+};
+
+std::string Fixture(const std::string& name) {
+  return std::string(WAITPATH_FIXTURES) + "/" + name;
+}
+
+std::vector<HostSpec> Hosts(const std::vector<std::string>& paths) {
+  std::vector<HostSpec> hosts;
+  std::string error;
+  EXPECT_TRUE(DiscoverHosts(paths, &hosts, &error)) << error;
+  return hosts;
+}
+
+bool SharedScp() {
+  return std::filesystem::exists(std::string(WAITPATH_SHARED_TRACES) + "/scp_src");
+}
+
+std::vector<HostSpec> ScpHosts() {
+  return Hosts({std::string(WAITPATH_SHARED_TRACES) + "/scp_src",
+                std::string(WAITPATH_SHARED_TRACES) + "/scp_dest"});
+}
+
+uint64_t DecodedEvents(const std::vector<HostStats>& stats) {
+  uint64_t n = 0;
+  for (const HostStats& s : stats) {
+    for (const auto& [cpu, count] : s.events_by_cpu) n += count;
+  }
+  return n;
+}
+
+RecordingSink RunWith(const std::vector<HostSpec>& hosts, PipelineOptions options,
+                      std::vector<HostStats>* stats = nullptr) {
+  RecordingSink sink;
+  Pipeline pipeline(std::move(options), &sink);
+  for (const HostSpec& h : hosts) pipeline.AddSource(h);
+  std::string error;
+  EXPECT_TRUE(pipeline.Run(&error)) << error;
+  if (stats) *stats = pipeline.stats();
+  return sink;
+}
+
+void ExpectOrdered(const std::vector<Seen>& events) {
+  for (size_t i = 1; i < events.size(); ++i) {
+    ASSERT_LE(events[i - 1].ts, events[i].ts) << "event " << i;
+  }
+}
+
+TEST(Pipeline, IdentityDeliversEveryEventOnceInOrder) {
+  std::vector<HostStats> stats;
+  const RecordingSink sink = RunWith(Hosts({Fixture("lttng/rpc")}), PipelineOptions{}, &stats);
+  ASSERT_EQ(stats.size(), 1u);
+  EXPECT_TRUE(stats[0].ended);
+  EXPECT_GT(sink.events.size(), 1000u);
+  EXPECT_EQ(sink.events.size(), DecodedEvents(stats));
+  EXPECT_EQ(sink.done_events, sink.events.size());  // every batch done once, after its events
+  EXPECT_TRUE(sink.open_batches.empty());
+  EXPECT_EQ(sink.clock_calls, 0);  // one host: its own clock, no sync
+  EXPECT_EQ(sink.ended, std::vector<uint16_t>{0});
+  ExpectOrdered(sink.events);
+}
+
+TEST(Pipeline, ReadAllCountsWhatRunDelivers) {
+  const std::vector<HostSpec> hosts = Hosts({Fixture("perf/rpc")});
+  std::vector<HostStats> run_stats;
+  const RecordingSink sink = RunWith(hosts, PipelineOptions{}, &run_stats);
+  Pipeline counting(PipelineOptions{}, nullptr);
+  counting.AddSource(hosts[0]);
+  std::string error;
+  ASSERT_TRUE(counting.ReadAll(&error));
+  EXPECT_EQ(DecodedEvents(counting.stats()), sink.events.size());
+  EXPECT_EQ(counting.stats()[0].by_kind, run_stats[0].by_kind);
+  EXPECT_EQ(counting.sync(), nullptr);  // kIdentity: no clock sync
+}
+
+TEST(Pipeline, UnrelatedHostsMergeInTimeWithoutSync) {
+  // Two hosts that exchanged nothing: the sync has nothing to say, the merger still orders.
+  PipelineOptions options;
+  options.policy = SyncPolicy::kPrePass;
+  std::vector<HostStats> stats;
+  const RecordingSink sink =
+      RunWith(Hosts({Fixture("lttng/rpc"), Fixture("lttng/mutex")}), options, &stats);
+  ASSERT_EQ(stats.size(), 2u);
+  EXPECT_EQ(sink.clock_calls, 1);
+  EXPECT_TRUE(sink.clocks_before_first_event);
+  EXPECT_EQ(sink.events.size(), DecodedEvents(stats));
+  ExpectOrdered(sink.events);
+  size_t from_second = 0;
+  for (const Seen& s : sink.events) from_second += s.host == 1;
+  EXPECT_GT(from_second, 0u);
+  EXPECT_LT(from_second, sink.events.size());
+}
+
+TEST(Pipeline, PrePassSynchronizesThenMergesTheSameFromMemoryOrASecondRead) {
+  if (!SharedScp()) GTEST_SKIP() << "../shared/traces absent";
+  PipelineOptions kept;
+  kept.policy = SyncPolicy::kPrePass;
+  std::vector<HostStats> kept_stats;
+  const RecordingSink from_memory = RunWith(ScpHosts(), kept, &kept_stats);
+  PipelineOptions reread = kept;
+  reread.keep_decoded_bytes = 0;
+  std::vector<HostStats> reread_stats;
+  const RecordingSink from_disk = RunWith(ScpHosts(), reread, &reread_stats);
+
+  ASSERT_EQ(from_memory.clock_calls, 1);
+  EXPECT_TRUE(from_memory.clocks_before_first_event);
+  ASSERT_EQ(from_memory.last_clocks.size(), 2u);
+  EXPECT_EQ(from_memory.last_clocks[1].quality, SyncQuality::kAccurate);
+  ExpectOrdered(from_memory.events);
+  EXPECT_EQ(from_memory.events.size(), DecodedEvents(kept_stats));
+  EXPECT_TRUE(from_memory.events == from_disk.events);
+  EXPECT_EQ(DecodedEvents(kept_stats), DecodedEvents(reread_stats));  // counted once each way
+}
+
+TEST(Pipeline, ASlowHostChangesNothing) {
+  if (!SharedScp()) GTEST_SKIP() << "../shared/traces absent";
+  PipelineOptions options;
+  options.policy = SyncPolicy::kPrePass;
+  const RecordingSink normal = RunWith(ScpHosts(), options);
+  setenv("WAITPATH_TEST_SLOW_HOST", "VM1:1", 1);
+  const RecordingSink slow = RunWith(ScpHosts(), options);
+  unsetenv("WAITPATH_TEST_SLOW_HOST");
+  EXPECT_TRUE(normal.events == slow.events);
+}
+
+TEST(Pipeline, BootstrapPolicyOverRecordedTracesDeliversEverything) {
+  if (!SharedScp()) GTEST_SKIP() << "../shared/traces absent";
+  PipelineOptions options;
+  options.policy = SyncPolicy::kBootstrap;
+  std::vector<HostStats> stats;
+  const RecordingSink sink = RunWith(ScpHosts(), options, &stats);
+  EXPECT_GE(sink.clock_calls, 1);
+  EXPECT_TRUE(sink.clocks_before_first_event);  // nothing before the bootstrap ends
+  EXPECT_EQ(sink.events.size(), DecodedEvents(stats));
+  EXPECT_TRUE(sink.open_batches.empty());
+  // Transforms may improve as packets arrive: time is monotonic per host, not across.
+  std::map<uint16_t, int64_t> last;
+  for (const Seen& s : sink.events) {
+    auto [it, inserted] = last.try_emplace(s.host, s.ts);
+    ASSERT_LE(it->second, s.ts);
+    it->second = s.ts;
+  }
+  EXPECT_EQ(last.size(), 2u);
+}
+
+TEST(Pipeline, UnknownReferenceIsAnError) {
+  PipelineOptions options;
+  options.policy = SyncPolicy::kPrePass;
+  options.reference = "nosuchhost";
+  RecordingSink sink;
+  Pipeline pipeline(options, &sink);
+  for (const HostSpec& h : Hosts({Fixture("lttng/rpc"), Fixture("lttng/mutex")}))
+    pipeline.AddSource(h);
+  std::string error;
+  EXPECT_FALSE(pipeline.Run(&error));
+  EXPECT_EQ(error, "--reference nosuchhost: no such host in the traces");
+  EXPECT_TRUE(sink.events.empty());
+}
+
+}  // namespace
+}  // namespace waitpath
