@@ -330,8 +330,8 @@ class Bench:
         self.res["memory"] = self.memory(thr)
         self.res["callgrind"] = self.callgrind()
         self.res["profile"] = self.profile(thr[0][1])
-        self.res["live"] = {"status": "not measured yet", "latency": None, "scale": None,
-                            "note": "live latency and live scale: to be added with the live engine (issue 6)"}
+        self.res["live"] = {"status": "measured separately", "latency": None, "scale": None,
+                            "note": "live latency and scale: bench/live_latency.sh and bench/live_scale.sh (bench/run.sh runs them after this)"}
         self.res["machine"]["loadavg_end"] = os.getloadavg()[0]
         self.res["elapsed_s"] = round(time.time() - t0, 1)
         self.res["targets"] = self.targets()

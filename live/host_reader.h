@@ -25,8 +25,8 @@ struct HostInput;
 
 struct ReaderOptions {
   size_t batch_events = 4096;
-  size_t max_queued_batches =
-      64;                // backpressure: the reader waits beyond this (the pipeline may set less)
+  // Backpressure: the reader waits beyond this many queued batches (the pipeline may set less).
+  size_t max_queued_batches = 64;
   bool verbose = false;  // babeltrace2 warnings and full error chains
 };
 

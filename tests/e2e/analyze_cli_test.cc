@@ -116,8 +116,7 @@ TEST_F(GeneratedScenarioTest, LossBecomesUnknownAndSumsStillHold) {
     ExpectTaskInvariants(t, true);
     unknown += t["breakdown_ns"]["unknown"].get<int64_t>();
   }
-  // What the loss hid is reported, not guessed (see the closing note of issue 4 for how far
-  // the rest moves from the truth under such heavy loss).
+  // What the loss hid is reported as unknown, not guessed (docs/reading.md, "Loss and damage").
   EXPECT_GT(unknown, 0);
 }
 

@@ -1,4 +1,4 @@
-// Ground truth: the pointwise active path of DESIGN.md applied to the simulation's own
+// Ground truth: the pointwise active path (docs/architecture.md) applied to the simulation's own
 // timelines (who ran when, who woke whom, which packet from whom, when).
 #pragma once
 
