@@ -9,6 +9,7 @@
 
 #include "app/command.h"
 #include "app/engine_feed.h"
+#include "app/flag_checks.h"
 #include "app/host_errors.h"
 #include "app/report_flags.h"
 #include "base/duration.h"
@@ -162,20 +163,26 @@ Command AddAnalyzeCommand(CLI::App& app) {
       app.add_subcommand("analyze", "Active paths of watched tasks: why they waited, and on whom");
   cmd->add_flag("--json", o->json, "JSON Lines: a task record per watched task, wait records");
   cmd->add_option("--watch", o->watch,
-                  "Tasks to report: key=value[,key=value] with comm (regex), tid, pid, host; "
-                  "repeat to OR; default every task that ran");
-  cmd->add_option("--min-wait", o->min_wait, "Also report each wait at least this long (e.g. 5ms)");
+                  "Tasks to report: key=value[,key=value] with comm (RE2 regex), comm! (exclude), "
+                  "tid, pid, host; repeat to OR; default every task that ran")
+      ->allow_extra_args(false);
+  cmd->add_option("--min-wait", o->min_wait, "Also report each wait at least this long (e.g. 5ms)")
+      ->check(DurationCheck(false));
   cmd->add_option("--top", o->top, "Tasks listed per watched task (by time on its path)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(IntegerRange(1, 1'000'000'000));
   cmd->add_option("--retention", o->retention, "History kept behind the newest event")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(DurationCheck(true));
   cmd->add_option("--max-history-mb", o->max_history_mb, "Cap on retained history")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(IntegerRange(1, 1 << 24));
   cmd->add_option(
          "--keep-decoded-mb", o->keep_decoded_mb,
          "Several hosts: analyse the events the clock-sync pass decoded from memory, up to "
          "this much; larger input is decoded twice (0: always)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(IntegerRange(0, 1 << 24));
   cmd->add_option("--reference", o->reference,
                   "Several hosts: the host whose clock times are reported in");
   cmd->add_flag("-v,--verbose", o->verbose, "babeltrace2 warnings and full error chains");
@@ -183,13 +190,16 @@ Command AddAnalyzeCommand(CLI::App& app) {
                   "Write the Prometheus text exposition there at the end");
   cmd->add_option("--metrics", m->listen,
                   "Serve Prometheus metrics on ADDR:PORT (default address 127.0.0.1), during and "
-                  "after the analysis");
+                  "after the analysis")
+      ->check(ListenAddressCheck());
   cmd->add_option("--metrics-linger", m->linger,
                   "With --metrics: keep serving this long after the analysis (e.g. 30s); "
-                  "default until SIGINT/SIGTERM");
+                  "default until SIGINT/SIGTERM")
+      ->check(DurationCheck(false));
   cmd->add_option("--max-processes", m->max_processes,
                   "Process label values per metric family; later processes count as `other`")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(IntegerRange(1, 100'000));
   cmd->add_option("TRACE", o->traces, "Trace directories")->required();
   return Command{cmd, [o, m] { return RunAnalyzeWithMetrics(*o, *m); }};
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "app/command.h"
+#include "app/flag_checks.h"
 #include "app/live_command.h"
 #include "base/duration.h"
 #include "base/stop_signal.h"
@@ -88,14 +89,18 @@ Command AddDemoCommand(CLI::App& app) {
       "Live demo: replays a generated three-host trace set through private LTTng daemons and "
       "tails why its tasks wait (needs root and lttng-tools)");
   cmd->add_option("--speed", f->demo.speed, "Replay speed (1 = real time)")->capture_default_str();
-  cmd->add_option("--duration", f->duration, "Stop by itself after this long (e.g. 30s)");
+  cmd->add_option("--duration", f->duration, "Stop by itself after this long (e.g. 30s)")
+      ->check(DurationCheck(true));
   cmd->add_flag("--json", f->json, "JSON Lines output, as waitpath live --json");
   cmd->add_option("--watch", f->watch,
                   "Tasks to watch, as for analyze (default: the built-in scenario's client, web "
-                  "server and database; all tasks of --traces or --scenario)");
-  cmd->add_option("--min-wait", f->min_wait, "Print waits at least this long (e.g. 1ms)");
+                  "server and database; all tasks of --traces or --scenario)")
+      ->allow_extra_args(false);
+  cmd->add_option("--min-wait", f->min_wait, "Print waits at least this long (e.g. 1ms)")
+      ->check(DurationCheck(false));
   cmd->add_option("--metrics", f->demo.metrics, "Serve Prometheus /metrics at ADDR:PORT")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(ListenAddressCheck());
   cmd->add_flag("--no-metrics", f->no_metrics, "Do not serve /metrics");
   cmd->add_option("--scenario", f->demo.scenario,
                   "Generator scenario to replay (default: tools/demo/demo.toml)");

@@ -12,6 +12,7 @@
 
 #include "app/command.h"
 #include "app/engine_feed.h"
+#include "app/flag_checks.h"
 #include "app/host_errors.h"
 #include "app/report_flags.h"
 #include "base/duration.h"
@@ -313,15 +314,20 @@ namespace {
 
 void AddCommonFlags(CLI::App* cmd, LiveOptions* o) {
   cmd->add_option("--watch", o->watch,
-                  "Tasks to report: key=value[,key=value] (comm, tid, pid, host); repeat to OR");
-  cmd->add_option("--min-wait", o->min_wait, "Report each wait at least this long (e.g. 5ms)");
+                  "Tasks to report: key=value[,key=value] (comm, comm!, tid, pid, host); repeat "
+                  "to OR")
+      ->allow_extra_args(false);
+  cmd->add_option("--min-wait", o->min_wait, "Report each wait at least this long (e.g. 5ms)")
+      ->check(DurationCheck(false));
   cmd->add_flag("--json", o->json, "JSON Lines");
   cmd->add_option("--retention", o->retention, "History kept behind the newest event")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(DurationCheck(true));
   cmd->add_option(
          "--max-lag", o->max_lag,
          "Live: a host further behind the others is not waited for (its older events are lost)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(DurationCheck(false));
   cmd->add_flag("-v,--verbose", o->verbose, "babeltrace2 warnings and full error chains");
 }
 
@@ -332,15 +338,18 @@ Command AddLiveCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "live", "Attach to an LTTng relay daemon and analyse its sessions until stopped");
   cmd->add_option("--relayd", o->relayd, "net://HOST[:PORT] of the relay daemon")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(RelaydUrlCheck());
   cmd->add_option("--session", o->sessions, "A session to follow (repeat); see --all");
   cmd->add_flag("--all", o->all, "Follow every session, including ones that start later");
   cmd->add_flag("--tail", o->tail,
                 "Print each wait as it resolves instead of task records at the end");
   cmd->add_option("--metrics", o->metrics,
-                  "Serve Prometheus metrics on ADDR:PORT (e.g. 127.0.0.1:9464)");
+                  "Serve Prometheus metrics on ADDR:PORT (e.g. 127.0.0.1:9464)")
+      ->check(ListenAddressCheck());
   cmd->add_option("--max-processes", o->max_processes, "Process label values per metric family")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(IntegerRange(1, 100'000));
   AddCommonFlags(cmd, o.get());
   return Command{cmd, [o] {
                    if (!o->all && o->sessions.empty()) {
@@ -359,7 +368,8 @@ Command AddTailCommand(CLI::App& app) {
       "tail", "Print each resolved wait of watched tasks as it resolves (live or traces)");
   cmd->add_option("--relayd", o->relayd,
                   "net://HOST[:PORT]: follow its sessions (default when no TRACE)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(RelaydUrlCheck());
   cmd->add_option("--session", o->sessions, "Only these sessions (default: all)");
   AddCommonFlags(cmd, o.get());
   cmd->add_option("TRACE", o->traces, "Recorded traces instead of a relayd");

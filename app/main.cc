@@ -2,9 +2,11 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <exception>
 #include <vector>
 
 #include "app/command.h"
+#include "app/config_check.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"waitpath: why do programs wait? Active-path analysis of Linux kernel traces."};
@@ -19,6 +21,12 @@ int main(int argc, char** argv) {
       waitpath::AddTailCommand(app),  waitpath::AddDemoCommand(app),
   };
 
+  const std::string config = waitpath::ConfigPathFromArgs(argc, argv);
+  std::string config_error;
+  if (!config.empty() && !waitpath::CheckConfig(config, app, &config_error)) {
+    fmt::print(stderr, "waitpath: {}\n", config_error);
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -31,8 +39,17 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "waitpath: {} (see waitpath --help)\n", e.what());
     return 2;
   }
-  for (const waitpath::Command& c : commands) {
-    if (c.cli->parsed()) return c.run();
+  // No command ends by an uncaught exception: one line, exit 1.
+  try {
+    for (const waitpath::Command& c : commands) {
+      if (c.cli->parsed()) return c.run();
+    }
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "waitpath: internal error: {}\n", e.what());
+    return 1;
+  } catch (...) {
+    fmt::print(stderr, "waitpath: internal error (unknown exception)\n");
+    return 1;
   }
   return 2;
 }

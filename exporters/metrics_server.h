@@ -10,8 +10,13 @@
 
 namespace waitpath {
 
-// "ADDR:PORT", ":PORT" or "PORT" (bound on 127.0.0.1: exposing the metrics beyond the host is
-// a choice to write out), "[::1]:PORT" for IPv6. Port 0 picks a free port. False with a
+// Server workers, and how long a client may take over a request: a few idle or slow clients
+// must not block a scrape.
+inline constexpr int kServerThreads = 8;
+inline constexpr int kRequestTimeoutMs = 10000;
+
+// Exactly one "ADDR:PORT", ":PORT" or "PORT" (bound on 127.0.0.1: exposing the metrics beyond the
+// host is a choice to write out), "[::1]:PORT" for IPv6. Port 0 picks a free port. False with a
 // one-line error when malformed.
 bool ParseListenAddress(const std::string& text, std::string* address, std::string* error);
 

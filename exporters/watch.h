@@ -1,8 +1,10 @@
-// Which tasks to report: `--watch key=value[,key=value]` selectors, OR-ed.
+// Which tasks to report: `--watch key=value[,key=value]` selectors, OR-ed (docs/analyze.md).
 #pragma once
 
+#include <re2/re2.h>
+
+#include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -10,13 +12,22 @@
 namespace waitpath {
 
 struct WatchSelector {
-  std::optional<std::regex> comm;  // full match of the task's name
+  // Full matches of the task's name: it must match `comm` and none of `not_comm`. RE2 syntax:
+  // matching takes time linear in the name, whatever the pattern (no backtracking, so no
+  // look-around or back-references).
+  std::shared_ptr<const RE2> comm;
   std::string comm_text;
+  std::vector<std::shared_ptr<const RE2>> not_comm;
   std::optional<int32_t> tid, pid;
   std::optional<std::string> host;
 };
 
-// Parses "comm=REGEX,tid=N,pid=N,host=NAME". Returns false with a one-line error.
+// A pattern longer than this is refused (RE2's memory budget bounds what is left).
+inline constexpr size_t kMaxWatchPattern = 1024;
+
+// Parses "comm=REGEX,comm!=REGEX,tid=N,pid=N,host=NAME". A comma separates items only where the
+// next item starts with a key and `=` or `!=` (so `comm=a{2,3}` is one item). Returns false with
+// a one-line error.
 bool ParseWatch(const std::string& text, WatchSelector* out, std::string* error);
 
 class WatchSet {

@@ -1,8 +1,11 @@
 #include "live/trace_discovery.h"
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <filesystem>
-#include <regex>
+#include <optional>
+#include <string_view>
 #include <system_error>
 
 #include "live/bt_util.h"
@@ -39,29 +42,63 @@ bool ReadMetadataText(const std::string& dir, std::string* text, std::string* er
 
 }  // namespace
 
+namespace {
+
+bool IsWordChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
+
+// The value text after `key =` in an env block (the key as a whole word), or nullopt. A plain
+// scan: the block is trace input, of any size (a regex over it could exhaust the stack).
+std::optional<std::string_view> EnvValue(std::string_view block, std::string_view key) {
+  for (size_t at = block.find(key); at != std::string_view::npos; at = block.find(key, at + 1)) {
+    if (at > 0 && IsWordChar(block[at - 1])) continue;
+    size_t i = at + key.size();
+    if (i < block.size() && IsWordChar(block[i])) continue;
+    while (i < block.size() && std::isspace(static_cast<unsigned char>(block[i]))) ++i;
+    if (i >= block.size() || block[i] != '=') continue;
+    ++i;
+    while (i < block.size() && std::isspace(static_cast<unsigned char>(block[i]))) ++i;
+    return block.substr(i);
+  }
+  return std::nullopt;
+}
+
+std::string EnvString(std::string_view block, std::string_view key) {
+  const auto value = EnvValue(block, key);
+  if (!value || value->empty() || value->front() != '"') return {};
+  const size_t close = value->find('"', 1);
+  if (close == std::string_view::npos) return {};
+  // A host name is a label in messages and metrics: keep it to a sane length.
+  return std::string(value->substr(1, std::min<size_t>(close - 1, kMaxEnvString)));
+}
+
+// -1 when absent or not an int (out of range included).
+int EnvInt(std::string_view block, std::string_view key) {
+  const auto value = EnvValue(block, key);
+  if (!value) return -1;
+  int out = -1;
+  const char* begin = value->data();
+  const auto [end, ec] = std::from_chars(begin, begin + value->size(), out);
+  if (ec != std::errc() || end == begin) return -1;
+  return out;
+}
+
+}  // namespace
+
 TraceEnv ParseTraceEnv(const std::string& text) {
   TraceEnv env;
   const size_t start = text.find("env {");
   if (start == std::string::npos) return env;
   const size_t end = text.find("};", start);
-  const std::string block =
-      text.substr(start, end == std::string::npos ? std::string::npos : end - start);
-  auto str = [&](const char* key) {
-    std::smatch m;
-    std::regex re(std::string("\\b") + key + "\\s*=\\s*\"([^\"]*)\"");
-    return std::regex_search(block, m, re) ? m[1].str() : std::string();
-  };
-  auto num = [&](const char* key) {
-    std::smatch m;
-    std::regex re(std::string("\\b") + key + "\\s*=\\s*(-?[0-9]+)");
-    return std::regex_search(block, m, re) ? std::stoi(m[1].str()) : -1;
-  };
-  env.hostname = str("hostname");
-  if (env.hostname.empty()) env.hostname = str("host");
-  env.domain = str("domain");
-  env.tracer_name = str("tracer_name");
-  env.tracer_major = num("tracer_major");
-  env.tracer_minor = num("tracer_minor");
+  const std::string_view block = std::string_view(text).substr(
+      start, end == std::string::npos ? std::string::npos : end - start);
+  env.hostname = EnvString(block, "hostname");
+  if (env.hostname.empty()) env.hostname = EnvString(block, "host");
+  env.domain = EnvString(block, "domain");
+  env.tracer_name = EnvString(block, "tracer_name");
+  env.tracer_major = EnvInt(block, "tracer_major");
+  env.tracer_minor = EnvInt(block, "tracer_minor");
   return env;
 }
 

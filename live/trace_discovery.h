@@ -23,7 +23,11 @@ struct HostSpec {
   std::string live_url;
 };
 
-// Parses the env { ... } block of CTF 1.8 metadata text.
+// Env strings longer than this are cut (a host name is a label in messages and metrics).
+inline constexpr size_t kMaxEnvString = 255;
+
+// Parses the env { ... } block of CTF 1.8 metadata text (any size; values out of range read as
+// absent).
 TraceEnv ParseTraceEnv(const std::string& metadata_text);
 
 // Expands each path (a trace directory, or a directory holding several traces such as an

@@ -29,6 +29,21 @@ TEST(TraceDiscoveryTest, ParsesLttngAndPerfEnvironments) {
   EXPECT_EQ(ParseTraceEnv("no env here").hostname, "");
 }
 
+// Hostile metadata (issue found by fuzzing): a 60,000-character host name overflowed the
+// stack of the regex that read it; an out-of-range version threw out of std::stoi.
+TEST(TraceDiscoveryTest, HostileEnvironmentsParseWithoutCrashing) {
+  const std::string huge(60000, 'h');
+  TraceEnv env = ParseTraceEnv("env {\n\thostname = \"" + huge +
+                               "\";\n\ttracer_major = 99999999999;\n\ttracer_minor = -;\n};");
+  EXPECT_EQ(env.hostname, std::string(kMaxEnvString, 'h'));
+  EXPECT_EQ(env.tracer_major, -1);
+  EXPECT_EQ(env.tracer_minor, -1);
+  // Keys are whole words; an unterminated string is absent.
+  env = ParseTraceEnv("env { myhostname = \"x\"; hostname= \"y\"; domain = \"open");
+  EXPECT_EQ(env.hostname, "y");
+  EXPECT_EQ(env.domain, "");
+}
+
 TEST(TraceDiscoveryTest, MissingPathIsOneClearLine) {
   std::vector<HostSpec> hosts;
   std::string error;

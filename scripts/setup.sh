@@ -12,6 +12,7 @@ PACKAGES=(
   libconcurrentqueue-dev                          # moodycamel lock-free queues
   prometheus-cpp-dev prometheus                   # metrics endpoint; promtool and a real server
   nlohmann-json3-dev libcli11-dev libfmt-dev libtomlplusplus-dev  # JSON, CLI, formatting, config
+  libre2-dev                                      # --watch regexes: linear-time matching
   libgtest-dev googletest                         # tests
   linux-perf iproute2 python3                     # recording real kernel traces, netns hosts
   debootstrap qemu-system-x86 socat netcat-openbsd  # the VM lab: LTTng's kernel tracer in guests

@@ -204,7 +204,7 @@ TEST_F(MetricsCliTest, MalformedConfigIsOneLineAndExit2) {
 TEST_F(MetricsCliTest, BadMetricsFlagsAreOneLine) {
   const std::string trace = kFixtures + "/perf/rpc";
   CommandResult r = RunWaitpath("analyze --metrics 127.0.0.1:99999 " + trace);
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.exit_code, 2);  // a usage error
   EXPECT_NE(r.err.find("--metrics"), std::string::npos) << r.err;
   r = RunWaitpath("analyze --metrics 127.0.0.1:0 --metrics-linger soon " + trace);
   EXPECT_EQ(r.exit_code, 2);

@@ -1,0 +1,20 @@
+// Checks of flag values, run by the command-line parser on flags and on --config TOML values
+// alike, so that every malformed value is a usage error (exit 2) naming the flag.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+
+namespace waitpath {
+
+// A duration with a unit (base/duration.h); `positive`: more than zero.
+CLI::Validator DurationCheck(bool positive);
+// Exactly one ADDR:PORT (exporters/metrics_server.h).
+CLI::Validator ListenAddressCheck();
+// net://HOST[:PORT] (also net4://, net6://), the port within 1..65535.
+CLI::Validator RelaydUrlCheck();
+// An integer within [low, high], checked before conversion (so "-1" is not read as a huge
+// unsigned value).
+CLI::Validator IntegerRange(int64_t low, int64_t high);
+
+}  // namespace waitpath

@@ -1,0 +1,133 @@
+// Hostile values in flags, --config files and trace metadata (issue "Hostile and broken
+// input"): each is a one-line usage error (exit 2) or is read safely; none crashes or hangs
+// (ctest's timeout bounds the slow cases; no timing is asserted).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tests/e2e/cli_test_util.h"
+
+namespace waitpath::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+int Lines(const std::string& text) {
+  return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+}
+
+void ExpectUsageError(const std::string& args, const std::string& names) {
+  const CommandResult r = RunWaitpath(args);
+  EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+  EXPECT_EQ(Lines(r.err), 1) << args << "\n" << r.err;
+  EXPECT_NE(r.err.find(names), std::string::npos) << args << "\n" << r.err;
+  EXPECT_TRUE(r.out.empty()) << args;
+}
+
+class HostileFlagsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("waitpath-hostile-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+  const std::string trace_ = kFixtures + "/perf/rpc";
+};
+
+TEST_F(HostileFlagsTest, BadValuesAreUsageErrors) {
+  const std::string t = " " + trace_;
+  ExpectUsageError("analyze --top -1" + t, "--top");
+  ExpectUsageError("analyze --top 0" + t, "--top");
+  ExpectUsageError("analyze --max-history-mb -1" + t, "--max-history-mb");
+  ExpectUsageError("analyze --max-history-mb 0" + t, "--max-history-mb");
+  ExpectUsageError("analyze --keep-decoded-mb -5" + t, "--keep-decoded-mb");
+  ExpectUsageError("analyze --max-processes 0" + t, "--max-processes");
+  ExpectUsageError("analyze --retention 0s" + t, "--retention");
+  ExpectUsageError("analyze --retention 9999999999999999999s" + t, "--retention");
+  ExpectUsageError("analyze --min-wait 5" + t, "--min-wait");
+  ExpectUsageError("analyze --min-wait -5ms" + t, "--min-wait");
+  ExpectUsageError("analyze --metrics 25466,127.0.0.1:25467" + t, "--metrics");
+  ExpectUsageError("analyze --metrics 9464x" + t, "--metrics");
+  ExpectUsageError("analyze --metrics 127.0.0.1:99999" + t, "--metrics");
+  for (const std::string relayd : {"garbage", "file:///etc/passwd", "net://h:99999",
+                                   "127.0.0.1:5344", "net://", "net://[::1]:5344"}) {
+    ExpectUsageError("live --all --relayd '" + relayd + "'", "--relayd");
+  }
+  ExpectUsageError("tail --max-lag soon" + t, "--max-lag");
+}
+
+TEST_F(HostileFlagsTest, WatchPatternsAreLinearTimeAndBounded) {
+  // Catastrophic backtracking for a backtracking engine; linear with RE2.
+  CommandResult r = RunWaitpath("analyze --watch 'comm=(.*)*x' " + trace_);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  ExpectUsageError("analyze --watch comm=" + std::string(100000, 'a') + " " + trace_,
+                   "at most 1024");
+  ExpectUsageError("analyze --watch 'comm=wl-(?!idle).*' " + trace_, "comm!=");
+  // Commas inside a pattern; an item starts only at ",key=".
+  r = RunWaitpath("analyze --json --watch 'comm=wl-(rpc){1,2}.*,comm!=wl-idle.*' " + trace_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  int tasks = 0;
+  for (const auto& j : JsonLines(r.out)) {
+    if (j["type"] != "task") continue;
+    ++tasks;
+    const std::string comm = j["comm"];
+    EXPECT_EQ(comm.rfind("wl-rpc", 0), 0u) << comm;
+  }
+  EXPECT_GT(tasks, 0);
+}
+
+TEST_F(HostileFlagsTest, WatchTakesOneValuePerFlag) {
+  // The argument after --watch's value is a trace, not a second selector.
+  const CommandResult r = RunWaitpath("analyze --watch comm=wl-rpc.* " + trace_ + " " + trace_);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+TEST_F(HostileFlagsTest, ConfigErrorsNameTheFileAndLine) {
+  struct Case {
+    std::string text, expect;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"[analyze]\nwatch = \"comm=x\n", ":2:"},  // unterminated string
+           {"[analyze]\njson = \"yes\"\n", ":2: [analyze] json takes true or false"},
+           {"[analyze]\ntopp = 3\n", "(did you mean 'top'?)"},
+           {"[analyse]\ntop = 3\n", ":1: [analyse] is not a command's table"},
+           {"[analyze]\ntop = -1\n", "--top"},
+       }) {
+    const fs::path config = dir_ / "bad.toml";
+    std::ofstream(config) << c.text;
+    const CommandResult r = RunWaitpath("--config " + config.string() + " analyze " + trace_);
+    EXPECT_EQ(r.exit_code, 2) << c.text << r.err;
+    EXPECT_EQ(Lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.text << r.err;
+  }
+  const fs::path good = dir_ / "good.toml";
+  std::ofstream(good) << "[analyze]\njson = true\ntop = 2\nwatch = [\"comm=wl-rpc.*\"]\n";
+  EXPECT_EQ(RunWaitpath("--config " + good.string() + " analyze " + trace_).exit_code, 0);
+}
+
+// Metadata made to break the reader of its environment: a 60,000-character host name (a
+// regex once overflowed the stack on it) and a version number past int.
+TEST_F(HostileFlagsTest, HostileMetadataEnvironmentIsReadSafely) {
+  const fs::path copy = dir_ / "trace";
+  fs::copy(trace_, copy, fs::copy_options::recursive);
+  std::ifstream in(copy / "metadata");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string metadata = text.str();
+  const size_t env = metadata.find("env {");
+  ASSERT_NE(env, std::string::npos);
+  metadata.insert(env + 5, "\n\thostname = \"" + std::string(60000, 'h') +
+                               "\";\n\ttracer_major = 99999999999;\n");
+  std::ofstream(copy / "metadata", std::ios::trunc) << metadata;
+  const CommandResult r = RunWaitpath("stats --json " + copy.string());
+  ASSERT_NE(r.exit_code, -1) << "killed by a signal";
+  EXPECT_LE(r.exit_code, 1) << r.err;
+  EXPECT_LE(Lines(r.err), 1) << r.err;
+}
+
+}  // namespace
+}  // namespace waitpath::testing
