@@ -99,7 +99,7 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
     metrics->health().SetPendingCrossHostWaits(0);
   }
   if (!metrics_flags.listen.empty()) {
-    server = MetricsServer::StartAnnounced(metrics_flags.listen, metrics->registry());
+    server = MetricsServer::StartAnnounced(metrics_flags.listen, metrics->collectable());
     if (!server) return 1;
   }
   WaitFanout listeners(metrics ? std::vector<WaitListener*>{&accounting, metrics.get()}

@@ -285,7 +285,7 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
   if (!options.metrics.empty()) {
     metrics = std::make_unique<MetricsExporter>(engine, accounting,
                                                 MetricsOptions{options.max_processes});
-    server = MetricsServer::StartAnnounced(options.metrics, metrics->registry());
+    server = MetricsServer::StartAnnounced(options.metrics, metrics->collectable());
     if (!server) return 1;
   }
   WaitFanout listeners(metrics ? std::vector<WaitListener*>{&accounting, metrics.get()}

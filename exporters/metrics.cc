@@ -3,76 +3,106 @@
 #include <prometheus/text_serializer.h>
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
+#include <utility>
 
 namespace waitpath {
+namespace {
 
-MetricsExporter::MetricsExporter(Engine& engine, WatchedAccounting& accounting,
+// Several collectables served as one: their families in order.
+class Concatenation : public prometheus::Collectable {
+ public:
+  explicit Concatenation(std::vector<std::shared_ptr<prometheus::Collectable>> parts)
+      : parts_(std::move(parts)) {}
+
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    std::vector<prometheus::MetricFamily> out;
+    for (const auto& part : parts_) {
+      std::vector<prometheus::MetricFamily> families = part->Collect();
+      std::move(families.begin(), families.end(), std::back_inserter(out));
+    }
+    return out;
+  }
+
+ private:
+  std::vector<std::shared_ptr<prometheus::Collectable>> parts_;
+};
+
+}  // namespace
+
+MetricsExporter::MetricsExporter(const Engine& engine, WatchedAccounting& accounting,
                                  MetricsOptions options)
     : engine_(engine),
-      accounting_(accounting),
       registry_(std::make_shared<prometheus::Registry>()),
-      health_(*registry_),
+      health_(std::make_shared<PipelineHealthMetrics>()),
+      collectable_(std::make_shared<Concatenation>(
+          std::vector<std::shared_ptr<prometheus::Collectable>>{health_, registry_})),
       active_path_(*registry_, accounting, options.max_processes) {
-  for (const std::string& name : accounting.hosts()) AddHost(name);
+  for (const std::string& name : accounting.hosts()) {
+    names_.push_back(name);
+    waits_by_host_.push_back(0);
+    ended_.push_back(false);
+  }
+  ObserveEngine();  // every host has its series from the start
 }
 
 void MetricsExporter::AddHost(const std::string& name) {
-  waits_by_host_.push_back(&health_.WaitsResolved(name));
-  lag_by_host_.push_back(&health_.StreamLag(name));
+  names_.push_back(name);
+  waits_by_host_.push_back(0);
   ended_.push_back(false);
+  ObserveEngine();
 }
 
 void MetricsExporter::OnWait(const ResolvedWait& wait) {
   const uint16_t host = engine_.tasks()[wait.task].host;
-  if (host < waits_by_host_.size()) waits_by_host_[host]->Increment();
+  if (host < waits_by_host_.size()) ++waits_by_host_[host];
 }
 
 void MetricsExporter::ObserveBatch(const Batch& batch) {
   if (batch.host >= ended_.size()) return;
-  health_.ObserveReader(HostName(batch.host), batch.counters);
+  health_->ObserveReader(names_[batch.host], batch.counters);
   if (batch.last) ended_[batch.host] = true;
 }
 
 void MetricsExporter::ObserveEngine(std::optional<int64_t> wall_now_ns) {
-  health_.SetHistoryBytes(static_cast<double>(engine_.history_bytes()));
-  const uint64_t evicted = engine_.counters().evicted_segments;
-  health_.AddHistoryEvictions(evicted - evicted_segments_);
-  evicted_segments_ = evicted;
-  const uint64_t reads = engine_.resolver().counters().evicted_reads;
-  health_.AddHistoryEvictedReads(reads - evicted_reads_);
-  evicted_reads_ = reads;
-  const EngineCounters& c = engine_.counters();
-  health_.AddInferredSwitches(c.inferred_switches - inferred_switches_);
-  inferred_switches_ = c.inferred_switches;
-  health_.AddTasksReleased(c.tasks_released - tasks_released_);
-  tasks_released_ = c.tasks_released;
+  EngineHealthSnapshot& s = snapshot_;
+  const size_t hosts = names_.size();
+  s.hosts = names_;
+  s.waits_resolved = waits_by_host_;
 
-  // The engine counts packets for all hosts together: only a single host can be labelled.
-  // Per-host (and per-peer) counts come with clock sync (issue 5), through health().
-  const PacketMatcherCounters& packets = engine_.packets().counters();
-  const std::vector<std::string>& hosts = accounting_.hosts();
-  if (hosts.size() == 1) {
-    health_.AddPacketsMatched(hosts[0], hosts[0], packets.matched - matched_);
-    health_.AddPacketsExpired(hosts[0], packets.expired - expired_);
+  const EngineCounters c = engine_.counters();
+  s.history_bytes = engine_.history_bytes();
+  s.history_evictions = c.evicted_segments;
+  s.history_evicted_reads = engine_.resolver().counters().evicted_reads;
+  s.inferred_switches = c.inferred_switches;
+  s.tasks_released = c.tasks_released;
+
+  // The engine counts packets for all hosts together: only a single host can be labelled
+  // (once a second host appears, the figures stay as they were). Per-host (and per-peer)
+  // counts come with clock sync (issue 5), through health().
+  if (hosts == 1) {
+    const PacketMatcherCounters& packets = engine_.packets().counters();
+    s.packets_host = s.hosts[0];
+    s.packets_matched = packets.matched;
+    s.packets_expired = packets.expired;
   }
-  matched_ = packets.matched;
-  expired_ = packets.expired;
 
   int64_t reference = std::numeric_limits<int64_t>::min();
   if (wall_now_ns) {
     reference = *wall_now_ns;
   } else {
-    for (uint16_t h = 0; h < lag_by_host_.size(); ++h)
-      reference = std::max(reference, engine_.host_now(h));
+    for (uint16_t h = 0; h < hosts; ++h) reference = std::max(reference, engine_.host_now(h));
   }
-  for (uint16_t h = 0; h < lag_by_host_.size(); ++h) {
+  s.stream_lag_seconds.resize(hosts);
+  for (uint16_t h = 0; h < hosts; ++h) {
     const int64_t now = engine_.host_now(h);
     // A host whose input ended was read completely: nothing of it is behind.
     const bool behind = !ended_[h] && now != std::numeric_limits<int64_t>::min();
-    lag_by_host_[h]->Set(behind ? static_cast<double>(std::max<int64_t>(0, reference - now)) * 1e-9
-                                : 0.0);
+    s.stream_lag_seconds[h] =
+        behind ? static_cast<double>(std::max<int64_t>(0, reference - now)) * 1e-9 : 0.0;
   }
+  health_->Publish(s);
 }
 
 void MetricsExporter::Finish() {
@@ -80,7 +110,7 @@ void MetricsExporter::Finish() {
 }
 
 void MetricsExporter::WriteText(std::ostream& out) const {
-  prometheus::TextSerializer().Serialize(out, registry_->Collect());
+  prometheus::TextSerializer().Serialize(out, collectable_->Collect());
 }
 
 }  // namespace waitpath

@@ -1,15 +1,20 @@
-// The Prometheus exporter: a registry holding the active-path counters and the pipeline-health
-// metrics, fed on the engine thread (waits, batches, engine figures) and by other components
-// through health(); scraped by a prometheus::Exposer or written once as text.
+// The Prometheus exporter: the active-path counters (a prometheus::Registry) and the
+// pipeline-health metrics (a Collectable over the data-quality table), fed on the engine thread
+// (waits, batches, engine figures) and by other components through health(); scraped through
+// collectable() by a prometheus::Exposer, or written once as text.
 //
-// Scrapes never block the engine: a scrape reads atomics through prometheus-cpp's registry
-// and family locks, which the engine thread takes only to create a new series (a bounded
-// number of times: labels are bounded). The engine figures are copied into gauges on the
-// engine thread (ObserveEngine), so a scrape never reads engine state, and this exporter's own
-// bookkeeping is never locked by a scrape. A scrape sees each series atomically, not all
-// series at one instant: a scrape during a wait's accounting may see some states of it.
+// Scrapes never block the engine for long and never read engine state:
+// - the active-path series are atomics, incremented on the engine thread as the accounting
+//   hands out each piece; prometheus-cpp's family lock is taken by the engine only to create
+//   a series (a bounded number of times: labels are bounded);
+// - the engine's figures are copied on the engine thread (ObserveEngine) into a snapshot, read
+//   from the engine through const accessors only; a scrape builds the health families from
+//   the latest snapshot. The engine holds the snapshot's lock only to copy a few numbers in.
+// A scrape sees each series atomically, not all series at one instant: a scrape during a
+// wait's accounting may see some states of it.
 #pragma once
 
+#include <prometheus/collectable.h>
 #include <prometheus/registry.h>
 
 #include <cstdint>
@@ -33,14 +38,16 @@ struct MetricsOptions {
 
 class MetricsExporter : public WaitListener {
  public:
-  // The active-path counters are a sink of `accounting` (whose host names label them).
-  MetricsExporter(Engine& engine, WatchedAccounting& accounting, MetricsOptions options);
+  // The active-path counters are a sink of `accounting` (whose host names label them). The
+  // engine is only read, through its const accessors.
+  MetricsExporter(const Engine& engine, WatchedAccounting& accounting, MetricsOptions options);
 
   // Engine thread.
   void OnWait(const ResolvedWait& wait) override;
   void ObserveBatch(const Batch& batch);
-  // Copies the engine's figures (memory, evictions, packets, lag). `wall_now_ns` is the
-  // reference for stream lag in live mode; offline, lag is behind the most advanced host.
+  // Snapshots the engine's figures (memory, evictions, packets, waits, lag) for the next
+  // scrapes. `wall_now_ns` is the reference for stream lag in live mode; offline, lag is
+  // behind the most advanced host.
   void ObserveEngine(std::optional<int64_t> wall_now_ns = std::nullopt);
   // After the input ended (and the accounting finished): the final figures.
   void Finish();
@@ -49,25 +56,26 @@ class MetricsExporter : public WaitListener {
   void AddHost(const std::string& name);
 
   // Any thread.
-  PipelineHealthMetrics& health() { return health_; }
-  const std::shared_ptr<prometheus::Registry>& registry() const { return registry_; }
+  PipelineHealthMetrics& health() { return *health_; }
+  // Everything /metrics serves (the health families, then the active-path ones): give it to
+  // MetricsServer::Start.
+  const std::shared_ptr<prometheus::Collectable>& collectable() const { return collectable_; }
   // The text exposition format (what /metrics serves).
   void WriteText(std::ostream& out) const;
 
  private:
-  const std::string& HostName(uint16_t host) const { return accounting_.hosts()[host]; }
-
-  Engine& engine_;
-  WatchedAccounting& accounting_;
-  std::shared_ptr<prometheus::Registry> registry_;
-  PipelineHealthMetrics health_;
+  const Engine& engine_;
+  std::shared_ptr<prometheus::Registry> registry_;  // the active-path families
+  std::shared_ptr<PipelineHealthMetrics> health_;
+  std::shared_ptr<prometheus::Collectable> collectable_;  // both
   ActivePathMetrics active_path_;
-  // Series of each host resolved once: the per-wait and per-batch paths take no lock.
-  std::vector<prometheus::Counter*> waits_by_host_;
-  std::vector<prometheus::Gauge*> lag_by_host_;
+  // Engine thread only: host names (by engine id), waits per host (counted as they resolve),
+  // whether each host's input ended, and the snapshot being filled (its buffers reused from one
+  // call to the next).
+  std::vector<std::string> names_;
+  std::vector<uint64_t> waits_by_host_;
   std::vector<bool> ended_;
-  uint64_t evicted_segments_ = 0, evicted_reads_ = 0, matched_ = 0, expired_ = 0;
-  uint64_t inferred_switches_ = 0, tasks_released_ = 0;
+  EngineHealthSnapshot snapshot_;
 };
 
 }  // namespace waitpath

@@ -1,136 +1,207 @@
 #include "exporters/metrics_health.h"
 
+#include <algorithm>
+#include <utility>
+
 namespace waitpath {
 namespace {
 
-template <typename Builder>
-auto& Family(Builder builder, const char* name, const char* help, prometheus::Registry& registry) {
-  return builder.Name(name).Help(help).Register(registry);
+std::vector<std::string> LabelNames(std::string_view labels) {
+  std::vector<std::string> out;
+  while (!labels.empty()) {
+    const size_t comma = labels.find(',');
+    out.emplace_back(labels.substr(0, comma));
+    labels = comma == std::string_view::npos ? std::string_view() : labels.substr(comma + 1);
+  }
+  return out;
+}
+
+prometheus::MetricType Type(QualityMetricType type) {
+  return type == QualityMetricType::kGauge ? prometheus::MetricType::Gauge
+                                           : prometheus::MetricType::Counter;
 }
 
 }  // namespace
 
-PipelineHealthMetrics::PipelineHealthMetrics(prometheus::Registry& r)
-    : events_(Family(prometheus::BuildCounter(), "waitpath_events_total",
-                     "Trace events read per host, of every class", r)),
-      discarded_(Family(prometheus::BuildCounter(), "waitpath_events_discarded_total",
-                        "Events the tracer reported as lost per host", r)),
-      regressions_(Family(prometheus::BuildCounter(), "waitpath_timestamp_regressions_total",
-                          "Event timestamps that went backwards and were clamped", r)),
-      lag_(Family(prometheus::BuildGauge(), "waitpath_stream_lag_seconds",
-                  "How far the host's analysed stream is behind (live: the wall clock; "
-                  "offline: the most advanced host)",
-                  r)),
-      reconnects_(Family(prometheus::BuildCounter(), "waitpath_relayd_reconnects_total",
-                         "Relay daemon connections reattached after they were lost", r)),
-      reconnect_failures_(
-          Family(prometheus::BuildCounter(), "waitpath_relayd_reconnect_failures_total",
-                 "Attempts to reattach a lost relay daemon connection that failed", r)),
-      sync_quality_(Family(prometheus::BuildGauge(), "waitpath_clock_sync_quality",
-                           "1 for the host's current clock synchronization quality, else 0", r)),
-      sync_accuracy_(Family(prometheus::BuildGauge(), "waitpath_clock_sync_accuracy_seconds",
-                            "Accuracy bound of the host's clock transform", r)),
-      matched_(Family(prometheus::BuildCounter(), "waitpath_packets_matched_total",
-                      "Received packets matched with their send, by receiving host and sender "
-                      "host (peer)",
-                      r)),
-      expired_(Family(prometheus::BuildCounter(), "waitpath_packets_expired_total",
-                      "Sent packets never matched with a receive, dropped after the expiry", r)),
-      waits_(Family(prometheus::BuildCounter(), "waitpath_waits_resolved_total",
-                    "Waits resolved per host (every task, watched or not)", r)),
-      pending_cross_host_(Family(prometheus::BuildGauge(), "waitpath_pending_cross_host_waits",
-                                 "Cross-host waits waiting for their sender's host to progress", r)
-                              .Add({})),
-      history_bytes_(Family(prometheus::BuildGauge(), "waitpath_history_bytes",
-                            "Memory held by retained task histories", r)
-                         .Add({})),
-      history_evictions_(Family(prometheus::BuildCounter(), "waitpath_history_evictions_total",
-                                "History segments evicted (retention window or byte cap)", r)
-                             .Add({})),
-      evicted_reads_(Family(prometheus::BuildCounter(), "waitpath_history_evicted_reads_total",
-                            "Path queries that reached into evicted history (counted unknown)", r)
-                         .Add({})),
-      inferred_switches_(
-          Family(prometheus::BuildCounter(), "waitpath_inferred_switches_total",
-                 "Events naming another current task than the last sched_switch: a lost "
-                 "switch inferred",
-                 r)
-              .Add({})),
-      tasks_released_(Family(prometheus::BuildCounter(), "waitpath_tasks_released_total",
-                             "Ended tasks whose memory was reclaimed and id reused", r)
-                          .Add({})),
-      late_dropped_(Family(prometheus::BuildCounter(), "waitpath_late_events_dropped_total",
-                           "Live: events of a host lagging more than --max-lag behind the others, "
-                           "dropped as lost",
-                           r)),
-      lagging_(Family(prometheus::BuildGauge(), "waitpath_host_lagging",
-                      "Live: 1 while the host lags more than --max-lag behind the others", r)) {}
-
-void PipelineHealthMetrics::AddLateEventsDropped(const std::string& host, uint64_t n) {
-  late_dropped_.Add({{"host", host}}).Increment(static_cast<double>(n));
+PipelineHealthMetrics::PipelineHealthMetrics() {
+  // Global series exist from the start (at 0), as the first scrape should show them.
+  for (const QualityCounterInfo& c : kQualityCounters) {
+    if (c.exported() && c.scope == QualityScope::kGlobal) At(c.id, {});
+  }
 }
 
-void PipelineHealthMetrics::SetHostLagging(const std::string& host, bool lagging) {
-  lagging_.Add({{"host", host}}).Set(lagging ? 1 : 0);
+double& PipelineHealthMetrics::At(QualityCounter counter, std::vector<std::string> labels) {
+  std::vector<Series>& series = values_[static_cast<size_t>(counter)];
+  for (Series& s : series) {
+    if (s.labels == labels) return s.value;
+  }
+  return series.emplace_back(Series{std::move(labels), 0}).value;
+}
+
+void PipelineHealthMetrics::Add(QualityCounter counter, std::vector<std::string> labels, double n) {
+  std::lock_guard lock(mutex_);
+  At(counter, std::move(labels)) += n;
+}
+
+void PipelineHealthMetrics::Set(QualityCounter counter, std::vector<std::string> labels,
+                                double value) {
+  std::lock_guard lock(mutex_);
+  At(counter, std::move(labels)) = value;
 }
 
 void PipelineHealthMetrics::ObserveReader(const std::string& host, const ReaderCounters& c) {
   std::lock_guard lock(mutex_);
-  auto it = readers_.find(host);
-  if (it == readers_.end()) {
-    const prometheus::Labels labels{{"host", host}};
-    it = readers_
-             .emplace(
-                 host,
-                 HostReader{
-                     &events_.Add(labels), &discarded_.Add(labels), &regressions_.Add(labels), {}})
-             .first;
-  }
-  HostReader& h = it->second;
-  // Cumulative figures only grow; a restarted reader (live reattach) starts again from 0.
-  auto follow = [](prometheus::Counter* counter, uint64_t now, uint64_t& last) {
-    counter->Increment(static_cast<double>(now >= last ? now - last : now));
-    last = now;
+  auto [it, inserted] = readers_.try_emplace(host);
+  ReaderCounters& last = it->second;
+  // Cumulative figures only grow; a restarted reader starts again from 0.
+  auto follow = [&](QualityCounter counter, uint64_t now, uint64_t& before) {
+    At(counter, {host}) += static_cast<double>(now >= before ? now - before : now);
+    before = now;
   };
-  follow(h.events, c.events, h.last.events);
-  follow(h.discarded, c.discarded, h.last.discarded);
-  follow(h.regressions, c.regressions, h.last.regressions);
+  follow(QualityCounter::kEvents, c.events, last.events);
+  follow(QualityCounter::kDiscarded, c.discarded, last.discarded);
+  follow(QualityCounter::kRegressions, c.regressions, last.regressions);
 }
 
-prometheus::Gauge& PipelineHealthMetrics::StreamLag(const std::string& host) {
-  return lag_.Add({{"host", host}});
+void PipelineHealthMetrics::SetStreamLag(const std::string& host, double seconds) {
+  Set(QualityCounter::kStreamLag, {host}, seconds);
 }
 
 void PipelineHealthMetrics::AddRelaydReconnect(const std::string& relayd) {
-  reconnects_.Add({{"relayd", relayd}}).Increment();
+  Add(QualityCounter::kRelaydReconnects, {relayd}, 1);
 }
 
 void PipelineHealthMetrics::AddRelaydReconnectFailures(const std::string& relayd, uint64_t n) {
-  reconnect_failures_.Add({{"relayd", relayd}}).Increment(static_cast<double>(n));
+  Add(QualityCounter::kRelaydReconnectFailures, {relayd}, static_cast<double>(n));
 }
 
 void PipelineHealthMetrics::SetClockSync(const std::string& host, std::string_view quality,
                                          std::optional<double> accuracy_seconds) {
-  bool known = false;
-  for (std::string_view q : kSyncQualities) known |= q == quality;
-  if (!known) return;
-  for (std::string_view q : kSyncQualities) {
-    sync_quality_.Add({{"host", host}, {"quality", std::string(q)}}).Set(q == quality ? 1 : 0);
+  if (std::find(std::begin(kSyncQualities), std::end(kSyncQualities), quality) ==
+      std::end(kSyncQualities)) {
+    return;
   }
-  if (accuracy_seconds) sync_accuracy_.Add({{"host", host}}).Set(*accuracy_seconds);
+  std::lock_guard lock(mutex_);
+  for (std::string_view q : kSyncQualities) {
+    At(QualityCounter::kClockSyncQuality, {host, std::string(q)}) = q == quality ? 1 : 0;
+  }
+  if (accuracy_seconds) At(QualityCounter::kClockSyncAccuracy, {host}) = *accuracy_seconds;
 }
 
 void PipelineHealthMetrics::AddPacketsMatched(const std::string& host, const std::string& peer,
                                               uint64_t n) {
-  matched_.Add({{"host", host}, {"peer", peer}}).Increment(static_cast<double>(n));
+  Add(QualityCounter::kPacketsMatched, {host, peer}, static_cast<double>(n));
 }
 
 void PipelineHealthMetrics::AddPacketsExpired(const std::string& host, uint64_t n) {
-  expired_.Add({{"host", host}}).Increment(static_cast<double>(n));
+  Add(QualityCounter::kPacketsExpired, {host}, static_cast<double>(n));
 }
 
-prometheus::Counter& PipelineHealthMetrics::WaitsResolved(const std::string& host) {
-  return waits_.Add({{"host", host}});
+void PipelineHealthMetrics::SetPendingCrossHostWaits(double n) {
+  Set(QualityCounter::kPendingCrossHostWaits, {}, n);
+}
+
+void PipelineHealthMetrics::SetHistoryBytes(double bytes) {
+  Set(QualityCounter::kHistoryBytes, {}, bytes);
+}
+
+void PipelineHealthMetrics::AddHistoryEvictions(uint64_t segments) {
+  Add(QualityCounter::kHistoryEvictions, {}, static_cast<double>(segments));
+}
+
+void PipelineHealthMetrics::AddHistoryEvictedReads(uint64_t reads) {
+  Add(QualityCounter::kHistoryEvictedReads, {}, static_cast<double>(reads));
+}
+
+void PipelineHealthMetrics::AddInferredSwitches(uint64_t n) {
+  Add(QualityCounter::kInferredSwitches, {}, static_cast<double>(n));
+}
+
+void PipelineHealthMetrics::AddTasksReleased(uint64_t n) {
+  Add(QualityCounter::kTasksReleased, {}, static_cast<double>(n));
+}
+
+void PipelineHealthMetrics::AddLateEventsDropped(const std::string& host, uint64_t n) {
+  Add(QualityCounter::kLateEventsDropped, {host}, static_cast<double>(n));
+}
+
+void PipelineHealthMetrics::SetHostLagging(const std::string& host, bool lagging) {
+  Set(QualityCounter::kHostLagging, {host}, lagging ? 1 : 0);
+}
+
+void PipelineHealthMetrics::AddWaitsResolved(const std::string& host, uint64_t n) {
+  Add(QualityCounter::kWaitsResolved, {host}, static_cast<double>(n));
+}
+
+void PipelineHealthMetrics::Publish(const EngineHealthSnapshot& snapshot) {
+  std::lock_guard lock(mutex_);
+  snapshot_ = snapshot;  // reuses the previous copy's buffers
+  published_ = true;
+}
+
+void PipelineHealthMetrics::AddSnapshot(const EngineHealthSnapshot& s, Values& values) {
+  // Merges one series into what the setters reported: counters add up, gauges are replaced.
+  auto put = [&](QualityCounter counter, std::vector<std::string> labels, double value) {
+    std::vector<Series>& series = values[static_cast<size_t>(counter)];
+    const bool gauge = Info(counter).type == QualityMetricType::kGauge;
+    for (Series& existing : series) {
+      if (existing.labels == labels) {
+        existing.value = gauge ? value : existing.value + value;
+        return;
+      }
+    }
+    series.push_back(Series{std::move(labels), value});
+  };
+  for (size_t h = 0; h < s.hosts.size(); ++h) {
+    if (h < s.stream_lag_seconds.size())
+      put(QualityCounter::kStreamLag, {s.hosts[h]}, s.stream_lag_seconds[h]);
+    if (h < s.waits_resolved.size())
+      put(QualityCounter::kWaitsResolved, {s.hosts[h]}, static_cast<double>(s.waits_resolved[h]));
+  }
+  if (!s.packets_host.empty()) {
+    put(QualityCounter::kPacketsMatched, {s.packets_host, s.packets_host},
+        static_cast<double>(s.packets_matched));
+    put(QualityCounter::kPacketsExpired, {s.packets_host}, static_cast<double>(s.packets_expired));
+  }
+  put(QualityCounter::kHistoryBytes, {}, static_cast<double>(s.history_bytes));
+  put(QualityCounter::kHistoryEvictions, {}, static_cast<double>(s.history_evictions));
+  put(QualityCounter::kHistoryEvictedReads, {}, static_cast<double>(s.history_evicted_reads));
+  put(QualityCounter::kInferredSwitches, {}, static_cast<double>(s.inferred_switches));
+  put(QualityCounter::kTasksReleased, {}, static_cast<double>(s.tasks_released));
+}
+
+std::vector<prometheus::MetricFamily> PipelineHealthMetrics::Collect() const {
+  Values values;
+  std::optional<EngineHealthSnapshot> snapshot;
+  {
+    std::lock_guard lock(mutex_);
+    values = values_;
+    if (published_) snapshot = snapshot_;
+  }
+  if (snapshot) AddSnapshot(*snapshot, values);
+  std::vector<prometheus::MetricFamily> families;
+  for (const QualityCounterInfo& c : kQualityCounters) {
+    const std::vector<Series>& series = values[static_cast<size_t>(c.id)];
+    if (!c.exported() || series.empty()) continue;  // as prometheus-cpp: no empty families
+    prometheus::MetricFamily& family = families.emplace_back();
+    family.name = c.metric;
+    family.help = c.help;
+    family.type = Type(c.type);
+    const std::vector<std::string> names = LabelNames(c.labels);
+    for (const Series& s : series) {
+      prometheus::ClientMetric& metric = family.metric.emplace_back();
+      for (size_t i = 0; i < names.size() && i < s.labels.size(); ++i) {
+        metric.label.push_back({names[i], s.labels[i]});
+      }
+      std::sort(metric.label.begin(), metric.label.end());  // as prometheus-cpp's Labels
+      if (c.type == QualityMetricType::kGauge) {
+        metric.gauge.value = s.value;
+      } else {
+        metric.counter.value = s.value;
+      }
+    }
+  }
+  return families;
 }
 
 }  // namespace waitpath

@@ -1,41 +1,66 @@
-// Pipeline-health gauges and counters: what was read and lost per host, stream lag, relayd
-// reconnections, clock synchronization, packet matching, engine memory. Every method may be
-// called from any thread (reader, live session, sync and engine threads alike): prometheus-cpp
-// series are atomic and Family::Add (which returns the existing series for known labels) locks
-// its family.
+// Pipeline-health metrics: the exported rows of the data-quality table
+// (exporters/quality_counters.h), whose names, HELP texts, types and labels they take from it.
+// A prometheus::Collectable: a scrape builds the families from the latest values.
+//
+// Two kinds of values, both behind one mutex that is held only to update or copy them:
+// - figures other components report (any thread): reader figures, relayd reconnections, clock
+//   sync, late events, pending cross-host waits... through the setters below;
+// - the engine's figures, as a snapshot taken on the engine thread (Publish): cumulative
+//   counts copied from the engine, never diffed into counters by hand.
+// A series present in both (a setter used for what the snapshot also reports) is their sum
+// for a counter, the snapshot's value for a gauge.
 #pragma once
 
-#include <prometheus/counter.h>
-#include <prometheus/family.h>
-#include <prometheus/gauge.h>
-#include <prometheus/registry.h>
+#include <prometheus/collectable.h>
+#include <prometheus/metric_family.h>
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
+#include <vector>
 
+#include "exporters/quality_counters.h"
 #include "live/batch.h"
 
 namespace waitpath {
 
-class PipelineHealthMetrics {
+// The engine's figures at one moment, taken on the engine thread (MetricsExporter::
+// ObserveEngine). Counts are cumulative since the engine started.
+struct EngineHealthSnapshot {
+  std::vector<std::string> hosts;          // by engine host id
+  std::vector<uint64_t> waits_resolved;    // per host
+  std::vector<double> stream_lag_seconds;  // per host
+  uint64_t history_bytes = 0;
+  uint64_t history_evictions = 0;
+  uint64_t history_evicted_reads = 0;
+  uint64_t inferred_switches = 0;
+  uint64_t tasks_released = 0;
+  // The engine counts packets for all hosts together: reported for a single host only (its
+  // own peer), from when there is one.
+  std::string packets_host;  // "" when not reported
+  uint64_t packets_matched = 0;
+  uint64_t packets_expired = 0;
+};
+
+class PipelineHealthMetrics : public prometheus::Collectable {
  public:
   // The values of waitpath_clock_sync_quality's `quality` label (DESIGN.md, clock sync).
   static constexpr std::string_view kSyncQualities[] = {"incomplete", "approximate", "accurate",
                                                         "fail"};
 
-  explicit PipelineHealthMetrics(prometheus::Registry& registry);
+  PipelineHealthMetrics();
 
-  // Reader figures are cumulative (live/batch.h): the counters follow them by difference.
+  // Any thread.
+  // Reader figures are cumulative (live/batch.h): the counters follow them by difference; a
+  // restarted reader (its figures back to 0) starts again from there.
   void ObserveReader(const std::string& host, const ReaderCounters& counters);
   // How far the host's analysed stream is behind (live: the wall clock; offline: the most
   // advanced host of the merge).
-  void SetStreamLag(const std::string& host, double seconds) { StreamLag(host).Set(seconds); }
-  prometheus::Gauge& StreamLag(const std::string& host);
+  void SetStreamLag(const std::string& host, double seconds);
   // A relayd connection reattached after it was lost.
   void AddRelaydReconnect(const std::string& relayd);
   // Attempts to reattach a lost relayd connection that failed.
@@ -46,49 +71,47 @@ class PipelineHealthMetrics {
                     std::optional<double> accuracy_seconds);
   void AddPacketsMatched(const std::string& host, const std::string& peer, uint64_t n);
   void AddPacketsExpired(const std::string& host, uint64_t n);
-  void SetPendingCrossHostWaits(double n) { pending_cross_host_.Set(n); }
-  void SetHistoryBytes(double bytes) { history_bytes_.Set(bytes); }
-  void AddHistoryEvictions(uint64_t segments) { history_evictions_.Increment(segments); }
-  void AddHistoryEvictedReads(uint64_t reads) { evicted_reads_.Increment(reads); }
+  void SetPendingCrossHostWaits(double n);
+  void SetHistoryBytes(double bytes);
+  void AddHistoryEvictions(uint64_t segments);
+  void AddHistoryEvictedReads(uint64_t reads);
   // Lost sched_switches inferred from events' own current task; ended tasks whose ids were
   // reused (docs/architecture.md, "Task lifecycle").
-  void AddInferredSwitches(uint64_t n) { inferred_switches_.Increment(static_cast<double>(n)); }
-  void AddTasksReleased(uint64_t n) { tasks_released_.Increment(static_cast<double>(n)); }
+  void AddInferredSwitches(uint64_t n);
+  void AddTasksReleased(uint64_t n);
   // Live: a host more than --max-lag behind the others; its events dropped for it.
   void AddLateEventsDropped(const std::string& host, uint64_t n);
   void SetHostLagging(const std::string& host, bool lagging);
   // Resolved waits of a host, every task (not only watched ones).
-  prometheus::Counter& WaitsResolved(const std::string& host);
+  void AddWaitsResolved(const std::string& host, uint64_t n);
+
+  // Engine thread: the engine's latest figures, replacing the previous snapshot.
+  void Publish(const EngineHealthSnapshot& snapshot);
+
+  // Any thread (a scrape): one family per exported row of the table that has a series, in
+  // the table's order.
+  std::vector<prometheus::MetricFamily> Collect() const override;
 
  private:
-  struct HostReader {
-    prometheus::Counter *events, *discarded, *regressions;
-    ReaderCounters last;
+  // One series: its label values, in the order of the row's `labels`.
+  struct Series {
+    std::vector<std::string> labels;
+    double value = 0;
   };
+  using Values = std::array<std::vector<Series>, kQualityCounterCount>;
 
-  prometheus::Family<prometheus::Counter>& events_;
-  prometheus::Family<prometheus::Counter>& discarded_;
-  prometheus::Family<prometheus::Counter>& regressions_;
-  prometheus::Family<prometheus::Gauge>& lag_;
-  prometheus::Family<prometheus::Counter>& reconnects_;
-  prometheus::Family<prometheus::Counter>& reconnect_failures_;
-  prometheus::Family<prometheus::Gauge>& sync_quality_;
-  prometheus::Family<prometheus::Gauge>& sync_accuracy_;
-  prometheus::Family<prometheus::Counter>& matched_;
-  prometheus::Family<prometheus::Counter>& expired_;
-  prometheus::Family<prometheus::Counter>& waits_;
-  prometheus::Gauge& pending_cross_host_;
-  prometheus::Gauge& history_bytes_;
-  prometheus::Counter& history_evictions_;
-  prometheus::Counter& evicted_reads_;
-  prometheus::Counter& inferred_switches_;
-  prometheus::Counter& tasks_released_;
-  prometheus::Family<prometheus::Counter>& late_dropped_;
-  prometheus::Family<prometheus::Gauge>& lagging_;
+  // The series of `counter` with these label values, created at 0 (caller holds mutex_).
+  double& At(QualityCounter counter, std::vector<std::string> labels);
+  void Add(QualityCounter counter, std::vector<std::string> labels, double n);
+  void Set(QualityCounter counter, std::vector<std::string> labels, double value);
+  // The snapshot's series, as the table's rows.
+  static void AddSnapshot(const EngineHealthSnapshot& snapshot, Values& values);
 
-  // Only this object's own bookkeeping (last cumulative values); a scrape never takes it.
-  std::mutex mutex_;
-  std::map<std::string, HostReader, std::less<>> readers_;
+  mutable std::mutex mutex_;
+  Values values_;                                  // from the setters
+  std::map<std::string, ReaderCounters> readers_;  // last figures per host
+  EngineHealthSnapshot snapshot_;
+  bool published_ = false;
 };
 
 }  // namespace waitpath

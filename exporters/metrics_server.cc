@@ -74,9 +74,9 @@ bool ParseListenAddress(const std::string& text, std::string* address, std::stri
   return true;
 }
 
-std::unique_ptr<MetricsServer> MetricsServer::Start(const std::string& listen,
-                                                    std::shared_ptr<prometheus::Registry> registry,
-                                                    std::string* error) {
+std::unique_ptr<MetricsServer> MetricsServer::Start(
+    const std::string& listen, std::shared_ptr<prometheus::Collectable> metrics,
+    std::string* error) {
   std::string address;
   if (!ParseListenAddress(listen, &address, error)) return nullptr;
   std::unique_ptr<MetricsServer> server(new MetricsServer());
@@ -96,8 +96,8 @@ std::unique_ptr<MetricsServer> MetricsServer::Start(const std::string& listen,
         address, e.what());
     return nullptr;
   }
-  server->registry_ = std::move(registry);
-  server->exposer_->RegisterCollectable(server->registry_);
+  server->metrics_ = std::move(metrics);
+  server->exposer_->RegisterCollectable(server->metrics_);
   const auto ports = server->exposer_->GetListeningPorts();
   const size_t colon = address.rfind(':');
   server->bound_ = address.substr(0, colon + 1) + std::to_string(ports.empty() ? 0 : ports.front());
@@ -105,9 +105,9 @@ std::unique_ptr<MetricsServer> MetricsServer::Start(const std::string& listen,
 }
 
 std::unique_ptr<MetricsServer> MetricsServer::StartAnnounced(
-    const std::string& listen, std::shared_ptr<prometheus::Registry> registry) {
+    const std::string& listen, std::shared_ptr<prometheus::Collectable> metrics) {
   std::string error;
-  auto server = Start(listen, std::move(registry), &error);
+  auto server = Start(listen, std::move(metrics), &error);
   if (server) {
     fmt::print(stderr, "waitpath: metrics on http://{}/metrics\n", server->bound());
   } else {

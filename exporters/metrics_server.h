@@ -1,7 +1,9 @@
-// Serves the registry on http://ADDR:PORT/metrics (prometheus-cpp's civetweb Exposer, in its
-// own threads) for as long as the object lives.
+// Serves a collectable (MetricsExporter::collectable(), or a prometheus::Registry) on
+// http://ADDR:PORT/metrics (prometheus-cpp's civetweb Exposer, in its own threads) for as long as
+// the object lives.
 #pragma once
 
+#include <prometheus/collectable.h>
 #include <prometheus/exposer.h>
 #include <prometheus/registry.h>
 
@@ -24,12 +26,12 @@ class MetricsServer {
  public:
   // nullptr with a one-line error when the address is malformed or cannot be bound.
   static std::unique_ptr<MetricsServer> Start(const std::string& listen,
-                                              std::shared_ptr<prometheus::Registry> registry,
+                                              std::shared_ptr<prometheus::Collectable> metrics,
                                               std::string* error);
 
   // Start() for a command: says on stderr where the metrics are, or (nullptr) why not.
   static std::unique_ptr<MetricsServer> StartAnnounced(
-      const std::string& listen, std::shared_ptr<prometheus::Registry> registry);
+      const std::string& listen, std::shared_ptr<prometheus::Collectable> metrics);
 
   // "127.0.0.1:9464": the address actually bound (with the port chosen for port 0).
   const std::string& bound() const { return bound_; }
@@ -37,7 +39,7 @@ class MetricsServer {
  private:
   MetricsServer() = default;
   std::unique_ptr<prometheus::Exposer> exposer_;
-  std::shared_ptr<prometheus::Registry> registry_;  // the Exposer keeps only a weak_ptr
+  std::shared_ptr<prometheus::Collectable> metrics_;  // the Exposer keeps only a weak_ptr
   std::string bound_;
 };
 

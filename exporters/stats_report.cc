@@ -17,12 +17,6 @@ std::string FormatNs(int64_t ns) {
   return fmt::format("{}.{:09d}", ns / 1000000000, ns % 1000000000);
 }
 
-uint64_t TotalDiscarded(const HostStats& s) {
-  // Packet counters and discarded-events messages are the same information; the reader's
-  // total is authoritative when the per-CPU reports carry no count.
-  return s.reader.discarded;
-}
-
 // Streams name their CPU in packet contexts; a dialect without that still shows it per event.
 size_t CpuCount(const HostStats& s) {
   return std::max<size_t>(s.reader.cpus, s.events_by_cpu.size());
@@ -30,37 +24,53 @@ size_t CpuCount(const HostStats& s) {
 
 }  // namespace
 
+std::optional<uint64_t> StatsValue(const HostStats& s, QualityCounter counter) {
+  switch (counter) {
+    case QualityCounter::kEvents:
+      return s.reader.events;
+    case QualityCounter::kUnknown:
+      return s.reader.unknown;
+    case QualityCounter::kDiscarded:
+      // Packet counters and discarded-events messages are the same information; the reader's
+      // total is authoritative when the per-CPU reports carry no count.
+      return s.reader.discarded;
+    case QualityCounter::kRegressions:
+      return s.reader.regressions;
+    case QualityCounter::kInferredSwitches:
+      return s.inferred_switches;
+    default:
+      return std::nullopt;  // not a figure of reading alone
+  }
+}
+
 void WriteStatsText(std::ostream& out, const std::vector<HostSpec>& hosts,
                     const std::vector<HostStats>& stats) {
   for (size_t i = 0; i < stats.size(); ++i) {
     const HostStats& s = stats[i];
     fmt::print(out, "host {}\n", s.host);
-    for (const std::string& dir : hosts[i].trace_dirs) fmt::print(out, "  trace        {}\n", dir);
-    fmt::print(out, "  dialect      {}\n", DialectName(s.reader.dialect));
-    fmt::print(out, "  cpus         {}\n", CpuCount(s));
+    for (const std::string& dir : hosts[i].trace_dirs)
+      fmt::print(out, "  {:<20} {}\n", "trace", dir);
+    fmt::print(out, "  {:<20} {}\n", "dialect", DialectName(s.reader.dialect));
+    fmt::print(out, "  {:<20} {}\n", "cpus", CpuCount(s));
     const double span = s.reader.events ? (s.reader.last_ns - s.reader.first_ns) / 1e9 : 0.0;
-    fmt::print(out, "  time         {} .. {} ({:.3f} s)\n", FormatNs(s.reader.first_ns),
+    fmt::print(out, "  {:<20} {} .. {} ({:.3f} s)\n", "time", FormatNs(s.reader.first_ns),
                FormatNs(s.reader.last_ns), span);
-    fmt::print(out, "  events       {} ({} used, {} of other kinds skipped)\n", s.reader.events,
-               s.reader.events - s.reader.unknown, s.reader.unknown);
-    fmt::print(out, "  regressions  {} timestamps clamped\n", s.reader.regressions);
-    if (s.inferred_switches) {
-      fmt::print(
-          out,
-          "  inferred     {} switches (events naming another current task than the last switch)\n",
-          s.inferred_switches);
-    }
-    fmt::print(out, "  discarded    {}", TotalDiscarded(s));
-    if (!s.discarded_by_cpu.empty()) {
-      out << " (";
-      bool first = true;
-      for (const auto& [cpu, n] : s.discarded_by_cpu) {
-        fmt::print(out, "{}cpu{}: {}", first ? "" : ", ", cpu, n);
-        first = false;
+    // The data-quality counters, one row each, in the table's order.
+    for (const QualityCounterInfo& c : kQualityCounters) {
+      if (!c.in_stats()) continue;
+      fmt::print(out, "  {:<20} {}", c.stats_key, *StatsValue(s, c.id));
+      if (!c.unit.empty()) fmt::print(out, " {}", c.unit);
+      if (c.id == QualityCounter::kDiscarded && !s.discarded_by_cpu.empty()) {
+        out << " (";
+        bool first = true;
+        for (const auto& [cpu, n] : s.discarded_by_cpu) {
+          fmt::print(out, "{}cpu{}: {}", first ? "" : ", ", cpu, n);
+          first = false;
+        }
+        out << ")";
       }
-      out << ")";
+      out << "\n";
     }
-    out << "\n";
     for (int k = 0; k < kEventKindCount; ++k) {
       if (s.by_kind[k] && static_cast<EventKind>(k) != EventKind::kLost) {
         fmt::print(out, "    {:<18} {}\n", EventKindName(static_cast<EventKind>(k)), s.by_kind[k]);
@@ -85,13 +95,11 @@ void WriteStatsJson(std::ostream& out, const std::vector<HostSpec>& hosts,
     j["traces"] = hosts[i].trace_dirs;
     j["dialect"] = DialectName(s.reader.dialect);
     j["cpus"] = CpuCount(s);
-    j["events"] = s.reader.events;
     j["first_ns"] = s.reader.events ? s.reader.first_ns : 0;
     j["last_ns"] = s.reader.events ? s.reader.last_ns : 0;
-    j["unknown"] = s.reader.unknown;
-    j["regressions"] = s.reader.regressions;
-    j["inferred_switches"] = s.inferred_switches;
-    j["discarded"] = TotalDiscarded(s);
+    for (const QualityCounterInfo& c : kQualityCounters) {
+      if (c.in_stats()) j[std::string(c.stats_key)] = *StatsValue(s, c.id);
+    }
     nlohmann::ordered_json per_cpu = nlohmann::ordered_json::object();
     for (const auto& [cpu, n] : s.discarded_by_cpu) per_cpu[std::to_string(cpu)] = n;
     j["discarded_by_cpu"] = per_cpu;

@@ -78,6 +78,7 @@ class Engine {
   const TaskTable& tasks() const { return tasks_; }
   const TaskHistory& history(Utid u) const { return histories_[u]; }
   ActivePathResolver& resolver() { return resolver_; }
+  const ActivePathResolver& resolver() const { return resolver_; }  // its counters, horizon
   const PacketMatcher& packets() const { return packets_; }
   EngineCounters counters() const;
 

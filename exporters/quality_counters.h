@@ -1,0 +1,200 @@
+// The data-quality counters: one table of every figure that says how complete and how healthy
+// an analysis' input and pipeline are (what was read, lost, clamped, inferred, dropped,
+// evicted...). It drives `waitpath stats` (text and --json), the pipeline-health Prometheus
+// families (exporters/metrics_health.h) and their documentation (docs/metrics.md and
+// docs/reading.md hold tables generated from it; a test checks they are current).
+//
+// Like Perfetto's stats table (src/trace_processor/storage/stats.h): one X-macro row per
+// counter, and everything else derived from it. A row is
+//
+//   X(id, stats_key, unit, metric, type, labels, scope, severity, source, help, doc)
+//
+//   id         QualityCounter enumerator
+//   stats_key  its key in `waitpath stats --json` (and row name in the text form); "" if
+//              `stats` does not report it (it reads, it does not analyse)
+//   unit       what follows the number in `stats`' text form ("" for nothing)
+//   metric     its Prometheus family; "" if it is not exported
+//   type       kCounter, kGauge, or kNone (not exported)
+//   labels     the family's label names, comma-separated, in exposition order
+//   scope      kGlobal, kHost (one series per host) or kRelayd (per relay daemon)
+//   severity   kInfo (a figure of the input), kDataLoss (input lost or damaged: results may be
+//              incomplete), kError (something failed)
+//   source     the part of waitpath that counts it
+//   help       the family's HELP text (what a scrape shows)
+//   doc        what it means, for the documentation (Markdown)
+//
+// Adding a counter: a row here (the docs test then asks for the regenerated tables), its
+// value in stats_report.cc (StatsValue) if it has a stats key, and in metrics_health.cc if it
+// has a metric (a setter for other components, or the engine snapshot).
+#pragma once
+
+#include <cstddef>
+#include <iosfwd>
+#include <iterator>
+#include <optional>
+#include <string_view>
+
+namespace waitpath {
+
+enum class QualityScope { kGlobal, kHost, kRelayd };
+enum class QualitySeverity { kInfo, kDataLoss, kError };
+enum class QualitySource {
+  kReader,         // live/: the host's reader thread (Batch::counters)
+  kMerger,         // stream/time_merger: hosts merged in reference time (live)
+  kRelayd,         // live/relayd_link: the reader's relay-daemon connection
+  kClockSync,      // clock synchronization from packets
+  kEngine,         // incremental/engine
+  kPacketMatcher,  // incremental/packet_matcher
+  kResolver,       // incremental/active_path_resolver
+  kHistory,        // incremental/history_store
+};
+enum class QualityMetricType { kNone, kCounter, kGauge };
+
+// clang-format off
+#define WAITPATH_QUALITY_COUNTERS(X)                                                              \
+  X(kEvents, "events", "", "waitpath_events_total", kCounter, "host", kHost, kInfo, kReader,     \
+    "Trace events read per host, of every class",                                                \
+    "events read, of every class")                                                               \
+  X(kUnknown, "unknown", "of classes the analysis does not use, skipped", "", kNone, "", kHost,  \
+    kInfo, kReader, "",                                                                          \
+    "events of classes the analysis does not use, skipped after one pointer comparison")         \
+  X(kRegressions, "regressions", "timestamps clamped", "waitpath_timestamp_regressions_total",   \
+    kCounter, "host", kHost, kDataLoss, kReader,                                                 \
+    "Event timestamps that went backwards and were clamped",                                     \
+    "timestamps that went backwards and were clamped")                                           \
+  X(kInferredSwitches, "inferred_switches",                                                      \
+    "switches (events naming another current task than the last switch)",                        \
+    "waitpath_inferred_switches_total", kCounter, "", kGlobal, kDataLoss, kEngine,               \
+    "Events naming another current task than the last sched_switch: a lost switch inferred",     \
+    "events that named another current task than the last `sched_switch` on their CPU: a lost "  \
+    "switch inferred (docs/reading.md); `stats` counts them per host, the metric for all hosts") \
+  X(kDiscarded, "discarded", "", "waitpath_events_discarded_total", kCounter, "host", kHost,     \
+    kDataLoss, kReader,                                                                          \
+    "Events the tracer reported as lost per host",                                               \
+    "events the tracer reported as lost (ring buffers full): the CPU's state is unknown until "  \
+    "its next switch; `stats --json` also has them per CPU (`discarded_by_cpu`)")                \
+  X(kStreamLag, "", "", "waitpath_stream_lag_seconds", kGauge, "host", kHost, kInfo, kEngine,    \
+    "How far the host's analysed stream is behind (live: the wall clock; offline: the most "     \
+    "advanced host)",                                                                            \
+    "live: how far the host's analysed stream is behind the wall clock; offline: behind the "    \
+    "most advanced host of the merge; 0 once a host's input ended")                              \
+  X(kRelaydReconnects, "", "", "waitpath_relayd_reconnects_total", kCounter, "relayd", kRelayd,  \
+    kDataLoss, kRelayd,                                                                          \
+    "Relay daemon connections reattached after they were lost",                                  \
+    "live: relay-daemon connections reattached after they were lost (one per reader and "        \
+    "outage, however many attempts it took)")                                                    \
+  X(kRelaydReconnectFailures, "", "", "waitpath_relayd_reconnect_failures_total", kCounter,      \
+    "relayd", kRelayd, kError, kRelayd,                                                          \
+    "Attempts to reattach a lost relay daemon connection that failed",                           \
+    "live: attempts to reattach a lost relay-daemon connection that failed (they grow while "    \
+    "the relayd stays away: 250 ms after the loss, then doubling to one every 5 s)")             \
+  X(kClockSyncQuality, "", "", "waitpath_clock_sync_quality", kGauge, "host,quality", kHost,     \
+    kInfo, kClockSync,                                                                           \
+    "1 for the host's current clock synchronization quality, else 0",                            \
+    "1 for the host's current quality (`incomplete`, `approximate`, `accurate`, `fail`), 0 for " \
+    "the three others")                                                                          \
+  X(kClockSyncAccuracy, "", "", "waitpath_clock_sync_accuracy_seconds", kGauge, "host", kHost,   \
+    kInfo, kClockSync,                                                                           \
+    "Accuracy bound of the host's clock transform",                                              \
+    "accuracy bound of the host's clock transform")                                              \
+  X(kPacketsMatched, "", "", "waitpath_packets_matched_total", kCounter, "host,peer", kHost,     \
+    kInfo, kPacketMatcher,                                                                       \
+    "Received packets matched with their send, by receiving host and sender host (peer)",        \
+    "received packets matched with their send (`host` received, `peer` sent)")                   \
+  X(kPacketsExpired, "", "", "waitpath_packets_expired_total", kCounter, "host", kHost, kInfo,   \
+    kPacketMatcher,                                                                              \
+    "Sent packets never matched with a receive, dropped after the expiry",                       \
+    "sends never matched, dropped after the expiry (10 s)")                                      \
+  X(kPendingCrossHostWaits, "", "", "waitpath_pending_cross_host_waits", kGauge, "", kGlobal,    \
+    kInfo, kEngine,                                                                              \
+    "Cross-host waits waiting for their sender's host to progress",                              \
+    "cross-host waits waiting for the sender's host to progress")                                \
+  X(kHistoryBytes, "", "", "waitpath_history_bytes", kGauge, "", kGlobal, kInfo, kHistory,       \
+    "Memory held by retained task histories",                                                    \
+    "memory held by retained task histories (whole allocated chunks, what `--max-history-mb` "   \
+    "bounds)")                                                                                   \
+  X(kHistoryEvictions, "", "", "waitpath_history_evictions_total", kCounter, "", kGlobal, kInfo, \
+    kHistory,                                                                                    \
+    "History segments evicted (retention window or byte cap)",                                   \
+    "history segments evicted (retention window or byte cap)")                                   \
+  X(kTasksReleased, "", "", "waitpath_tasks_released_total", kCounter, "", kGlobal, kInfo,       \
+    kEngine,                                                                                     \
+    "Ended tasks whose memory was reclaimed and id reused",                                      \
+    "ended tasks whose memory was reclaimed and id reused (docs/architecture.md)")               \
+  X(kLateEventsDropped, "", "", "waitpath_late_events_dropped_total", kCounter, "host", kHost,   \
+    kDataLoss, kMerger,                                                                          \
+    "Live: events of a host lagging more than --max-lag behind the others, dropped as lost",     \
+    "live: events of a host lagging more than `--max-lag` behind the others, dropped as lost")   \
+  X(kHostLagging, "", "", "waitpath_host_lagging", kGauge, "host", kHost, kDataLoss, kMerger,    \
+    "Live: 1 while the host lags more than --max-lag behind the others",                         \
+    "live: 1 while the host lags more than `--max-lag` behind the others (its late events are "  \
+    "dropped)")                                                                                  \
+  X(kHistoryEvictedReads, "", "", "waitpath_history_evicted_reads_total", kCounter, "", kGlobal, \
+    kDataLoss, kResolver,                                                                        \
+    "Path queries that reached into evicted history (counted unknown)",                          \
+    "path queries that reached evicted history (that part counted `unknown`)")                   \
+  X(kWaitsResolved, "", "", "waitpath_waits_resolved_total", kCounter, "host", kHost, kInfo,     \
+    kEngine,                                                                                     \
+    "Waits resolved per host (every task, watched or not)",                                      \
+    "waits resolved, every task (watched or not)")
+// clang-format on
+
+enum class QualityCounter {
+#define WAITPATH_QUALITY_ENUM(id, ...) id,
+  WAITPATH_QUALITY_COUNTERS(WAITPATH_QUALITY_ENUM)
+#undef WAITPATH_QUALITY_ENUM
+};
+
+struct QualityCounterInfo {
+  QualityCounter id;
+  std::string_view stats_key;
+  std::string_view unit;
+  std::string_view metric;
+  QualityMetricType type;
+  std::string_view labels;
+  QualityScope scope;
+  QualitySeverity severity;
+  QualitySource source;
+  std::string_view help;
+  std::string_view doc;
+
+  bool exported() const { return type != QualityMetricType::kNone; }
+  bool in_stats() const { return !stats_key.empty(); }
+};
+
+inline constexpr QualityCounterInfo kQualityCounters[] = {
+#define WAITPATH_QUALITY_INFO(id, stats_key, unit, metric, type, labels, scope, severity, source, \
+                              help, doc)                                                          \
+  {QualityCounter::id,                                                                            \
+   stats_key,                                                                                     \
+   unit,                                                                                          \
+   metric,                                                                                        \
+   QualityMetricType::type,                                                                       \
+   labels,                                                                                        \
+   QualityScope::scope,                                                                           \
+   QualitySeverity::severity,                                                                     \
+   QualitySource::source,                                                                         \
+   help,                                                                                          \
+   doc},
+    WAITPATH_QUALITY_COUNTERS(WAITPATH_QUALITY_INFO)
+#undef WAITPATH_QUALITY_INFO
+};
+
+inline constexpr size_t kQualityCounterCount = std::size(kQualityCounters);
+
+constexpr const QualityCounterInfo& Info(QualityCounter id) {
+  return kQualityCounters[static_cast<size_t>(id)];
+}
+
+std::string_view QualityScopeName(QualityScope scope);
+std::string_view QualitySeverityName(QualitySeverity severity);
+std::string_view QualitySourceName(QualitySource source);
+std::string_view QualityMetricTypeName(QualityMetricType type);
+
+// The documentation's tables (Markdown, one row per counter):
+// the pipeline-health families (docs/metrics.md): those with a metric, in table order;
+void WriteHealthMetricsMarkdown(std::ostream& out);
+// the figures of `waitpath stats` (docs/reading.md): those with a stats key.
+void WriteStatsCountersMarkdown(std::ostream& out);
+
+}  // namespace waitpath
