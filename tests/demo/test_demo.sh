@@ -63,7 +63,17 @@ check_ended() {
   echo "ok: the $n processes it started have ended, $(grep -c '^sessiond ' "$pids") session daemons"
 }
 
+# Hostile neighbours: a symlink where the pid file's temporary goes, and a stale-looking work
+# directory planted by another user; the demo must neither write through the one nor delete
+# the other (its own work directories live in root's /run/waitpath).
+echo keep >"$work/victim"
+ln -s "$work/victim" "$work/pids1.tmp"
+mkdir -p /run/waitpath
+planted=/run/waitpath/waitpath-demo.planted$$
+mkdir "$planted" && echo "999999 0" >"$planted/owner" && chown -R nobody "$planted"
+
 # 1. A fixed duration, JSON output.
+unset TMPDIR
 start=$(date +%s)
 timeout -s KILL 80 "$waitpath" demo --duration 20s --no-metrics --json --pid-file "$work/pids1" \
   >"$work/out1" 2>"$work/err1"
@@ -77,6 +87,12 @@ echo "wait records per host:"
 echo "$hosts"
 [ "$(grep -c . <<<"$hosts")" -ge 2 ] || fail "wait records of fewer than two hosts"
 check_ended "$work/pids1"
+[ "$(cat "$work/victim")" = keep ] || fail "the pid file was written through a symlink"
+[ -d "$planted" ] || fail "another user's directory $planted was deleted"
+rm -rf "$planted"
+grep -q "^workdir /run/waitpath/waitpath-demo\." "$work/pids1" ||
+  fail "work directory not under /run/waitpath: $(grep workdir "$work/pids1")"
+echo "ok: no write through a planted symlink, no deletion of another user's directory"
 
 # 2. Until SIGINT, with metrics on a free port.
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

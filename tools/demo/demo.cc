@@ -1,11 +1,13 @@
 #include "tools/demo/demo.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -131,13 +133,37 @@ struct Host {
   std::vector<ProcessInfo> helpers;  // the session daemon's children
 };
 
+// Whether `path` is a real directory (not a symlink) owned by this process's user.
+bool OwnDirectory(const std::string& path) {
+  struct stat st {};
+  return lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid();
+}
+
+// Where work directories go: $TMPDIR when set; as root /run/waitpath (root's own, mode 0700,
+// so that no other user can plant or swap a directory there); else /tmp.
+std::string WorkParent() {
+  const char* env = getenv("TMPDIR");
+  if (env && *env) return env;
+  if (geteuid() != 0) return "/tmp";
+  const std::string run = "/run/waitpath";
+  mkdir(run.c_str(), 0700);
+  struct stat st {};
+  if (lstat(run.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0 ||
+      (st.st_mode & 0077) != 0) {
+    return "/tmp";  // not ours as expected: fall back rather than trust it
+  }
+  return run;
+}
+
 // Work directories of earlier demos whose waitpath was killed outright (SIGKILL, a crash):
 // their children were ended (PR_SET_PDEATHSIG) but nobody removed the directory. Removed only
-// when the `owner` file names a process that no longer exists.
+// when it is a real directory of ours (not a symlink, not another user's) whose `owner` file
+// names a process that no longer exists.
 void RemoveStaleWorkDirs(const std::string& tmp) {
   std::error_code ec;
   for (const fs::directory_entry& e : fs::directory_iterator(tmp, ec)) {
     if (e.path().filename().string().rfind("waitpath-demo.", 0) != 0) continue;
+    if (!OwnDirectory(e.path().string())) continue;
     std::ifstream in(e.path() / "owner");
     pid_t pid = 0;
     std::string start;
@@ -232,8 +258,7 @@ bool Demo::CheckTools() {
 }
 
 bool Demo::MakeWorkDir() {
-  const char* env = getenv("TMPDIR");
-  const std::string tmp = env && *env ? env : "/tmp";
+  const std::string tmp = WorkParent();
   RemoveStaleWorkDirs(tmp);
   std::string pattern = tmp + "/waitpath-demo.XXXXXX";
   if (!mkdtemp(pattern.data())) return Fail(fmt::format("cannot create {}", pattern));
@@ -355,7 +380,16 @@ bool Demo::StartHosts() {
 // ROLE [HOST] PID, and the work directory).
 void Demo::WritePidFile() {
   if (o_.pid_file.empty()) return;
-  std::ofstream out(o_.pid_file + ".tmp");
+  // Written beside the target and renamed over it; created exclusively and never through a
+  // symlink (one planted there is removed, not followed).
+  const std::string tmp = o_.pid_file + ".tmp";
+  unlink(tmp.c_str());
+  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    fmt::print(stderr, "waitpath demo: --pid-file {}: cannot create it\n", tmp);
+    return;
+  }
+  std::ostringstream out;
   out << "workdir " << work_ << '\n';
   if (relayd_.pid() > 0) out << "relayd " << relayd_.pid() << '\n';
   for (const Host& h : hosts_) {
@@ -364,9 +398,11 @@ void Demo::WritePidFile() {
     for (const ProcessInfo& c : h.helpers) out << c.comm << ' ' << h.name << ' ' << c.pid << '\n';
     if (h.replayer > 0) out << "replay " << h.name << ' ' << h.replayer << '\n';
   }
-  out.close();
+  const std::string text = out.str();
+  const bool written = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  close(fd);
   std::error_code ec;
-  fs::rename(o_.pid_file + ".tmp", o_.pid_file, ec);
+  if (written) fs::rename(tmp, o_.pid_file, ec);
 }
 
 // Runs next to the live analysis: ends it after the duration, or when something the demo
