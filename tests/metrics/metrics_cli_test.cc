@@ -1,6 +1,9 @@
 // `waitpath analyze` metrics end to end: the exported counters equal analyze's own totals,
 // the config file and its overrides, bounded labels, and scraping while the engine runs.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -263,6 +266,46 @@ TEST_F(MetricsCliTest, ScrapingUnderLoadChangesNothing) {
     EXPECT_EQ(quiet[i].value, served[i].value) << quiet[i].name;
   }
   std::cerr << "scrapes during the analysis: " << scrapes << "\n";
+}
+
+// Only GET /metrics is served, and idle clients holding connections open do not block a scrape
+// (the server has more workers than these, and a request timeout).
+TEST_F(MetricsCliTest, OnlyMetricsPathAndIdleClientsDoNotBlockScrapes) {
+  const fs::path out = dir_ / "out", err = dir_ / "err";
+  Background waitpath({kWaitpath, "analyze", "--metrics", "127.0.0.1:0", "--metrics-linger", "60s",
+                       kFixtures + "/perf/rpc"},
+                      out, err);
+  ASSERT_TRUE(waitpath.started());
+  const std::string address = WaitForMetricsAddress(err, std::chrono::seconds(30));
+  ASSERT_FALSE(address.empty()) << ReadFile(err);
+  const int port = std::stoi(address.substr(address.rfind(':') + 1));
+  std::vector<int> idle;
+  for (int i = 0; i < 4; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(static_cast<uint16_t>(port));
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to), 0);
+    idle.push_back(fd);  // connected, sends nothing
+  }
+  EXPECT_NE(Scrape(address).find("waitpath_"), std::string::npos);
+  auto status = [&](const std::string& path) {
+    const std::string cmd = "curl -s -o /dev/null -w '%{http_code}' --max-time 10 http://" +
+                            address + path + " 2>/dev/null";
+    std::string code;
+    if (FILE* p = popen(cmd.c_str(), "r")) {
+      char buf[16];
+      size_t n;
+      while ((n = fread(buf, 1, sizeof buf, p)) > 0) code.append(buf, n);
+      pclose(p);
+    }
+    return code;
+  };
+  EXPECT_EQ(status("/metrics"), "200");
+  for (const std::string path : {"/metricsfoo", "/metrics/x", "/METRICS", "/"})
+    EXPECT_EQ(status(path), "404") << path;
+  for (int fd : idle) close(fd);
 }
 
 }  // namespace
