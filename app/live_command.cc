@@ -341,8 +341,8 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
   std::unique_ptr<MetricsExporter> metrics;
   std::unique_ptr<MetricsServer> server;
   if (!options.metrics.empty()) {
-    metrics = std::make_unique<MetricsExporter>(engine, accounting,
-                                                MetricsOptions{options.max_processes});
+    metrics = std::make_unique<MetricsExporter>(
+        engine, accounting, MetricsOptions{options.max_processes, options.label_by == "cgroup"});
     server = MetricsServer::StartAnnounced(options.metrics, metrics->registry());
     if (!server) return 1;
   }
@@ -399,6 +399,10 @@ Command AddLiveCommand(CLI::App& app) {
   cmd->add_option("--metrics", o->metrics,
                   "Serve Prometheus metrics on ADDR:PORT (e.g. 127.0.0.1:9464)");
   cmd->add_option("--max-processes", o->max_processes, "Process label values per metric family")
+      ->capture_default_str();
+  cmd->add_option("--label-by", o->label_by,
+                  "Label the active-path metrics by `process` (name) or by `cgroup` (kmod/)")
+      ->check(CLI::IsMember({"process", "cgroup"}))
       ->capture_default_str();
   AddCommonFlags(cmd, o.get());
   return Command{cmd, [o] {

@@ -13,7 +13,7 @@ MetricsExporter::MetricsExporter(Engine& engine, WatchedAccounting& accounting,
       accounting_(accounting),
       registry_(std::make_shared<prometheus::Registry>()),
       health_(*registry_),
-      active_path_(*registry_, accounting, options.max_processes) {
+      active_path_(*registry_, accounting, options.max_processes, options.label_by_cgroup) {
   for (const std::string& name : accounting.hosts()) AddHost(name);
 }
 
