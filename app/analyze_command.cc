@@ -31,6 +31,7 @@ struct MetricsFlags {
   std::string listen;  // --metrics ADDR:PORT: served during the analysis and after it
   std::string linger;  // --metrics-linger: how long to keep serving after; empty: until a signal
   size_t max_processes = 50;
+  std::string label_by = "process";  // --label-by: process or cgroup
 };
 
 // Keeps the process (and the Exposer's threads) alive until `ns` elapses (< 0: forever) or
@@ -88,8 +89,9 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
   std::unique_ptr<MetricsExporter> metrics;
   std::unique_ptr<MetricsServer> server;
   if (want_metrics) {
-    metrics = std::make_unique<MetricsExporter>(engine, accounting,
-                                                MetricsOptions{metrics_flags.max_processes});
+    metrics = std::make_unique<MetricsExporter>(
+        engine, accounting,
+        MetricsOptions{metrics_flags.max_processes, metrics_flags.label_by == "cgroup"});
     // Until the sync pass reports (on_clocks below): one host is its own reference; several
     // are only as aligned as their CTF clock offsets.
     for (const std::string& host : names) {
@@ -200,6 +202,11 @@ Command AddAnalyzeCommand(CLI::App& app) {
                   "Process label values per metric family; later processes count as `other`")
       ->capture_default_str()
       ->check(IntegerRange(1, 100'000));
+  cmd->add_option("--label-by", m->label_by,
+                  "Label the active-path metrics by `process` (name) or by `cgroup` (path, from "
+                  "the kmod/ probe module's events; docs/metrics.md)")
+      ->check(CLI::IsMember({"process", "cgroup"}))
+      ->capture_default_str();
   cmd->add_option("TRACE", o->traces, "Trace directories")->required();
   return Command{cmd, [o, m] { return RunAnalyzeWithMetrics(*o, *m); }};
 }

@@ -283,8 +283,8 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
   std::unique_ptr<MetricsExporter> metrics;
   std::unique_ptr<MetricsServer> server;
   if (!options.metrics.empty()) {
-    metrics = std::make_unique<MetricsExporter>(engine, accounting,
-                                                MetricsOptions{options.max_processes});
+    metrics = std::make_unique<MetricsExporter>(
+        engine, accounting, MetricsOptions{options.max_processes, options.label_by == "cgroup"});
     server = MetricsServer::StartAnnounced(options.metrics, metrics->collectable());
     if (!server) return 1;
   }
@@ -350,6 +350,10 @@ Command AddLiveCommand(CLI::App& app) {
   cmd->add_option("--max-processes", o->max_processes, "Process label values per metric family")
       ->capture_default_str()
       ->check(IntegerRange(1, 100'000));
+  cmd->add_option("--label-by", o->label_by,
+                  "Label the active-path metrics by `process` (name) or by `cgroup` (kmod/)")
+      ->check(CLI::IsMember({"process", "cgroup"}))
+      ->capture_default_str();
   AddCommonFlags(cmd, o.get());
   return Command{cmd, [o] {
                    if (!o->all && o->sessions.empty()) {

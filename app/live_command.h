@@ -20,6 +20,7 @@ struct LiveOptions {
   bool json = false;
   std::string metrics;  // ADDR:PORT for /metrics; empty: none
   size_t max_processes = 50;
+  std::string label_by = "process";  // --label-by: process or cgroup
   std::string retention = "30s";
   std::string max_lag = "10s";  // a host further behind is not waited for
   int64_t max_lag_ns = 0;       // parsed by RunLive

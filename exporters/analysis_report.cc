@@ -228,6 +228,8 @@ void AnalysisReport::WriteTask(Utid u, const StateVec& breakdown,
   const int64_t start = engine_.TaskStart(u), end = engine_.TaskEnd(u);
   if (options_.json) {
     Json j = Record("task", u);
+    // Its cgroup (v2 path) when the kmod/ events said.
+    if (t.cgroup != 0) j["cgroup"] = StringTable::Global().Get(t.cgroup);
     j["start_ns"] = start;
     j["end_ns"] = end;
     j["breakdown_ns"] = StatesJson(breakdown);

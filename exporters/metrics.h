@@ -34,6 +34,9 @@ namespace waitpath {
 
 struct MetricsOptions {
   size_t max_processes = 50;  // process label values per family; later ones count as `other`
+  // The active-path families label watched tasks (and who their path went through) by their
+  // cgroup (`cgroup`, `blamed_cgroup`: kmod/ events) instead of their process name.
+  bool label_by_cgroup = false;
 };
 
 class MetricsExporter : public WaitListener {

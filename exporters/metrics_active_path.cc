@@ -19,10 +19,15 @@ size_t ActivePathMetrics::BlameKeyHash::operator()(const BlameKey& k) const {
 }
 
 ActivePathMetrics::ActivePathMetrics(prometheus::Registry& registry, WatchedAccounting& accounting,
-                                     size_t max_processes)
+                                     size_t max_processes, bool by_cgroup)
     : accounting_(accounting),
-      processes_(max_processes),
-      blamed_processes_(max_processes),
+      by_cgroup_(by_cgroup),
+      label_(by_cgroup ? "cgroup" : "process"),
+      blamed_label_(by_cgroup ? "blamed_cgroup" : "blamed_process"),
+      processes_(max_processes,
+                 by_cgroup ? ProcessLabels::Kind::kCgroup : ProcessLabels::Kind::kProcess),
+      blamed_processes_(max_processes,
+                        by_cgroup ? ProcessLabels::Kind::kCgroup : ProcessLabels::Kind::kProcess),
       seconds_(prometheus::BuildCounter()
                    .Name("waitpath_active_path_seconds_total")
                    .Help("Observed time of watched processes by active-path leaf state, counted "
@@ -51,7 +56,7 @@ ActivePathMetrics::StateCounters& ActivePathMetrics::ProcessSeries(uint16_t host
   if (inserted) {
     for (int i = 0; i < kLeafCount; ++i) {
       it->second[i] = &seconds_.Add({{"host", HostName(host)},
-                                     {"process", processes_.Name(process)},
+                                     {label_, processes_.Name(process)},
                                      {"state", std::string(LeafName(static_cast<Leaf>(i)))}});
     }
   }
@@ -62,9 +67,9 @@ prometheus::Counter& ActivePathMetrics::BlameSeries(const BlameKey& key) {
   auto [it, inserted] = blame_series_.try_emplace(key, nullptr);
   if (inserted) {
     it->second = &blame_.Add({{"host", HostName(key.host)},
-                              {"process", processes_.Name(key.process)},
+                              {label_, processes_.Name(key.process)},
                               {"blamed_host", HostName(key.blamed_host)},
-                              {"blamed_process", blamed_processes_.Name(key.blamed_process)},
+                              {blamed_label_, blamed_processes_.Name(key.blamed_process)},
                               {"state", std::string(LeafName(key.leaf))}});
   }
   return *it->second;
@@ -76,14 +81,14 @@ void ActivePathMetrics::OnAccounted(Utid u, int64_t from, int64_t to, const Stat
   (void)to;
   const TaskTable& tasks = accounting_.engine().tasks();
   const Task& t = tasks[u];
-  const uint32_t process = processes_.Slot(t.comm);
+  const uint32_t process = processes_.Slot(LabelOf(t));
   StateCounters& series = ProcessSeries(t.host, process);
   for (int i = 0; i < kLeafCount; ++i) {
     if (states.ns[i] > 0) series[i]->Increment(states.ns[i] * kSecondsPerNs);
   }
   for (const PathSegment& p : path) {
     const Task& w = tasks[p.task == kNoTask ? u : p.task];
-    const BlameKey key{t.host, w.host, process, blamed_processes_.Slot(w.comm), p.leaf};
+    const BlameKey key{t.host, w.host, process, blamed_processes_.Slot(LabelOf(w)), p.leaf};
     BlameSeries(key).Increment((p.end - p.start) * kSecondsPerNs);
   }
 }

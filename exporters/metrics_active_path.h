@@ -21,9 +21,11 @@ namespace waitpath {
 
 class ActivePathMetrics : public AccountingSink {
  public:
-  // Registers itself with `accounting`.
+  // Registers itself with `accounting`. With `by_cgroup`, the `process` and `blamed_process`
+  // labels are `cgroup` and `blamed_cgroup`: the tasks' cgroup paths (`unknown` when no
+  // kmod/ event said).
   ActivePathMetrics(prometheus::Registry& registry, WatchedAccounting& accounting,
-                    size_t max_processes);
+                    size_t max_processes, bool by_cgroup = false);
 
   // Counts each accounted piece of a watched task: its states by process, its path by the
   // process (and host) it went through. Summed over states the counters grow by the tasks'
@@ -48,9 +50,12 @@ class ActivePathMetrics : public AccountingSink {
   StateCounters& ProcessSeries(uint16_t host, uint32_t process);
   prometheus::Counter& BlameSeries(const BlameKey& key);
   const std::string& HostName(uint16_t host);
+  uint32_t LabelOf(const Task& t) const { return by_cgroup_ ? t.cgroup : t.comm; }
 
   WatchedAccounting& accounting_;
-  std::vector<std::string> unnamed_;  // "hostN" for a host the accounting has no name for
+  const bool by_cgroup_;
+  const std::string label_, blamed_label_;  // "process", "blamed_process" or the cgroup ones
+  std::vector<std::string> unnamed_;        // "hostN" for a host the accounting has no name for
   ProcessLabels processes_;
   ProcessLabels blamed_processes_;
   prometheus::Family<prometheus::Counter>& seconds_;

@@ -18,9 +18,25 @@ std::string SanitizeLabelValue(std::string_view name) {
   return out.empty() ? "_" : out;
 }
 
+std::string SanitizeCgroupLabelValue(std::string_view path) {
+  constexpr size_t kMax = 64;
+  if (path.empty()) return "unknown";
+  if (path.size() > kMax) path = path.substr(path.size() - kMax);
+  std::string out;
+  out.reserve(path.size());
+  for (char c : path) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '.' || c == ':' || c == '-' || c == '/' || c == '@';
+    out += ok ? c : '_';
+  }
+  return out;
+}
+
 uint32_t ProcessLabels::Slot(uint32_t comm) {
   if (comm < by_comm_.size() && by_comm_[comm] != kUnset) return by_comm_[comm];
-  std::string name = SanitizeLabelValue(StringTable::Global().Get(comm));
+  const std::string_view text = StringTable::Global().Get(comm);
+  std::string name =
+      kind_ == Kind::kCgroup ? SanitizeCgroupLabelValue(text) : SanitizeLabelValue(text);
   uint32_t slot;
   if (auto it = by_name_.find(name); it != by_name_.end()) {
     slot = it->second;

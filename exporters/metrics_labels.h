@@ -14,16 +14,22 @@ namespace waitpath {
 
 // Keeps [a-zA-Z0-9_.:-] and replaces any other byte by `_`; at most 64 characters; `_` if empty.
 std::string SanitizeLabelValue(std::string_view name);
+// A cgroup path as a label value: as SanitizeLabelValue, but `/` and `@` are kept and a path
+// longer than 64 characters keeps its end (the unit or container name); `unknown` if empty.
+std::string SanitizeCgroupLabelValue(std::string_view path);
 
+// The bounded label values of one label: process names (task comms) or cgroup paths.
 class ProcessLabels {
  public:
   static constexpr std::string_view kOther = "other";
+  enum class Kind : uint8_t { kProcess, kCgroup };
 
-  explicit ProcessLabels(size_t max_names) : max_names_(max_names) {}
+  explicit ProcessLabels(size_t max_names, Kind kind = Kind::kProcess)
+      : max_names_(max_names), kind_(kind) {}
 
-  // The slot of an interned task name (live/string_table.h). Slots are dense: 0..N-1 for the
-  // first N distinct sanitized names, then other_slot() for the rest. Cached per name id, so
-  // that steady-state lookups are one vector access.
+  // The slot of an interned task name or cgroup path (live/string_table.h). Slots are dense: 0..N-1
+  // for the first N distinct sanitized names, then other_slot() for the rest. Cached per name id,
+  // so that steady-state lookups are one vector access.
   uint32_t Slot(uint32_t comm);
   const std::string& Name(uint32_t slot) const { return names_[slot]; }
   uint32_t other_slot() const { return static_cast<uint32_t>(max_names_); }
@@ -33,6 +39,7 @@ class ProcessLabels {
   static constexpr uint32_t kUnset = UINT32_MAX;
 
   size_t max_names_;
+  Kind kind_;
   std::vector<std::string> names_;  // by slot; `other` is appended when first needed
   std::unordered_map<std::string, uint32_t> by_name_;
   std::vector<uint32_t> by_comm_;  // interned name id -> slot

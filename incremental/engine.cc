@@ -128,6 +128,7 @@ void Engine::Handle(HostState& hs, const Event& e, const Batch& batch) {
     case EventKind::kBlockComplete: OnBlockComplete(hs, e); break;
     case EventKind::kStatedumpProcess: OnStatedumpProcess(hs, e); break;
     case EventKind::kLost: OnLost(hs, e); break;
+    case EventKind::kCgroup: OnCgroup(hs, e); break;
     case EventKind::kSoftirqRaise:
     case EventKind::kBlockIssue:
     case EventKind::kCount: break;
@@ -284,6 +285,7 @@ void Engine::OnFork(HostState& hs, const Event& e) {
   c.birth = e.ts;
   c.comm = fork.child_comm() >= 0 ? static_cast<uint32_t>(fork.child_comm()) : tasks_[parent].comm;
   c.pid = fork.child_pid() > 0 ? fork.child_pid() : -1;
+  c.cgroup = tasks_[parent].cgroup;  // a child starts in its parent's cgroup
   c.parent_origin = resolver_.Cum(parent, e.ts);
   Begin(child, e.ts, SegmentKind::kPreempted);
 }
@@ -364,6 +366,25 @@ void Engine::OnStatedumpProcess(HostState& hs, const Event& e) {
   SetComm(u, dump.name());
   if (dump.pid() > 0) tasks_[u].pid = dump.pid();
   if (dump.status() == kStatedumpWait) Begin(u, e.ts, SegmentKind::kBlocked);
+}
+
+// Only the default (v2) hierarchy's path names a task's cgroup.
+void Engine::OnCgroup(HostState& hs, const Event& e) {
+  const auto cg = AsCgroup(e);
+  if (cg.hierarchy() != 0 || cg.path() < 0 || cg.tid() <= 0) return;
+  const auto path = static_cast<uint32_t>(cg.path());
+  const Utid u = tasks_.GetOrCreate(hs.id, cg.tid(), e.ts);
+  histories_.Add(u);
+  tasks_[u].cgroup = path;
+  if (cg.pid() > 0) tasks_[u].pid = cg.pid();
+  if (cg.threadgroup() != 1 || cg.pid() <= 0) return;
+  // The whole thread group moved: every live thread of the process (attaches are rare).
+  for (Utid t = 0; t < tasks_.size(); ++t) {
+    Task& task = tasks_[t];
+    if (task.in_use && task.host == hs.id && task.pid == cg.pid() && task.end_ts == kNever) {
+      task.cgroup = path;
+    }
+  }
 }
 
 void Engine::OnLost(HostState& hs, const Event& e) {

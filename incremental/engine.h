@@ -145,6 +145,7 @@ class Engine {
   void OnPacketOut(HostState& hs, const Event& e, const Batch& batch);
   void OnPacketIn(HostState& hs, const Event& e, const Batch& batch);
   void OnStatedumpProcess(HostState& hs, const Event& e);
+  void OnCgroup(HostState& hs, const Event& e);
   void OnLost(HostState& hs, const Event& e);
 
   void Evict(const HostState& hs);

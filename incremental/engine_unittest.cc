@@ -407,6 +407,30 @@ TEST_F(EngineTest, StatedumpOfARunnableTaskAddsNoHistory) {
   CheckAllTasks();
 }
 
+// kmod/ cgroup events: a state dump names a task's cgroup, a fork inherits it, an attach of a
+// thread group moves every thread of the process, one of a single thread only that one, and
+// other hierarchies (cgroup v1) name nothing.
+TEST_F(EngineTest, CgroupsFromStatedumpAttachAndFork) {
+  StringTable& s = StringTable::Global();
+  const auto id = [&](std::string_view p) { return static_cast<int32_t>(s.Intern(p)); };
+  Push({CgroupEvent(0, 0, 10, 10, id("/init.scope")), StatedumpProcessEvent(0, 0, 10, 10, 1),
+        Switch(1, 0, 0, 10, kRunnable), ForkEvent(2, 0, 10, 11, 10), ForkEvent(3, 0, 10, 12, 12)});
+  EXPECT_EQ(s.Get(engine_.tasks()[U(10)].cgroup), "/init.scope");
+  EXPECT_EQ(s.Get(engine_.tasks()[U(11)].cgroup), "/init.scope");  // a thread
+  EXPECT_EQ(s.Get(engine_.tasks()[U(12)].cgroup), "/init.scope");  // a child process
+  Push({CgroupEvent(4, 0, 10, 10, id("/system.slice/wl.service"), 1),
+        CgroupEvent(5, 0, 12, 12, id("/system.slice/other.service"), 0),
+        CgroupEvent(6, 0, 12, 12, id("/cpu,cpuacct/x"), 1, /*hierarchy=*/2)});
+  EXPECT_EQ(s.Get(engine_.tasks()[U(10)].cgroup), "/system.slice/wl.service");
+  EXPECT_EQ(s.Get(engine_.tasks()[U(11)].cgroup), "/system.slice/wl.service");
+  EXPECT_EQ(s.Get(engine_.tasks()[U(12)].cgroup), "/system.slice/other.service");
+  // A task first named by its cgroup event (a state dump lists it before its process state).
+  Push({CgroupEvent(7, 0, 20, 20, id("/")), StatedumpProcessEvent(7, 0, 20, 20, 1)});
+  EXPECT_EQ(s.Get(engine_.tasks()[U(20)].cgroup), "/");
+  EXPECT_EQ(engine_.tasks()[U(20)].pid, 20);
+  CheckAllTasks();
+}
+
 TEST_F(EngineTest, ExitThenFinalSwitchEndsTheTask) {
   Push({Switch(0, 0, 0, 10, kRunnable), ProcessEndEvent(EventKind::kProcessExit, 50, 0, 10)});
   const Utid x = U(10);

@@ -18,12 +18,13 @@ inline constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 struct Task {
   uint16_t host = 0;
   int32_t tid = 0;
-  int32_t pid = -1;          // -1 until a fork, statedump or perf context says
-  uint32_t comm = 0;         // interned name, the latest seen
-  Utid parent = kNoTask;     // set when the fork was traced
-  int64_t birth = kNever;    // fork time when traced
-  StateVec parent_origin;    // the parent's cumulative vector at the fork
-  int64_t first_ts = 0;      // first mention in the trace: start of its history
+  int32_t pid = -1;        // -1 until a fork, statedump or perf context says
+  uint32_t comm = 0;       // interned name, the latest seen
+  uint32_t cgroup = 0;     // interned cgroup v2 path (kmod/ events; inherited at fork), 0: unknown
+  Utid parent = kNoTask;   // set when the fork was traced
+  int64_t birth = kNever;  // fork time when traced
+  StateVec parent_origin;  // the parent's cumulative vector at the fork
+  int64_t first_ts = 0;    // first mention in the trace: start of its history
   int64_t exit_ts = kNever;  // sched_process_exit
   int64_t end_ts = kNever;   // its final switch-out after the exit: the end of its life
   uint32_t generation = 0;   // how many tasks had this Utid before (ids are reused)

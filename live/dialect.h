@@ -17,6 +17,11 @@ enum DialectFlags : uint32_t {
   kDialectHasSwitch = 1u << 5,      // sched_switch present: the trace can be analysed
   kDialectNetworkHeader = 1u << 6,  // LTTng >= 2.9 net events with network_header
   kDialectReplayed = 1u << 7,       // events re-emitted by the UST replayer
+  // kmod/ waitpath_tcp_send/recv: the host's TCP packets come from them (socket level, inside
+  // any overlay); its net_dev_queue/netif_receive_skb then carry no TCP key, so that a packet
+  // is not counted twice.
+  kDialectKmodTcp = 1u << 8,
+  kDialectKmodCgroup = 1u << 9,  // kmod/ waitpath_cgroup_attach, waitpath_statedump_cgroup
 };
 
 // Human-readable summary of DialectFlags, e.g. "lttng>=2.7 +sched_waking".
@@ -36,6 +41,8 @@ inline std::string DialectName(uint32_t flags) {
   }
   if (flags & kDialectNetworkHeader) s += " +network_header";
   if (flags & kDialectSeedAddons) s += " +seed-addons";
+  if (flags & kDialectKmodTcp) s += " +kmod-tcp";
+  if (flags & kDialectKmodCgroup) s += " +kmod-cgroup";
   s += (flags & kDialectHasWaking) ? " +sched_waking" : " sched_wakeup-only";
   if (!(flags & kDialectHasSwitch)) s += " (no sched_switch)";
   return s;

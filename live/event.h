@@ -33,7 +33,8 @@ enum class EventKind : uint8_t {
   kBlockIssue,
   kBlockComplete,
   kStatedumpProcess,
-  kLost,  // data loss on the event's CPU
+  kLost,    // data loss on the event's CPU
+  kCgroup,  // a task's cgroup: moved there (kmod waitpath_cgroup_attach) or in a state dump
   kCount
 };
 

@@ -107,6 +107,19 @@ inline Event StatedumpProcessEvent(int64_t ts, uint16_t cpu, int32_t tid, int32_
   return e;
 }
 
+// A task's cgroup (kmod/): `threadgroup` 1 moves the whole process, -1 a state dump's.
+inline Event CgroupEvent(int64_t ts, uint16_t cpu, int32_t tid, int32_t pid, int32_t path,
+                         int32_t threadgroup = -1, int64_t hierarchy = 0) {
+  Event e = MakeEvent(EventKind::kCgroup, ts, cpu);
+  const auto f = AsCgroup(e);
+  f.tid() = tid;
+  f.pid() = pid;
+  f.path() = path;
+  f.threadgroup() = threadgroup;
+  f.hierarchy() = hierarchy;
+  return e;
+}
+
 inline Event LostEvent(int64_t ts, uint16_t cpu, int32_t count, int64_t begin) {
   Event e = MakeEvent(EventKind::kLost, ts, cpu);
   AsLost(e).count() = count;

@@ -192,6 +192,10 @@ constexpr KindName kKindNames[] = {
     {"netif_receive_skb", EventKind::kPacketIn, kDialectLttngLegacy},
     {"net:netif_receive_skb", EventKind::kPacketIn, kDialectPerf},
     {"inet_sock_local_in", EventKind::kPacketIn, kDialectSeedAddons},
+    {"waitpath_tcp_send", EventKind::kPacketOut, kDialectKmodTcp},
+    {"waitpath_tcp_recv", EventKind::kPacketIn, kDialectKmodTcp},
+    {"waitpath_cgroup_attach", EventKind::kCgroup, kDialectKmodCgroup},
+    {"waitpath_statedump_cgroup", EventKind::kCgroup, kDialectKmodCgroup},
     {"block_rq_issue", EventKind::kBlockIssue, 0},
     {"block:block_rq_issue", EventKind::kBlockIssue, kDialectPerf},
     {"block_rq_complete", EventKind::kBlockComplete, 0},
@@ -424,8 +428,19 @@ const EventDecoder::ClassInfo& EventDecoder::Resolve(const bt_event_class* event
       info.seq = ip({"transport_header", "tcp", "seq"});
       info.ack_seq = ip({"transport_header", "tcp", "ack_seq"});
       info.flags = ip({"transport_header", "tcp", "flags"});
+      info.stock_packet = name.starts_with("net") || name.starts_with("net:");
       if (info.seq.valid()) {
         dialect_ |= kDialectNetworkHeader;
+      } else if (name.starts_with("waitpath_tcp_")) {
+        // kmod/: the socket-level packet's headers at the top level, keyed like the above.
+        info.saddr = any({"saddr"});
+        info.daddr = any({"daddr"});
+        info.sport = any({"sport"});
+        info.dport = any({"dport"});
+        info.seq = any({"seq"});
+        info.ack_seq = any({"ack_seq"});
+        info.flags = any({"flags"});
+        info.ip_len = any({"tot_len"});
       } else {
         // Seed-era inet_sock_local_in/out: TCP fields at the top level, no addresses.
         info.seq = any({"seq"});
@@ -440,6 +455,15 @@ const EventDecoder::ClassInfo& EventDecoder::Resolve(const bt_event_class* event
       f.dev() = any({"dev"});
       f.nr_sector() = any({"nr_sector"});
       f.sector() = any({"sector"});
+      break;
+    }
+    case EventKind::kCgroup: {
+      const auto f = AsCgroup(info);
+      f.tid() = any({"tid"});
+      f.pid() = any({"pid"});
+      f.path() = any({"path"});
+      f.threadgroup() = any({"threadgroup"});
+      f.hierarchy() = any({"hierarchy"});
       break;
     }
     case EventKind::kStatedumpProcess: {
@@ -502,6 +526,9 @@ bool EventDecoder::Decode(const bt_event* event, Event& out, std::vector<PacketK
     case EventKind::kPacketOut:
     case EventKind::kPacketIn:
       AsPacket(out).key() = -1;
+      // With the kmod's socket-level events the host's stock net events key nothing: one
+      // source of packets per host, each packet counted once.
+      if (info.stock_packet && (dialect_ & kDialectKmodTcp)) break;
       if (info.seq.valid() && Walk(event, info.seq)) {
         PacketKey key;
         key.has_tcp = true;

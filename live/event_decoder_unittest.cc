@@ -26,6 +26,9 @@ TEST(EventDecoderTest, DialectNames) {
   EXPECT_EQ(DialectName(kDialectLttngModern | kDialectHasSwitch | kDialectHasWaking |
                         kDialectNetworkHeader),
             "lttng>=2.7 +network_header +sched_waking");
+  EXPECT_EQ(DialectName(kDialectLttngModern | kDialectHasSwitch | kDialectHasWaking |
+                        kDialectNetworkHeader | kDialectKmodTcp | kDialectKmodCgroup),
+            "lttng>=2.7 +network_header +kmod-tcp +kmod-cgroup +sched_waking");
   EXPECT_EQ(DialectName(0), "unknown (no kernel scheduler events)");
 }
 

@@ -115,7 +115,8 @@ struct IpiView {
   auto& type() const { return e.b; }  // IpiType
 };
 
-// A packet sent (net_dev_queue, inet_sock_local_out) or received (netif_receive_skb...).
+// A packet sent (net_dev_queue, inet_sock_local_out, waitpath_tcp_send) or received
+// (netif_receive_skb, inet_sock_local_in, waitpath_tcp_recv).
 template <class E>
 struct PacketView {
   static constexpr bool Describes(EventKind k) {
@@ -150,6 +151,20 @@ struct StatedumpProcessView {
   auto& status() const { return e.d; }  // kStatedumpWait: asleep
 };
 inline constexpr int32_t kStatedumpWait = 5;
+
+// A task's cgroup (kmod/): moved there by cgroup_attach_task (with its whole thread group
+// when `threadgroup` is 1), or listed by a state dump. Only the default (v2) hierarchy, 0,
+// names what waitpath labels by.
+template <class E>
+struct CgroupView {
+  static constexpr bool Describes(EventKind k) { return k == EventKind::kCgroup; }
+  E& e;
+  auto& tid() const { return e.a; }
+  auto& pid() const { return e.b; }
+  auto& path() const { return e.c; }         // interned
+  auto& threadgroup() const { return e.d; }  // 1: every thread of `pid`; -1 not carried
+  auto& hierarchy() const { return e.x; }    // cgroup hierarchy id; 0: cgroup v2
+};
 
 // Data loss on the event's CPU (not a trace event: readers and the merger make these).
 template <class E>
@@ -189,6 +204,7 @@ inline constexpr detail::ViewMaker<PacketView> AsPacket;
 inline constexpr detail::ViewMaker<BlockView> AsBlock;
 inline constexpr detail::ViewMaker<StatedumpProcessView> AsStatedumpProcess;
 inline constexpr detail::ViewMaker<LostView> AsLost;
+inline constexpr detail::ViewMaker<CgroupView> AsCgroup;
 
 // An event of `kind` with every per-kind field absent and no current task known: what a
 // writer starts from before setting fields through a view.
@@ -213,6 +229,6 @@ constexpr bool kViewsAreReferences = ((sizeof(View<const Event>) == sizeof(const
 static_assert(
     detail::kViewsAreReferences<SchedSwitchView, WakeView, ForkView, ProcessEndView, IrqEntryView,
                                 IrqExitView, SoftirqView, HrtimerView, IpiView, PacketView,
-                                BlockView, StatedumpProcessView, LostView>);
+                                BlockView, StatedumpProcessView, LostView, CgroupView>);
 
 }  // namespace waitpath

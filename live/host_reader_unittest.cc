@@ -10,6 +10,8 @@
 
 #include "live/bt_util.h"
 #include "live/event_decoder.h"
+#include "live/event_views.h"
+#include "live/string_table.h"
 
 namespace waitpath {
 namespace {
@@ -137,6 +139,49 @@ TEST(HostReaderTest, SeedEraPacketsCarryTcpKeys) {
   }
   EXPECT_GT(packets, 0u);
   EXPECT_EQ(with_key, packets);
+}
+
+// kmod/'s events (the vmlab-overlay fixture, tests/fixtures/lttng/README.md): the socket-level
+// TCP events key every packet, with addresses; with them in the trace, the host's own
+// net_dev_queue / net_if_receive_skb key none (one source per host: no packet twice); the
+// cgroup events name the client's unit.
+TEST(HostReaderTest, KmodTcpEventsAreTheOnlyKeyedPacketsAndCgroupsAreRead) {
+  const std::string dir = std::string(WAITPATH_FIXTURES) + "/lttng/overlay/vm-client";
+  if (!fs::exists(dir)) GTEST_SKIP() << dir << " not present";
+  ReadResult r = ReadAll({dir});
+  ASSERT_EQ(r.error, "");
+  EXPECT_TRUE(r.counters.dialect & kDialectKmodTcp);
+  EXPECT_TRUE(r.counters.dialect & kDialectKmodCgroup);
+  size_t keyed = 0, unkeyed = 0, cgroups = 0, in_unit = 0;
+  for (const Event& e : r.events) {
+    if (e.kind == EventKind::kPacketIn || e.kind == EventKind::kPacketOut) {
+      if (AsPacket(e).key() < 0) {
+        ++unkeyed;
+        continue;
+      }
+      ++keyed;
+      const PacketKey& k = r.packets[static_cast<size_t>(AsPacket(e).key())];
+      EXPECT_TRUE(k.has_tcp && k.has_addresses && k.ip_len > 0);
+    } else if (e.kind == EventKind::kCgroup) {
+      ++cgroups;
+      if (AsCgroup(e).hierarchy() == 0 && AsCgroup(e).path() >= 0 &&
+          StringTable::Global().Get(static_cast<uint32_t>(AsCgroup(e).path())) ==
+              "/system.slice/wl-client.service") {
+        ++in_unit;
+      }
+    }
+  }
+  // babeltrace2's count of the kmod's TCP events: each, and only they, carries a key.
+  FILE* p = popen(("babeltrace2 " + dir + " 2>/dev/null | grep -c ' waitpath_tcp_'").c_str(), "r");
+  size_t kmod_packets = 0;
+  ASSERT_TRUE(p != nullptr);
+  ASSERT_EQ(fscanf(p, "%zu", &kmod_packets), 1);
+  pclose(p);
+  EXPECT_GT(kmod_packets, 40u);
+  EXPECT_EQ(keyed, kmod_packets);
+  EXPECT_GT(unkeyed, 0u);   // net_dev_queue / net_if_receive_skb, no key
+  EXPECT_GT(cgroups, 10u);  // the state dump's, and the client's move
+  EXPECT_GE(in_unit, 1u);
 }
 
 TEST(HostReaderTest, ManyThreadsMatchesBabeltraceAndMergesEightCpus) {

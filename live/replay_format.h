@@ -28,6 +28,7 @@ inline constexpr bool ReplayCIsString(EventKind kind) {
     case EventKind::kProcessFork:
     case EventKind::kIrqEntry:
     case EventKind::kStatedumpProcess:
+    case EventKind::kCgroup:
       return true;
     default:
       return false;

@@ -26,6 +26,9 @@ options:
   --tracefile-size SIZE   the relayd rotates each stream's file at this size (default: 64M)
   --tracefile-count N     and keeps this many per stream (default: 16); 0 = unbounded
   --no-start              create and configure only (`lttng start NAME` later)
+  --kmod                  also the events of waitpath's probe module (kmod/README.md:
+                          lttng-probe-waitpath, loaded): socket-level TCP packets and
+                          cgroups; fails if the kernel tracer does not list them
   --destroy               stop and destroy the session NAME
   --dry-run               print the lttng commands instead of running them
   -h, --help              this help
@@ -47,7 +50,7 @@ EOF
 }
 
 name=waitpath live_timer=1000000 subbuf_size=1M num_subbuf=8
-tracefile_size=64M tracefile_count=16 start=1 destroy=0 dry_run=0 url=""
+tracefile_size=64M tracefile_count=16 start=1 destroy=0 dry_run=0 kmod=0 url=""
 while [ $# -gt 0 ]; do
   case $1 in
     --name) name=${2:?--name needs a value}; shift ;;
@@ -57,6 +60,7 @@ while [ $# -gt 0 ]; do
     --tracefile-size) tracefile_size=${2:?--tracefile-size needs a value}; shift ;;
     --tracefile-count) tracefile_count=${2:?--tracefile-count needs a value}; shift ;;
     --no-start) start=0 ;;
+    --kmod) kmod=1 ;;
     --destroy) destroy=1 ;;
     --dry-run) dry_run=1 ;;
     -h | --help) usage; exit 0 ;;
@@ -80,6 +84,9 @@ events=(
   block_rq_issue block_rq_complete
   lttng_statedump_process_state
 )
+# kmod/ (lttng-probe-waitpath): checked against `lttng list -k`, because lttng accepts event
+# names that no loaded probe provides and then records nothing.
+kmod_events=(waitpath_tcp_send waitpath_tcp_recv waitpath_cgroup_attach waitpath_statedump_cgroup)
 channel=waitpath
 
 run() {
@@ -112,6 +119,13 @@ if [ "$dry_run" -eq 0 ]; then
   # The kernel tracer needs lttng-modules and root (or the tracing group).
   lttng list -k >/dev/null 2>&1 ||
     { echo "waitpath-session: the LTTng kernel tracer is not available (lttng-modules loaded? root or tracing group? lttng-sessiond running?)" >&2; exit 1; }
+  if [ "$kmod" -eq 1 ]; then
+    listed=$(lttng list -k 2>/dev/null)
+    for e in "${kmod_events[@]}"; do
+      grep -qw "$e" <<<"$listed" ||
+        { echo "waitpath-session: --kmod: the kernel tracer has no $e (modprobe lttng-probe-waitpath; kmod/README.md)" >&2; exit 1; }
+    done
+  fi
 fi
 
 run lttng create "$name" --live="$live_timer" --set-url="$url"
@@ -122,6 +136,10 @@ run lttng enable-event --kernel --session="$name" --channel="$channel" --tracepo
   "$(IFS=,; echo "${events[*]}")"
 run lttng enable-event --kernel --session="$name" --channel="$channel" --tracepoint \
   'x86_irq_vectors_*'
+if [ "$kmod" -eq 1 ]; then
+  run lttng enable-event --kernel --session="$name" --channel="$channel" --tracepoint \
+    "$(IFS=,; echo "${kmod_events[*]}")"
+fi
 # Every event names the task current on its CPU: when the session discards events, a lost
 # sched_switch is inferred from the next event's own task (docs/reading.md) instead of
 # charging that task's time to the one we thought was running.

@@ -45,6 +45,26 @@ TEST(ProcessLabels, FirstComeThenOther) {
   EXPECT_EQ(labels.Slot(strings.Intern("delta")), labels.other_slot());
 }
 
+TEST(SanitizeCgroupLabelValue, KeepsSlashesAndTheEndOfLongPaths) {
+  EXPECT_EQ(SanitizeCgroupLabelValue("/system.slice/wl-server.service"),
+            "/system.slice/wl-server.service");
+  EXPECT_EQ(SanitizeCgroupLabelValue("/user.slice/user@0.service/a b"),
+            "/user.slice/user@0.service/a_b");
+  EXPECT_EQ(SanitizeCgroupLabelValue(""), "unknown");
+  const std::string long_path = "/kubepods.slice/" + std::string(80, 'p') + "/cri-abc.scope";
+  const std::string v = SanitizeCgroupLabelValue(long_path);
+  EXPECT_EQ(v.size(), 64u);
+  EXPECT_TRUE(v.ends_with("/cri-abc.scope"));
+}
+
+TEST(ProcessLabels, CgroupKindLabelsPaths) {
+  StringTable& strings = StringTable::Global();
+  ProcessLabels labels(4, ProcessLabels::Kind::kCgroup);
+  EXPECT_EQ(labels.Name(labels.Slot(strings.Intern("/system.slice/x.service"))),
+            "/system.slice/x.service");
+  EXPECT_EQ(labels.Name(labels.Slot(0)), "unknown");  // no kmod/ event named it
+}
+
 TEST(ProcessLabels, ZeroMeansEverythingIsOther) {
   ProcessLabels labels(0);
   EXPECT_EQ(labels.Name(labels.Slot(StringTable::Global().Intern("x"))), "other");

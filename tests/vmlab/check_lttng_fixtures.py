@@ -4,6 +4,8 @@ made by `test_lab.py WAITPATH workloads --fixtures DIR`) still give the workload
 For each <name>.expect.json: babeltrace2 reads the stated event count, `waitpath analyze
 --watch comm=WATCH` finds one task whose by_task meets the expectations (the check of
 RecordedWorkloadTest), and every record keeps the invariants (tests/tools/check_records.py).
+A kmod fixture (schema waitpath-kmod-fixture/1, `test_lab.py WAITPATH overlay --fixtures DIR`)
+is checked as the lab checks its `kmod` sessions (test_lab.check_kmod_traces).
 
 usage: check_lttng_fixtures.py WAITPATH FIXTURE_DIR
 """
@@ -27,6 +29,14 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for path in expects:
             e = json.load(open(path))
+            if e.get("schema") == "waitpath-kmod-fixture/1":
+                # Two hosts with the kmod's events (test_lab.py overlay): packets matched
+                # across an encrypted overlay, cgroups in records and metric labels.
+                traces = [os.path.join(root, d) for d in e["traces"]]
+                n = t.count_events(traces)
+                t.check(n == e["events"], f"{os.path.basename(path)}: {n} events (expect file: {e['events']})")
+                t.check_kmod_traces(w, traces, tmp, os.path.basename(path).split(".")[0])
+                continue
             trace = os.path.join(root, e["trace"])
             n = t.count_events([trace])
             t.check(n == e["events"], f"{e['workload']}: {n} events (expect file: {e['events']})")

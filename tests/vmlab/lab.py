@@ -187,6 +187,12 @@ class Guest:
         for f in os.listdir(os.path.join(SRC, "tools", "workloads")):
             if f.endswith((".c", ".h")):
                 shutil.copy(os.path.join(SRC, "tools", "workloads", f), os.path.join(d, "workloads"))
+        # The probe module's source (kmod/), for the tests that build it with DKMS in the guest.
+        kmod = os.path.join(d, "kmod")
+        os.makedirs(kmod)
+        for f in os.listdir(os.path.join(SRC, "kmod")):
+            if f in ("Kbuild", "Makefile", "dkms.conf") or f.endswith((".c", ".h", ".sh")):
+                shutil.copy(os.path.join(SRC, "kmod", f), kmod)
         # The project's real session script, as users run it.
         shutil.copy(os.path.join(SRC, "configs", "lttng", "waitpath-session.sh"), d)
         shutil.copy(os.path.join(HERE, "guest-init.sh"), os.path.join(d, "init.sh"))

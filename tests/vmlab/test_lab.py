@@ -6,6 +6,7 @@ configs/lttng/waitpath-session.sh, streamed to an lttng-relayd on the host, anal
   test_lab.py WAITPATH workloads [--fixtures DIR]   (a) findings, (c) live == analyze, (d) invariants
   test_lab.py WAITPATH rpc2                         (b) an RPC across two guests, clock sync
   test_lab.py WAITPATH restart                      (e) relayd and session daemons killed mid-stream
+  test_lab.py WAITPATH overlay [--fixtures DIR]     (f) kmod/ (DKMS) over a VXLAN(+ESP) overlay, cgroups
 
 Exit 0 pass, 1 fail, 77 skip (no root, QEMU or debootstrap). WAITPATH_VMLAB_KEEP=1 keeps the
 lab directory (serial logs, relayd output, waitpath output) under /var/tmp.
@@ -457,6 +458,243 @@ def test_restart(w):
         log(f"FIGURES restart: events in the new session {n}")
 
 
+# --- (f): kmod/ over an overlay: socket-level packets, cgroups ------------------------------
+# Both guests build kmod/ with DKMS (as users install it), join a VXLAN overlay over their
+# link (10.77.0.N in clear, 10.78.0.N also IPsec ESP in transport mode: an encrypted overlay),
+# and put their rpc programs in cgroup v2 directories named like systemd units (PID 1 is the
+# lab's init, not systemd). Session `plain` (stock events only): an rpc over the clear overlay,
+# then one over ESP. With the module loaded (waitpath-session.sh --kmod): session `kmod`, an rpc
+# over the clear overlay; session `kmodesp`, one over ESP.
+OVERLAY_SETUP = """
+t0=$(cut -d' ' -f1 /proc/uptime)
+cp -r /lab/kmod /usr/src/waitpath-kmod-0.1
+if dkms install waitpath-kmod/0.1 -k "$(uname -r)" >/tmp/dkms.log 2>&1; then
+  echo "LAB: kmod built by dkms in $(awk -v a=$t0 -v b=$(cut -d' ' -f1 /proc/uptime) 'BEGIN {{print b - a}}') s"
+else
+  echo "LAB: dkms failed"; tail -30 /tmp/dkms.log /var/lib/dkms/waitpath-kmod/0.1/build/make.log; exit 1
+fi
+ip link add vx0 type vxlan id 77 dev eth1 remote 192.168.77.{peer} dstport 4789
+ip addr add 10.77.0.{me}/24 dev vx0
+ip addr add 10.78.0.{me}/24 dev vx0
+ip link set vx0 up
+K=0x0123456789abcdef0123456789abcdef01234567
+ip xfrm state add src 10.78.0.1 dst 10.78.0.2 proto esp spi 0x1002 mode transport aead 'rfc4106(gcm(aes))' $K 128
+ip xfrm state add src 10.78.0.2 dst 10.78.0.1 proto esp spi 0x2001 mode transport aead 'rfc4106(gcm(aes))' $K 128
+ip xfrm policy add src 10.78.0.{me} dst 10.78.0.{peer} dir out tmpl src 10.78.0.{me} dst 10.78.0.{peer} proto esp mode transport
+ip xfrm policy add src 10.78.0.{peer} dst 10.78.0.{me} dir in tmpl src 10.78.0.{peer} dst 10.78.0.{me} proto esp mode transport
+mount -t cgroup2 none /sys/fs/cgroup
+mkdir -p /sys/fs/cgroup/system.slice/{unit}
+session() {{  # session NAME [--kmod]: created, started 3 s later (live follows it from its start)
+  n=$1
+  shift
+  $SESSION --no-start "$@" --name "$n" "$RELAYD" >/dev/null || {{ echo "LAB: session $n failed"; exit 1; }}
+  sleep 3
+  lttng start "$n" >/dev/null
+}}
+"""
+OVERLAY_SERVER = OVERLAY_SETUP.format(me=1, peer=2, unit="wl-server.service") + """
+serve() {  # serve WHAT READY_PORT: one rpc server, announced on READY_PORT
+  wl-rpc --listen 7001 --work-ms 10 &
+  rpc=$!
+  sleep 0.5
+  socat -u TCP-LISTEN:$2,reuseaddr,fork OPEN:/dev/null,append &
+  ready=$!
+  wait $rpc
+  echo "LAB: rpc server $1 exit=$?"
+  kill $ready
+}
+# In its unit before any session starts: the state dump says so, wl-rpc inherits it at fork.
+echo $$ >/sys/fs/cgroup/system.slice/wl-server.service/cgroup.procs
+session plain
+serve vxlan 7100
+serve esp 7101
+sleep 1
+$SESSION --destroy --name plain
+modprobe lttng-probe-waitpath || echo "LAB: modprobe failed"
+session kmod --kmod
+serve kmod-vxlan 7102
+sleep 1
+$SESSION --destroy --name kmod
+session kmodesp --kmod
+serve kmod-esp 7103
+sleep 1
+$SESSION --destroy --name kmodesp
+"""
+OVERLAY_CLIENT = OVERLAY_SETUP.format(me=2, peer=1, unit="wl-client.service") + """
+call() {  # call READY_PORT ADDR: once the server says it is ready; moved into its unit first
+  i=0
+  until socat -u OPEN:/dev/null TCP:192.168.77.1:$1,connect-timeout=1 2>/dev/null; do
+    i=$((i + 1)); [ $i -gt 600 ] && { echo "LAB: server never ready ($1)"; return 1; }; sleep 0.5
+  done
+  sleep 1
+  sh -c 'echo $$ >/sys/fs/cgroup/system.slice/wl-client.service/cgroup.procs &&
+         exec wl-rpc --connect '"$2"':7001 --requests 20 --work-ms 10'
+  echo "LAB: rpc client $2 exit=$?"
+}
+session plain
+call 7100 10.77.0.1
+call 7101 10.78.0.1
+sleep 1
+$SESSION --destroy --name plain
+modprobe lttng-probe-waitpath || echo "LAB: modprobe failed"
+session kmod --kmod
+call 7102 10.77.0.1
+sleep 1
+$SESSION --destroy --name kmod
+session kmodesp --kmod
+call 7103 10.78.0.1
+sleep 1
+$SESSION --destroy --name kmodesp
+"""
+CLIENT_UNIT, SERVER_UNIT = "/system.slice/wl-client.service", "/system.slice/wl-server.service"
+
+
+def crossing(task, what):
+    """(share of the client's life with vm-server's wl-rpc-server on its path, running share)."""
+    life = task["end_ns"] - task["start_ns"]
+    on = [b for b in task["by_task"] if b["host"] == "vm-server" and b["comm"] == "wl-rpc-server"]
+    return sum(b["ns"] for b in on) / life, sum(b["states"].get("running", 0) for b in on) / life
+
+
+def sync_of(w, dirs, where):
+    out = run([w, "sync", "--json"] + dirs)
+    linked = [c for c in records(out, "clock") if c.get("host") != c.get("reference")]
+    c = linked[0] if len(linked) == 1 else {}
+    log(f"{where} sync: " + json.dumps(c))
+    return c
+
+
+def check_kmod_traces(w, dirs, tmp, where):
+    """What the kmod's events give on the two `kmod` sessions (client, server): packets over
+    the encrypted overlay matched (clock sync, the client's path into the server) and the
+    tasks' cgroups (JSON records, metrics labelled by cgroup). Also the fast fixture test's."""
+    c = sync_of(w, dirs, where)
+    check(c.get("quality") == "accurate" and c.get("matches", 0) >= 20,
+          f"{where}: clock sync from the kmod's packets: {c.get('quality')} ±{c.get('accuracy', 0) / 1e3:.0f} µs, "
+          f"{c.get('matches')} packets")
+    mpath = os.path.join(tmp, f"metrics-{where}.txt")
+    aw = run([w, "analyze", "--json", "--watch=comm=wl-rpc-client", "--top", "100000", "--min-wait", "1ms",
+              "--metrics-file", mpath, "--label-by", "cgroup"] + dirs)
+    apath = os.path.join(tmp, f"analyze-watch-{where}.json")
+    open(apath, "w").write(aw)
+    check_invariants(apath)
+    tasks = [t for t in records(aw) if t["comm"] == "wl-rpc-client"]
+    if check(len(tasks) == 1, f"{where}: one wl-rpc-client task"):
+        share, running = crossing(tasks[0], where)
+        check(share > 0 and running >= 0.3,
+              f"{where}: the client's path crosses into vm-server's wl-rpc-server ({share:.3f} of its life, "
+              f"running {running:.3f} >= 0.3)")
+        check(tasks[0].get("cgroup") == CLIENT_UNIT, f"{where}: client task cgroup {tasks[0].get('cgroup')}")
+    every = records(run([w, "analyze", "--json"] + dirs))
+    servers = [t for t in every if t["comm"] == "wl-rpc-server" and t["host"] == "vm-server"]
+    check(servers and all(t.get("cgroup") == SERVER_UNIT for t in servers),
+          f"{where}: wl-rpc-server's cgroup (state dump, then fork): {[t.get('cgroup') for t in servers]}")
+    metrics = open(mpath).read()
+    own = [l for l in metrics.splitlines() if l.startswith("waitpath_active_path_seconds_total{")
+           and f'cgroup="{CLIENT_UNIT}"' in l and float(l.split()[-1]) > 0]
+    blamed = [l for l in metrics.splitlines() if l.startswith("waitpath_active_path_blame_seconds_total{")
+              and f'blamed_cgroup="{SERVER_UNIT}"' in l and 'blamed_host="vm-server"' in l
+              and float(l.split()[-1]) > 0]
+    check(own and blamed, f"{where}: --label-by cgroup: {len(own)} series of {CLIENT_UNIT}, {len(blamed)} blaming "
+                          f"{SERVER_UNIT}; e.g. {(blamed or own or ['none'])[0]}")
+    check(not any('process="' in l for l in metrics.splitlines() if l.startswith("waitpath_active_path")),
+          f"{where}: no process label with --label-by cgroup")
+
+
+def save_overlay_fixture(root, dirs, events, info):
+    dest = os.path.join(root, "overlay")
+    shutil.rmtree(dest, ignore_errors=True)
+    for host, d in zip(("vm-client", "vm-server"), dirs):
+        shutil.copytree(d, os.path.join(dest, host))
+    expect = {"schema": "waitpath-kmod-fixture/1", "traces": ["overlay/vm-client", "overlay/vm-server"],
+              "events": events, "kernel": info["kernel"],
+              "tracer": f"lttng-modules {info['lttng_modules']} + kmod/ lttng-probe-waitpath (QEMU TCG guests)",
+              "session": "configs/lttng/waitpath-session.sh --kmod",
+              "description": "wl-rpc --requests 20 --work-ms 10 from vm-client to vm-server over a VXLAN overlay "
+                             "(10.77.0.0/24 on vx0 over the guests' link), client in " + CLIENT_UNIT + ", server in "
+                             + SERVER_UNIT + " (tests/vmlab/test_lab.py overlay)"}
+    with open(os.path.join(root, "overlay.expect.json"), "w") as f:
+        json.dump(expect, f, indent=1)
+        f.write("\n")
+    log(f"fixture {dest}: {events} events")
+
+
+def test_overlay(w, fixtures=None):
+    with vmlab.Lab("overlay") as lab:
+        lab.start_relayd()
+        live = Live(lab, w)
+        srv = lab.guest("vm-server", OVERLAY_SERVER, smp=1, workloads=["rpc"], link=("listen", lab.link_port),
+                        ip1="192.168.77.1/24")
+        cli = lab.guest("vm-client", OVERLAY_CLIENT, smp=1, workloads=["rpc"], link=("connect", lab.link_port),
+                        ip1="192.168.77.2/24")
+        srv.start()
+        cli.start()
+        for g in (srv, cli):
+            g.wait(BOOT_TIMEOUT + 400)
+        for g in (srv, cli):
+            built = [l for l in g.lab_lines() if l.startswith("LAB: kmod built")]
+            check(bool(built), f"{g.name}: {built[0] if built else 'kmod not built: ' + ' | '.join(g.lab_lines()[-5:])}")
+        cl = cli.lab_lines()
+        for a in ("10.77.0.1", "10.78.0.1"):
+            n = cl.count(f"LAB: rpc client {a} exit=0")
+            check(n == 2, f"the rpc client ran over {a} ({n} times)")
+        live.wait_for("session ended", 6, 60)
+        live_out = live.stop()
+        check_invariants(os.path.join(lab.dir, "live.out"))
+        stored = lab.stored_sessions()
+
+        def dirs_of(session):
+            return [k for h in ("vm-client", "vm-server") for s in stored.get(h, [])
+                    if os.path.basename(s).startswith(session + "-") for k in kernel_dirs(s)]
+
+        plain, kmod, kmodesp = dirs_of("plain"), dirs_of("kmod"), dirs_of("kmodesp")
+        if not check(len(plain) == 2 and len(kmod) == 2 and len(kmodesp) == 2,
+                     f"two traces of each session ({plain} {kmod} {kmodesp})"):
+            return
+        # Without the kmod: the clear overlay's packets have their inner TCP header in stock
+        # events (vx0's net_dev_queue; on receive both eth1's net_if_receive_skb, whose network
+        # header GRO set to the inner one, and vx0's): the clock sync matches them. But each
+        # received packet is seen twice, in two NET_RX softirqs: the first sighting takes the
+        # send, the second (where the client is woken) finds none, so the client's waits are
+        # `network` and its path does not cross. The ESP packets have no TCP header in any
+        # stock event (ESP inner and outer): nothing matched.
+        c = sync_of(w, plain, "plain")
+        check(c.get("quality") == "accurate", f"plain: clock sync from stock events over the clear overlay: "
+                                                f"{c.get('quality')}, {c.get('matches')} packets")
+        aw = run([w, "analyze", "--json", "--watch=comm=wl-rpc-client", "--top", "100000", "--min-wait", "1ms"]
+                 + plain)
+        clients = sorted((t for t in records(aw) if t["comm"] == "wl-rpc-client"), key=lambda t: t["start_ns"])
+        if check(len(clients) == 2, f"plain: two wl-rpc-client tasks ({len(clients)})"):
+            clear, esp = crossing(clients[0], "clear"), crossing(clients[1], "esp")
+            check(clear[0] == 0, f"plain, clear VXLAN: packets seen twice on receive, the path does not "
+                                 f"cross into vm-server without the kmod ({clear[0]:.3f})")
+            check(esp[0] == 0, f"plain, VXLAN+ESP: no packet matched, the path stays on vm-client ({esp[0]:.3f})")
+        # With the kmod, over the clear overlay: one socket-level event per packet and side.
+        check_kmod_traces(w, kmod, lab.dir, "kmod")
+        # With the kmod, over ESP: the packets are matched (clock sync from them alone), but
+        # the receiver decrypts in a kworker (asynchronous crypto), whose LOCAL_IN and wake-up
+        # of the client are in task context, where waitpath does not attribute a wake-up to a
+        # received packet (only in interrupt context): the client's path stays on vm-client.
+        c = sync_of(w, kmodesp, "kmodesp")
+        check(c.get("quality") == "accurate" and c.get("matches", 0) >= 20,
+              f"kmodesp: clock sync from the kmod's packets over ESP: {c.get('quality')}, {c.get('matches')} packets")
+        aw = run([w, "analyze", "--json", "--watch=comm=wl-rpc-client", "--top", "100000"] + kmodesp)
+        tasks = [t for t in records(aw) if t["comm"] == "wl-rpc-client"]
+        if check(len(tasks) == 1, "kmodesp: one wl-rpc-client task"):
+            share = crossing(tasks[0], "kmodesp")[0]
+            kw = sum(b["ns"] for b in tasks[0]["by_task"] if b["comm"].startswith("kworker/"))
+            life = tasks[0]["end_ns"] - tasks[0]["start_ns"]
+            check(share == 0 and kw / life > 0.3, f"kmodesp: the path stays on vm-client, through the decrypting "
+                                                  f"kworker ({kw / life:.3f} of its life; into vm-server {share:.3f})")
+        lt = [t for t in records(live_out) if t["comm"] == "wl-rpc-client" and t.get("cgroup") == CLIENT_UNIT]
+        check(len(lt) >= 1, f"live: wl-rpc-client records with cgroup {CLIENT_UNIT} ({len(lt)})")
+        n_plain, n_kmod, n_esp = count_events(plain), count_events(kmod), count_events(kmodesp)
+        if fixtures:
+            save_overlay_fixture(fixtures, kmod, n_kmod, lab.info)
+        log(f"FIGURES overlay: events plain {n_plain}, kmod {n_kmod}, kmodesp {n_esp}; "
+            + "; ".join(l for g in (srv, cli) for l in g.lab_lines() if l.startswith("LAB: kmod built")))
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__)
@@ -471,6 +709,9 @@ def main():
             test_rpc2(w)
         elif which == "restart":
             test_restart(w)
+        elif which == "overlay":
+            fx = sys.argv[sys.argv.index("--fixtures") + 1] if "--fixtures" in sys.argv else None
+            test_overlay(w, fx)
         else:
             print(__doc__)
             return 2
