@@ -196,7 +196,11 @@ bool Pipeline::Run(std::string* error) {
     SetTransforms(clocks);
     sink_->OnClocks(clocks);
     from_kept = !kept.over_budget;
-    if (!from_kept) RestartSources();
+    if (from_kept) {
+      readers_.clear();  // all read: their threads, pools and queues can go
+    } else {
+      RestartSources();
+    }
   } else {
     StartSources();
     if (specs_.size() == 1) {
