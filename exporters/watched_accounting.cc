@@ -6,7 +6,7 @@
 
 namespace waitpath {
 
-WatchedAccounting::WatchedAccounting(Engine& engine, WatchSet watch,
+WatchedAccounting::WatchedAccounting(const Engine& engine, WatchSet watch,
                                      std::vector<std::string> host_names)
     : engine_(engine), watch_(std::move(watch)), hosts_(std::move(host_names)) {}
 

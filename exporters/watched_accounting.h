@@ -42,7 +42,7 @@ class AccountingSink {
 
 class WatchedAccounting : public WaitListener {
  public:
-  WatchedAccounting(Engine& engine, WatchSet watch, std::vector<std::string> host_names);
+  WatchedAccounting(const Engine& engine, WatchSet watch, std::vector<std::string> host_names);
 
   void AddSink(AccountingSink* sink) { sinks_.push_back(sink); }
   // A host that appeared while running (live); ids follow the engine's.
@@ -69,7 +69,7 @@ class WatchedAccounting : public WaitListener {
   void Account(Utid u, int64_t to, const StateVec& to_cum, const ResolvedWait* wait);
   void Done(Utid u);
 
-  Engine& engine_;
+  const Engine& engine_;  // read only (its const queries)
   WatchSet watch_;
   std::vector<std::string> hosts_;
   std::vector<AccountingSink*> sinks_;

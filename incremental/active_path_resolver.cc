@@ -4,7 +4,8 @@ namespace waitpath {
 
 // The value at t of the function a blocked segment [start, ...) follows: F_X(t) - F_X(start)
 // = LinkValue(t) - LinkValue(start).
-StateVec ActivePathResolver::LinkValue(const WaitLink& link, int64_t start, int64_t t, int depth) {
+StateVec ActivePathResolver::LinkValue(const WaitLink& link, int64_t start, int64_t t,
+                                       int depth) const {
   switch (link.type) {
     case WaitLink::Type::kTask:
       return Cum(link.task, t, depth + 1);
@@ -29,7 +30,7 @@ StateVec ActivePathResolver::LinkValue(const WaitLink& link, int64_t start, int6
 }
 
 // F_X(t) for t inside the retained history.
-StateVec ActivePathResolver::CumInside(const TaskHistory& h, int64_t t, int depth) {
+StateVec ActivePathResolver::CumInside(const TaskHistory& h, int64_t t, int depth) const {
   const Segment& s = h.at(h.Find(t));
   if (t == s.start) return s.cum;
   if (s.kind != SegmentKind::kBlocked) return s.cum + StateVec::Of(OwnLeaf(s.kind), t - s.start);
@@ -47,7 +48,7 @@ StateVec ActivePathResolver::CumInside(const TaskHistory& h, int64_t t, int dept
   return s.cum + LinkValue(s.link, s.start, t, depth) - h.origin(s);
 }
 
-StateVec ActivePathResolver::Cum(Utid x, int64_t t, int depth) {
+StateVec ActivePathResolver::Cum(Utid x, int64_t t, int depth) const {
   if (x == kNoTask) return StateVec::Of(Leaf::kUnknown, t);
   if (depth > max_depth_) {
     ++counters_.depth_limited;
@@ -68,7 +69,7 @@ StateVec ActivePathResolver::Cum(Utid x, int64_t t, int depth) {
   return v;
 }
 
-StateVec ActivePathResolver::Delta(Utid x, int64_t a, int64_t b) {
+StateVec ActivePathResolver::Delta(Utid x, int64_t a, int64_t b) const {
   StateVec out;
   if (a >= b) return out;
   if (x != kNoTask && a < horizon_) {
@@ -85,7 +86,7 @@ StateVec ActivePathResolver::Delta(Utid x, int64_t a, int64_t b) {
 }
 
 StateVec ActivePathResolver::ResolveWait(const WaitLink& link, int64_t a, int64_t b,
-                                         StateVec* origin) {
+                                         StateVec* origin) const {
   *origin = {};
   if (a >= b) return {};
   // [a, c): the part of the wait that reads another task's history before the horizon
@@ -125,7 +126,7 @@ void ActivePathResolver::Emit(std::vector<PathSegment>* out, Utid task, Leaf lea
 }
 
 void ActivePathResolver::Expand(Utid x, int64_t a, int64_t b, std::vector<PathSegment>* out,
-                                int depth) {
+                                int depth) const {
   if (a >= b) return;
   if (x == kNoTask || depth > max_depth_) {
     Emit(out, x, Leaf::kUnknown, a, b, depth);
@@ -163,7 +164,7 @@ void ActivePathResolver::Expand(Utid x, int64_t a, int64_t b, std::vector<PathSe
 }
 
 void ActivePathResolver::ExpandLink(Utid waiter, const WaitLink& link, int64_t a, int64_t b,
-                                    std::vector<PathSegment>* out, int depth) {
+                                    std::vector<PathSegment>* out, int depth) const {
   if (a >= b) return;
   switch (link.type) {
     case WaitLink::Type::kTask:

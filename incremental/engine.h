@@ -95,7 +95,7 @@ class Engine {
   // as resolved when each wait ended (the part of a wait that reached into evicted history
   // counted unknown then). Exact for t at a segment's start (every wait's start and end, the
   // task's end), inside a segment of its own, or at or after the horizon.
-  StateVec Cumulative(Utid u, int64_t t) { return resolver_.Cum(u, t); }
+  StateVec Cumulative(Utid u, int64_t t) const { return resolver_.Cum(u, t); }
   // Memory the retained histories hold: whole chunks (docs/analyze.md, "Memory").
   size_t history_bytes() const { return ChunksInUseBytes().load(std::memory_order_relaxed); }
 
