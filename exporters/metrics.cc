@@ -79,8 +79,8 @@ void MetricsExporter::ObserveEngine(std::optional<int64_t> wall_now_ns) {
   s.tasks_released = c.tasks_released;
 
   // The engine counts packets for all hosts together: only a single host can be labelled
-  // (once a second host appears, the figures stay as they were). Per-host (and per-peer)
-  // counts come with clock sync (issue 5), through health().
+  // (once a second host appears, the figures stay as they were). Per-peer counts would need
+  // the matcher to count per host pair (not done).
   if (hosts == 1) {
     const PacketMatcherCounters& packets = engine_.packets().counters();
     s.packets_host = s.hosts[0];

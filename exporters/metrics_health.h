@@ -48,7 +48,7 @@ struct EngineHealthSnapshot {
 
 class PipelineHealthMetrics : public prometheus::Collectable {
  public:
-  // The values of waitpath_clock_sync_quality's `quality` label (DESIGN.md, clock sync).
+  // The values of waitpath_clock_sync_quality's `quality` label (docs/sync.md).
   static constexpr std::string_view kSyncQualities[] = {"incomplete", "approximate", "accurate",
                                                         "fail"};
 

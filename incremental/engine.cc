@@ -348,7 +348,7 @@ void Engine::OnPacketOut(HostState& hs, const Event& e, const Batch& batch) {
 }
 
 void Engine::OnPacketIn(HostState& hs, const Event& e, const Batch& batch) {
-  const auto send = packets_.OnReceive(hs.id, static_cast<uint64_t>(AsPacket(e).skbaddr()),
+  const auto send = packets_.OnReceive(hs.id, e.ts, static_cast<uint64_t>(AsPacket(e).skbaddr()),
                                        PacketKeyOf(e, batch));
   // A sender on another host is followed only when all timestamps are in one clock.
   // A sender released since (its Utid reused) is as unknown as one in interrupt context.

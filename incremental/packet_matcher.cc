@@ -23,17 +23,35 @@ void PacketMatcher::OnSend(uint16_t host, int64_t ts, uint64_t skbaddr, const Pa
   ++pending_;
 }
 
-std::optional<PacketSend> PacketMatcher::OnReceive(uint16_t host, uint64_t skbaddr,
+std::optional<PacketSend> PacketMatcher::OnReceive(uint16_t host, int64_t ts, uint64_t skbaddr,
                                                    const PacketKey* key) {
   ++counters_.receives;
-  auto it = sends_.find(KeyHash(host, skbaddr, key));
-  if (it == sends_.end() || it->second.empty()) return std::nullopt;
+  const uint64_t k = KeyHash(host, skbaddr, key);
+  const bool tcp = key && key->has_tcp;
+  const uint64_t rk = Mix(k, host);
+  while (!recent_order_.empty() && recent_order_.front().first < ts - kDuplicateWindowNs) {
+    auto old = recent_.find(recent_order_.front().second);
+    if (old != recent_.end() && old->second.ts == recent_order_.front().first) recent_.erase(old);
+    recent_order_.pop_front();
+  }
+  auto it = sends_.find(k);
+  if (it == sends_.end() || it->second.empty()) {
+    if (!tcp) return std::nullopt;
+    auto seen = recent_.find(rk);
+    if (seen == recent_.end()) return std::nullopt;
+    ++counters_.duplicates;
+    return seen->second.send;
+  }
   PacketSend send = it->second.front();
   it->second.pop_front();
   if (it->second.empty()) sends_.erase(it);
   --pending_;
   ++counters_.matched;
   if (send.host != host) ++counters_.matched_cross_host;
+  if (tcp) {
+    recent_[rk] = Received{send, ts};
+    recent_order_.emplace_back(ts, rk);
+  }
   return send;
 }
 

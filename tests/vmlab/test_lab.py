@@ -653,10 +653,10 @@ def test_overlay(w, fixtures=None):
             return
         # Without the kmod: the clear overlay's packets have their inner TCP header in stock
         # events (vx0's net_dev_queue; on receive both eth1's net_if_receive_skb, whose network
-        # header GRO set to the inner one, and vx0's): the clock sync matches them. But each
-        # received packet is seen twice, in two NET_RX softirqs: the first sighting takes the
-        # send, the second (where the client is woken) finds none, so the client's waits are
-        # `network` and its path does not cross. The ESP packets have no TCP header in any
+        # header GRO set to the inner one, and vx0's): the clock sync matches them. Each
+        # received packet is seen twice, in two NET_RX softirqs; the packet matcher gives the
+        # second sighting (where the client is woken) the same send as the first, so the
+        # client's path crosses into the server. The ESP packets have no TCP header in any
         # stock event (ESP inner and outer): nothing matched.
         c = sync_of(w, plain, "plain")
         check(c.get("quality") == "accurate", f"plain: clock sync from stock events over the clear overlay: "
@@ -666,8 +666,9 @@ def test_overlay(w, fixtures=None):
         clients = sorted((t for t in records(aw) if t["comm"] == "wl-rpc-client"), key=lambda t: t["start_ns"])
         if check(len(clients) == 2, f"plain: two wl-rpc-client tasks ({len(clients)})"):
             clear, esp = crossing(clients[0], "clear"), crossing(clients[1], "esp")
-            check(clear[0] == 0, f"plain, clear VXLAN: packets seen twice on receive, the path does not "
-                                 f"cross into vm-server without the kmod ({clear[0]:.3f})")
+            check(clear[0] > 0 and clear[1] >= 0.3,
+                  f"plain, clear VXLAN: packets seen twice on receive, both sightings matched: the path "
+                  f"crosses into vm-server without the kmod ({clear[0]:.3f}, running {clear[1]:.3f} >= 0.3)")
             check(esp[0] == 0, f"plain, VXLAN+ESP: no packet matched, the path stays on vm-client ({esp[0]:.3f})")
         # With the kmod, over the clear overlay: one socket-level event per packet and side.
         check_kmod_traces(w, kmod, lab.dir, "kmod")
