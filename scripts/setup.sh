@@ -14,7 +14,7 @@ PACKAGES=(
   nlohmann-json3-dev libcli11-dev libfmt-dev libtomlplusplus-dev  # JSON, CLI, formatting, config
   libre2-dev                                      # --watch regexes: linear-time matching
   libgtest-dev googletest                         # tests
-  linux-perf iproute2 python3                     # recording real kernel traces, netns hosts
+  linux-perf iproute2 python3 procps util-linux   # real kernel traces, netns hosts, demo namespaces
   debootstrap qemu-system-x86 socat netcat-openbsd  # the VM lab: LTTng's kernel tracer in guests
   clang-format                                    # the 100-column format check
 )

@@ -24,7 +24,8 @@ for tool in lttng lttng-sessiond lttng-relayd unshare jq; do
   command -v "$tool" >/dev/null || skip "$tool not found (apt-get install lttng-tools jq)"
 done
 [ "$(id -u)" -eq 0 ] || skip "needs root (one session daemon per host in private namespaces)"
-unshare -m -u true 2>/dev/null || skip "cannot create mount/UTS namespaces here"
+unshare -m -u -p --fork --mount-proc true 2>/dev/null ||
+  skip "cannot create mount/UTS/PID namespaces here"
 
 work=$(mktemp -d /tmp/waitpath-demo-test.XXXXXX)
 demo_pid=""
@@ -123,4 +124,35 @@ cat "$work/err2"
 [ $status -eq 0 ] || fail "exit status $status after SIGINT"
 grep -q . "$work/out2" || fail "nothing printed before SIGINT"
 check_ended "$work/pids2"
+
+# 3. Killed outright (SIGKILL: no handler runs): nothing it started may survive it.
+"$waitpath" demo --no-metrics --pid-file "$work/pids3" >"$work/out3" 2>"$work/err3" &
+demo_pid=$!
+for _ in $(seq 300); do
+  [ "$(grep -c "^replay " "$work/pids3" 2>/dev/null)" -ge 2 ] && break
+  kill -0 "$demo_pid" 2>/dev/null || break
+  sleep 0.1
+done
+grep -q "^replay " "$work/pids3" 2>/dev/null || fail "the demo did not start: $(tail -1 "$work/err3")"
+sleep 2
+kill -KILL "$demo_pid"
+wait "$demo_pid" 2>/dev/null
+demo_pid=""
+for _ in $(seq 100); do
+  left=""
+  while read -r role rest; do
+    [ "$role" = workdir ] && continue
+    pid=${rest##* }
+    [ -r "/proc/$pid/stat" ] || continue
+    case $(sed 's/^[0-9]* (\(.*\)) \(.\).*/\1 \2/' "/proc/$pid/stat") in
+      *" Z") ;;
+      lttng-* | waitpath-replay* | bash* | unshare*) left="$left $role/$pid" ;;
+    esac
+  done <"$work/pids3"
+  [ -z "$left" ] && break
+  sleep 0.2
+done
+[ -z "$left" ] || fail "after SIGKILL, still running:$left"
+echo "ok: after SIGKILL, the $(grep -vc '^workdir' "$work/pids3") processes it started have ended"
+rm -rf "$(awk '$1 == "workdir" {print $2}' "$work/pids3")"  # the next demo would, as stale
 echo PASS

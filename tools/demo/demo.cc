@@ -251,8 +251,11 @@ bool Demo::CheckTools() {
     }
   }
   // Probe namespaces up front: the per-host shells would otherwise fail one by one.
-  if (!RunToEnd({unshare, "-m", "-u", "true"}, "/dev/null", kToolTimeout)) {
-    return Fail("cannot create mount and UTS namespaces here (unshare -m -u failed)");
+  if (!RunToEnd({unshare, "-m", "-u", "-p", "--fork", "--mount-proc", "true"}, "/dev/null",
+                kToolTimeout)) {
+    return Fail(
+        "cannot create mount, UTS and PID namespaces here (unshare -m -u -p --fork --mount-proc "
+        "failed)");
   }
   return true;
 }
@@ -359,7 +362,14 @@ bool Demo::StartHosts() {
   for (Host& h : hosts_) {
     while (true) {
       std::ifstream ready(h.dir + "/ready");
-      if (ready >> h.sessiond >> h.replayer) break;
+      pid_t sessiond = -1, replayer = -1;
+      std::string ns;
+      if (ready >> sessiond >> replayer >> ns) {
+        // The host runs in its own PID namespace: its pids, as this namespace numbers them.
+        h.sessiond = PidFromNamespace(ns, sessiond);
+        h.replayer = PidFromNamespace(ns, replayer);
+        break;
+      }
       if (h.shell.Exited()) {
         return Fail(fmt::format("host {} did not start: {}", h.name, LastLine(h.shell.log())));
       }

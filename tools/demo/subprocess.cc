@@ -196,6 +196,31 @@ std::vector<ProcessInfo> ChildProcesses(pid_t parent) {
   return out;
 }
 
+pid_t PidFromNamespace(const std::string& ns, pid_t inner) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::error_code link_ec;
+    if (std::filesystem::read_symlink(e.path() / "ns" / "pid", link_ec).string() != ns) continue;
+    // "NSpid:\t<here>\t...\t<innermost>": the innermost is the number inside `ns`.
+    std::ifstream status(e.path() / "status");
+    std::string line;
+    while (std::getline(status, line)) {
+      if (line.rfind("NSpid:", 0) != 0) continue;
+      std::istringstream fields(line.substr(6));
+      pid_t here = -1, last = -1, v = 0;
+      while (fields >> v) {
+        if (here < 0) here = v;
+        last = v;
+      }
+      if (last == inner) return here;
+      break;
+    }
+  }
+  return -1;
+}
+
 std::string ProcessIdentity(pid_t pid) {
   const std::optional<ProcStat> s = ReadProcStat(pid);
   if (!s || s->starttime.empty()) return {};

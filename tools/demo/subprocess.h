@@ -73,5 +73,8 @@ std::vector<ProcessInfo> ChildProcesses(pid_t parent);
 // "PID STARTTIME" (proc(5)): identifies a process even after its pid is reused; empty when
 // there is no such process.
 std::string ProcessIdentity(pid_t pid);
+// The pid, in this process's PID namespace, of the process numbered `inner` in the PID
+// namespace `ns` ("pid:[INODE]", as /proc/PID/ns/pid reads); -1 when there is none.
+pid_t PidFromNamespace(const std::string& ns, pid_t inner);
 
 }  // namespace waitpath::demo

@@ -1,8 +1,9 @@
 #!/bin/bash
 # Replays the hosts of a recorded trace set to an lttng-relayd in live mode, as if each host
-# were a machine streaming its kernel trace: one lttng-sessiond per host, each in its own mount
-# and UTS namespace (so its trace environment says the original hostname), one live session per
-# host, one waitpath-replay per host, all at once. Needs root. See docs/replay.md; `waitpath
+# were a machine streaming its kernel trace: one lttng-sessiond per host, each in its own mount,
+# UTS and PID namespace (so its trace environment says the original hostname, and everything a
+# host started dies with it, even a daemon, even if this script is killed), one live session
+# per host, one waitpath-replay per host, all at once. Needs root. See docs/replay.md; `waitpath
 # demo` runs it once per host (docs/demo.md).
 #
 # usage: replay-hosts.sh [-r RELAYD_URL] [-s SESSION] [-l LIVE_TIMER_US] [-R REPLAY_BIN] [-H HOST]
@@ -13,7 +14,8 @@
 #               net://RELAYD/host/HOSTNAME/SESSION
 #   HOST        only this host of the trace set
 #   WORK_DIR    holds WORK_DIR/HOST per host, kept (default: a temporary directory, removed);
-#               WORK_DIR/HOST/ready says "SESSIOND_PID REPLAY_PID" once the host streams
+#               WORK_DIR/HOST/ready says "SESSIOND_PID REPLAY_PID PIDNS" once the host streams
+#               (the pids as the host's own PID namespace PIDNS, "pid:[INODE]", numbers them)
 #   -b          the blocking UST channel's sub-buffers per CPU (default 4M:8)
 #   -f          the relayd keeps COUNT trace files of SIZE per stream (default: all of it)
 # Ctrl-C (or SIGTERM) stops the replays and ends every daemon it started, by pid. A replay that
@@ -70,24 +72,13 @@ replay_host() {
   lttng start >/dev/null || fail "lttng start failed"
   LTTNG_UST_ALLOW_BLOCKING=1 "$replay" --host "$host" "$@" "$trace" &
   replayer=$!
-  echo "$sessiond $replayer" >"$dir/ready.tmp" && mv "$dir/ready.tmp" "$dir/ready"
+  echo "$sessiond $replayer $(readlink /proc/self/ns/pid)" >"$dir/ready.tmp" &&
+    mv "$dir/ready.tmp" "$dir/ready"
   wait "$replayer"
   status=$?
   replayer=""
   echo "host $host: waitpath-replay ended by itself (status $status)"
   stop "$status"
-}
-
-# Ends the session daemon named in pid file $1, if it still runs: a host shell that was killed
-# could not. Signalled only while /proc still names it lttng-sessiond.
-end_sessiond() {
-  local pid
-  pid=$(cat "$1" 2>/dev/null) || return 0
-  sessiond_runs() { [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = lttng-sessiond ]; }
-  sessiond_runs || return 0
-  kill "$pid"
-  for _ in $(seq 100); do sessiond_runs || return 0; sleep 0.05; done
-  kill -KILL "$pid"
 }
 
 relayd_url=net://127.0.0.1 session=waitpath-replay live_timer=200000 only_host="" work=""
@@ -127,11 +118,16 @@ if [ -z "$work" ]; then
   own_work=1
 fi
 
-# The host shells still running (jobs not yet reaped: their pids cannot have been reused).
+# The host shells still running (jobs not yet reaped: their pids cannot have been reused). Each
+# job is `unshare`, which ignores SIGTERM: its child, the host's shell (PID 1 of the host's
+# namespace) gets it and stops in order; when that shell ends, the kernel kills whatever is left
+# in the namespace (the session daemon, its consumers). Should this script be killed outright,
+# `unshare` gets SIGKILL (setpriv --pdeathsig) and its shell SIGTERM (--kill-child).
 cleanup() {
-  for p in $(jobs -p); do kill -TERM "$p" 2>/dev/null; done
+  for p in $(jobs -p); do
+    for shell in $(pgrep -P "$p"); do kill -TERM "$shell" 2>/dev/null; done
+  done
   wait
-  for host in $hosts; do end_sessiond "$work/$host/run/lttng-sessiond.pid"; done
   [ -z "$own_work" ] || rm -rf "$work"
 }
 trap cleanup EXIT
@@ -140,7 +136,9 @@ trap 'exit 130' INT TERM
 for host in $hosts; do
   mkdir -p "$work/$host/run" "$work/$host/home"
   rm -f "$work/$host/ready"
-  unshare -m -u --propagation private bash -c "$(declare -f replay_host)"'; replay_host "$@"' \
+  setpriv --pdeathsig KILL \
+    unshare -m -u -p --fork --kill-child=SIGTERM --mount-proc --propagation private \
+    bash -c "$(declare -f replay_host)"'; replay_host "$@"' \
     replay-host "$host" "$work/$host" "$relayd_url" "$session" "$live_timer" "$subbuf" "$files" \
     "$trace_set" "$replay_bin" "$@" &
   echo "replay-hosts: $host -> ${relayd_url}, live URL net://RELAYD/host/$host/$session"
