@@ -13,6 +13,7 @@
 #include "app/host_errors.h"
 #include "app/report_flags.h"
 #include "base/duration.h"
+#include "base/output.h"
 #include "base/stop_signal.h"
 #include "exporters/analysis_report.h"
 #include "exporters/clock_report.h"
@@ -64,21 +65,21 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
   EngineOptions engine_options;
   if (!ParseReportFlags(options.watch, options.min_wait, options.retention, &watch, &report_options,
                         &engine_options, &error)) {
-    fmt::print(stderr, "waitpath: {}\n", error);
+    Say("waitpath: {}\n", error);
     return 2;
   }
   engine_options.max_history_bytes = options.max_history_mb << 20;
   int64_t linger_ns = -1;
   if (!metrics_flags.linger.empty() &&
       !ParseDurationFlag("--metrics-linger", metrics_flags.linger, &linger_ns, &error)) {
-    fmt::print(stderr, "waitpath: {}\n", error);
+    Say("waitpath: {}\n", error);
     return 2;
   }
   const bool want_metrics = !metrics_flags.file.empty() || !metrics_flags.listen.empty();
 
   std::vector<HostSpec> hosts;
   if (!DiscoverHosts(options.traces, &hosts, &error)) {
-    fmt::print(stderr, "waitpath: {}\n", error);
+    Say("waitpath: {}\n", error);
     return 1;
   }
   const std::vector<std::string> names = HostNames(hosts);
@@ -130,7 +131,7 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
     }
   };
   if (!AnalyseTraces(hosts, pipeline, feed, &stats, &error)) {
-    fmt::print(stderr, "waitpath: {}\n", error);
+    Say("waitpath: {}\n", error);
     return 2;
   }
   accounting.Finish();
@@ -141,7 +142,7 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
     std::ofstream file(metrics_flags.file);
     metrics->WriteText(file);
     if (!file.flush()) {
-      fmt::print(stderr, "waitpath: --metrics-file {}: cannot write it\n", metrics_flags.file);
+      Say("waitpath: --metrics-file {}: cannot write it\n", metrics_flags.file);
       code = 1;
     }
   }

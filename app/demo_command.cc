@@ -11,6 +11,7 @@
 #include "app/flag_checks.h"
 #include "app/live_command.h"
 #include "base/duration.h"
+#include "base/output.h"
 #include "base/stop_signal.h"
 #include "exporters/metrics_server.h"
 #include "tools/demo/demo.h"
@@ -32,16 +33,16 @@ int RunDemoCommand(DemoFlags f) {
   std::string error;
   if (!f.duration.empty()) {
     if (!ParseDurationFlag("--duration", f.duration, &f.demo.duration_ns, &error)) {
-      fmt::print(stderr, "waitpath demo: {}\n", error);
+      Say("waitpath demo: {}\n", error);
       return 2;
     }
     if (f.demo.duration_ns == 0) {
-      fmt::print(stderr, "waitpath demo: --duration: '{}' must be more than 0\n", f.duration);
+      Say("waitpath demo: --duration: '{}' must be more than 0\n", f.duration);
       return 2;
     }
   }
   if (!(f.demo.speed > 0)) {
-    fmt::print(stderr, "waitpath demo: --speed must be positive\n");
+    Say("waitpath demo: --speed must be positive\n");
     return 2;
   }
   // Signals only raise the flag: the demo stops its children in order, not the terminal.
@@ -53,13 +54,11 @@ int RunDemoCommand(DemoFlags f) {
   } else {
     std::string address;
     if (!ParseListenAddress(f.demo.metrics, &address, &error)) {
-      fmt::print(stderr, "waitpath demo: {}\n", error);
+      Say("waitpath demo: {}\n", error);
       return 2;
     }
     if (!MetricsServer::Start(f.demo.metrics, std::make_shared<prometheus::Registry>(), &error)) {
-      fmt::print(stderr,
-                 "waitpath demo: {} (choose another with --metrics ADDR:PORT, or --no-metrics)\n",
-                 error);
+      Say("waitpath demo: {} (choose another with --metrics ADDR:PORT, or --no-metrics)\n", error);
       return 1;
     }
   }

@@ -16,6 +16,7 @@
 #include "app/host_errors.h"
 #include "app/report_flags.h"
 #include "base/duration.h"
+#include "base/output.h"
 #include "base/stop_signal.h"
 #include "exporters/analysis_report.h"
 #include "exporters/metrics.h"
@@ -51,12 +52,11 @@ class LiveSessions : public EngineFeed {
     std::vector<LiveSession> sessions;
     std::string error;
     if (!QuerySessions(options_.relayd, &sessions, &error)) {
-      if (error != last_error_) fmt::print(stderr, "waitpath: {} (retrying)\n", error);
+      if (error != last_error_) Say("waitpath: {} (retrying)\n", error);
       last_error_ = error;
       return;
     }
-    if (!last_error_.empty())
-      fmt::print(stderr, "waitpath: relayd {} reachable\n", options_.relayd);
+    if (!last_error_.empty()) Say("waitpath: relayd {} reachable\n", options_.relayd);
     last_error_.clear();
     // The relayd answers: a reader that lost it reattaches now rather than at the end of its
     // backoff (up to 5 s), before its session could be let go below as gone.
@@ -91,7 +91,7 @@ class LiveSessions : public EngineFeed {
       ended_.push_back(false);
       gone_since_.emplace_back();
       by_url_[s.url] = pipeline_.AddSource(HostSpec{s.hostname, {}, {}, s.url});
-      fmt::print(stderr, "waitpath: following session {} of host {}\n", s.name, s.hostname);
+      Say("waitpath: following session {} of host {}\n", s.name, s.hostname);
     }
   }
 
@@ -111,8 +111,7 @@ class LiveSessions : public EngineFeed {
   // The pipeline's sink: clocks, batches, ends, on top of feeding the engine.
   void OnClocks(const std::vector<HostClock>& clocks) override {
     if (!synchronized_ && clocks.size() >= 2) {
-      fmt::print(stderr, "waitpath: times are in the clock of host {} (the reference)\n",
-                 clocks[0].host);
+      Say("waitpath: times are in the clock of host {} (the reference)\n", clocks[0].host);
     }
     synchronized_ = true;
     EngineFeed::OnClocks(clocks);
@@ -136,10 +135,10 @@ class LiveSessions : public EngineFeed {
   void OnHostEnded(uint16_t h, const Batch& last) override {
     ended_[h] = true;
     const bool let_go = last.error == "stopped" && !stopping_;
-    fmt::print(stderr, "waitpath: host {}: {}\n", labels_[h],
-               last.error.empty() ? "session ended"
-               : let_go           ? "session ended (gone from the relayd)"
-                                  : last.error);
+    Say("waitpath: host {}: {}\n", labels_[h],
+        last.error.empty() ? "session ended"
+        : let_go           ? "session ended (gone from the relayd)"
+                           : last.error);
   }
 
  private:
@@ -167,7 +166,7 @@ class LiveSessions : public EngineFeed {
             "waitpath: host {}: lost the relayd; reattaching (the gap is counted as lost data)\n",
             labels_[h]);
       } else {
-        fmt::print(stderr, "waitpath: host {}: reattached to the relayd\n", labels_[h]);
+        Say("waitpath: host {}: reattached to the relayd\n", labels_[h]);
         if (metrics_) metrics_->health().AddRelaydReconnect(options_.relayd);
       }
     }
@@ -198,7 +197,7 @@ class LiveSessions : public EngineFeed {
               "stalled stream): not waiting for it; its older events are dropped as lost\n",
               labels_[h], options_.max_lag);
         } else {
-          fmt::print(stderr, "waitpath: host {} caught up\n", labels_[h]);
+          Say("waitpath: host {} caught up\n", labels_[h]);
         }
         lagging_[h] = lagging;
       }
@@ -245,12 +244,12 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
   EngineOptions engine_options;
   if (!ParseReportFlags(options.watch, options.min_wait, options.retention, &watch, &report_options,
                         &engine_options, &error)) {
-    fmt::print(stderr, "waitpath: {}\n", error);
+    Say("waitpath: {}\n", error);
     return 2;
   }
   LiveOptions live_options = options;
   if (!ParseDurationFlag("--max-lag", options.max_lag, &live_options.max_lag_ns, &error)) {
-    fmt::print(stderr, "waitpath: {}\n", error);
+    Say("waitpath: {}\n", error);
     return 2;
   }
   Engine engine(engine_options);
@@ -259,7 +258,7 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
   if (!options.traces.empty()) {
     std::vector<HostSpec> hosts;
     if (!DiscoverHosts(options.traces, &hosts, &error)) {
-      fmt::print(stderr, "waitpath: {}\n", error);
+      Say("waitpath: {}\n", error);
       return 1;
     }
     const std::vector<std::string> names = HostNames(hosts);
@@ -271,7 +270,7 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
     EngineFeed feed(engine);
     std::vector<HostStats> stats;
     if (!AnalyseTraces(hosts, pipeline, feed, &stats, &error)) {
-      fmt::print(stderr, "waitpath: {}\n", error);
+      Say("waitpath: {}\n", error);
       return 2;
     }
     accounting.Finish();
@@ -294,20 +293,19 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
   {
     LiveSessions sessions(live_options, engine, accounting, metrics.get());
     auto next_discovery = std::chrono::steady_clock::now();
-    while (!stopping->load()) {
+    // Until stopped, or until nobody reads the output any more (`| head`).
+    while (!stopping->load() && !StdoutClosed()) {
       if (std::chrono::steady_clock::now() >= next_discovery) {
         sessions.Discover();
         next_discovery = std::chrono::steady_clock::now() + std::chrono::seconds(1);
       }
       sessions.Pump(100000);
-      std::cout.flush();
     }
     sessions.StopAll();
   }
   accounting.Finish();
   if (metrics) metrics->Finish();
-  std::cout.flush();
-  return 0;
+  return StdoutClosed() ? kExitOutputClosed : 0;
 }
 
 namespace {
@@ -357,7 +355,7 @@ Command AddLiveCommand(CLI::App& app) {
   AddCommonFlags(cmd, o.get());
   return Command{cmd, [o] {
                    if (!o->all && o->sessions.empty()) {
-                     fmt::print(stderr, "waitpath: live: give --session NAME or --all\n");
+                     Say("waitpath: live: give --session NAME or --all\n");
                      return 2;
                    }
                    return RunLive(*o, nullptr);

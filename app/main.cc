@@ -7,8 +7,10 @@
 
 #include "app/command.h"
 #include "app/config_check.h"
+#include "base/output.h"
 
 int main(int argc, char** argv) {
+  waitpath::IgnoreSigpipe();
   CLI::App app{"waitpath: why do programs wait? Active-path analysis of Linux kernel traces."};
   app.require_subcommand(1);
   app.set_version_flag("--version", "waitpath 0.1.0");
@@ -24,7 +26,7 @@ int main(int argc, char** argv) {
   const std::string config = waitpath::ConfigPathFromArgs(argc, argv);
   std::string config_error;
   if (!config.empty() && !waitpath::CheckConfig(config, app, &config_error)) {
-    fmt::print(stderr, "waitpath: {}\n", config_error);
+    waitpath::Say("waitpath: {}\n", config_error);
     return 2;
   }
   try {
@@ -36,19 +38,22 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    fmt::print(stderr, "waitpath: {} (see waitpath --help)\n", e.what());
+    waitpath::Say("waitpath: {} (see waitpath --help)\n", e.what());
     return 2;
   }
   // No command ends by an uncaught exception: one line, exit 1.
   try {
     for (const waitpath::Command& c : commands) {
-      if (c.cli->parsed()) return c.run();
+      if (!c.cli->parsed()) continue;
+      const int code = c.run();
+      // Everything written and nobody read it (`| head`): the status a SIGPIPE would give.
+      return code == 0 && waitpath::StdoutClosed() ? waitpath::kExitOutputClosed : code;
     }
   } catch (const std::exception& e) {
-    fmt::print(stderr, "waitpath: internal error: {}\n", e.what());
+    waitpath::Say("waitpath: internal error: {}\n", e.what());
     return 1;
   } catch (...) {
-    fmt::print(stderr, "waitpath: internal error (unknown exception)\n");
+    waitpath::Say("waitpath: internal error (unknown exception)\n");
     return 1;
   }
   return 2;

@@ -6,6 +6,7 @@
 
 #include "app/command.h"
 #include "app/host_errors.h"
+#include "base/output.h"
 #include "exporters/stats_report.h"
 #include "live/bt_util.h"
 #include "stream/pipeline.h"
@@ -17,7 +18,7 @@ int RunStats(const StatsOptions& options) {
   std::vector<HostSpec> hosts;
   std::string error;
   if (!DiscoverHosts(options.traces, &hosts, &error)) {
-    fmt::print(stderr, "waitpath: {}\n", error);
+    Say("waitpath: {}\n", error);
     return 1;
   }
   PipelineOptions pipeline_options;  // kIdentity: counting needs no clock sync

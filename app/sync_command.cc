@@ -6,6 +6,7 @@
 
 #include "app/command.h"
 #include "app/host_errors.h"
+#include "base/output.h"
 #include "exporters/clock_report.h"
 #include "live/bt_util.h"
 #include "stream/pipeline.h"
@@ -26,7 +27,7 @@ int RunSync(const SyncOptions& o) {
   std::vector<HostSpec> hosts;
   std::string error;
   if (!DiscoverHosts(o.traces, &hosts, &error)) {
-    fmt::print(stderr, "waitpath: {}\n", error);
+    Say("waitpath: {}\n", error);
     return 1;
   }
   PipelineOptions options;
@@ -37,7 +38,7 @@ int RunSync(const SyncOptions& o) {
   Pipeline pipeline(options, nullptr);
   for (const HostSpec& host : hosts) pipeline.AddSource(host);
   if (!pipeline.ReadAll(&error)) {
-    fmt::print(stderr, "waitpath: {}\n", error);
+    Say("waitpath: {}\n", error);
     return 2;
   }
   ClockSync& sync = *pipeline.sync();
@@ -52,7 +53,7 @@ int RunSync(const SyncOptions& o) {
         "\"peak_pending\":{},\"inversions\":{}}}\n",
         k.sends, k.receives, k.matched, k.same_host, k.expired, k.peak_pending, inversions);
   } else {
-    fmt::print(
+    std::cout << fmt::format(
         "packets: {} sent, {} received, {} matched across hosts, {} same-host, {} expired "
         "unmatched "
         "(at most {} waiting); {} received before sent after sync\n",

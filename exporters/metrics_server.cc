@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/output.h"
+
 namespace waitpath {
 
 namespace {
@@ -109,9 +111,9 @@ std::unique_ptr<MetricsServer> MetricsServer::StartAnnounced(
   std::string error;
   auto server = Start(listen, std::move(metrics), &error);
   if (server) {
-    fmt::print(stderr, "waitpath: metrics on http://{}/metrics\n", server->bound());
+    Say("waitpath: metrics on http://{}/metrics\n", server->bound());
   } else {
-    fmt::print(stderr, "waitpath: {}\n", error);
+    Say("waitpath: {}\n", error);
   }
   return server;
 }

@@ -125,6 +125,36 @@ cat "$work/err2"
 grep -q . "$work/out2" || fail "nothing printed before SIGINT"
 check_ended "$work/pids2"
 
+# 4. Its reader goes away: `| head -1` (stdout closed), and `2>&1 | tee` then Ctrl-C on both
+# (stdout and stderr closed while it stops). Either way it stops in order, exits 0 or 141
+# (never an abort), and leaves nothing behind.
+timeout -s KILL 80 "$waitpath" demo --json --no-metrics --pid-file "$work/pids4" 2>"$work/err4" |
+  head -1 >"$work/out4"
+status=${PIPESTATUS[0]}
+[ "$status" -eq 141 ] || fail "demo | head -1: exit status $status (expected 141): $(tail -1 "$work/err4")"
+jq -e . "$work/out4" >/dev/null || fail "demo | head -1 printed no JSON line"
+check_ended "$work/pids4"
+echo "ok: demo --json | head -1 stops in order, exit 141"
+set -m  # the pipeline in its own process group, as a terminal's job
+{ "$waitpath" demo --no-metrics --pid-file "$work/pids5" 2>&1; echo "status $?" >"$work/status5"; } |
+  tee "$work/log5" >/dev/null &
+set +m
+job=$!
+for _ in $(seq 300); do
+  grep -q "^replay " "$work/pids5" 2>/dev/null && break
+  sleep 0.1
+done
+sleep 2
+kill -INT -- "-$job"  # Ctrl-C: the whole job, tee included
+for _ in $(seq 300); do
+  [ -s "$work/status5" ] && break
+  sleep 0.1
+done
+status=$(awk '{print $2}' "$work/status5" 2>/dev/null)
+[ "$status" = 0 ] || [ "$status" = 141 ] || fail "demo 2>&1 | tee, Ctrl-C: exit status '$status'"
+check_ended "$work/pids5"
+echo "ok: demo 2>&1 | tee, Ctrl-C: exit $status, stopped in order"
+
 # 3. Killed outright (SIGKILL: no handler runs): nothing it started may survive it.
 "$waitpath" demo --no-metrics --pid-file "$work/pids3" >"$work/out3" 2>"$work/err3" &
 demo_pid=$!

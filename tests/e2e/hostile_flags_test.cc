@@ -129,5 +129,26 @@ TEST_F(HostileFlagsTest, HostileMetadataEnvironmentIsReadSafely) {
   EXPECT_LE(Lines(r.err), 1) << r.err;
 }
 
+// Output closed early (`| head -1`): the command stops, exit 141 (as a SIGPIPE would), without
+// an abort or an error message; stderr closed too changes nothing.
+TEST_F(HostileFlagsTest, ClosedOutputEndsWith141) {
+  if (!HaveShared("many-threads") || !HaveShared("scp_src")) GTEST_SKIP() << "shared traces";
+  for (const std::string& args :
+       {"analyze --json --min-wait 0ns " + kShared + "/many-threads",
+        "tail " + kShared + "/scp_src " + kShared + "/scp_dest",
+        "analyze --json --min-wait 0ns " + kShared + "/many-threads 2>/dev/full"}) {
+    const fs::path err = dir_ / "err";
+    const std::string cmd = "bash -c '" + kWaitpath + " " + args + " 2>" + err.string() +
+                            " | head -1 >/dev/null; exit ${PIPESTATUS[0]}'";
+    const int status = std::system(cmd.c_str());
+    ASSERT_TRUE(WIFEXITED(status)) << cmd;
+    EXPECT_EQ(WEXITSTATUS(status), 141) << cmd;
+    std::ifstream in(err);
+    std::stringstream text;
+    text << in.rdbuf();
+    EXPECT_EQ(text.str(), "") << cmd;
+  }
+}
+
 }  // namespace
 }  // namespace waitpath::testing

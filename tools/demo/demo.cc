@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "base/output.h"
 #include "tools/demo/subprocess.h"
 
 namespace waitpath::demo {
@@ -172,8 +173,7 @@ void RemoveStaleWorkDirs(const std::string& tmp) {
     std::error_code rm;
     fs::remove_all(e.path(), rm);
     if (!rm) {
-      fmt::print(stderr, "waitpath demo: removed {} (left by a demo that was killed)\n",
-                 e.path().string());
+      Say("waitpath demo: removed {} (left by a demo that was killed)\n", e.path().string());
     }
   }
 }
@@ -190,7 +190,7 @@ class Demo {
 
  private:
   bool Fail(const std::string& message) {
-    fmt::print(stderr, "waitpath demo: {}\n", message);
+    Say("waitpath demo: {}\n", message);
     return false;
   }
   std::string HostsDir() const { return work_ + "/hosts"; }
@@ -396,7 +396,7 @@ void Demo::WritePidFile() {
   unlink(tmp.c_str());
   const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) {
-    fmt::print(stderr, "waitpath demo: --pid-file {}: cannot create it\n", tmp);
+    Say("waitpath demo: --pid-file {}: cannot create it\n", tmp);
     return;
   }
   std::ostringstream out;
@@ -422,14 +422,14 @@ void Demo::Supervise() {
   while (!stop_) {
     if (o_.duration_ns > 0 && Clock::now() >= deadline) break;
     if (relayd_.Exited()) {
-      fmt::print(stderr, "waitpath demo: lttng-relayd stopped ({}): {}\n", relayd_.Describe(),
-                 LastLine(relayd_.log()));
+      Say("waitpath demo: lttng-relayd stopped ({}): {}\n", relayd_.Describe(),
+          LastLine(relayd_.log()));
       child_failed_ = true;
       break;
     }
     for (Host& h : hosts_) {
       if (h.shell.Exited()) {
-        fmt::print(stderr, "waitpath demo: host {} stopped: {}\n", h.name, LastLine(h.shell.log()));
+        Say("waitpath demo: host {} stopped: {}\n", h.name, LastLine(h.shell.log()));
         child_failed_ = true;
       }
     }
@@ -450,7 +450,7 @@ void Demo::Stop() {
   for (Host& h : hosts_) {
     const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
     if (!h.shell.Wait(std::max(left, milliseconds(0)))) {
-      fmt::print(stderr, "waitpath demo: host {} did not stop in 15 s; killing it\n", h.name);
+      Say("waitpath demo: host {} did not stop in 15 s; killing it\n", h.name);
       h.shell.Terminate(seconds(1));
     }
     if (h.replayer > 0 && ProcessAlive(h.replayer, "waitpath-replay")) {
@@ -459,15 +459,14 @@ void Demo::Stop() {
     bool ended = h.sessiond <= 0 || EndProcess(h.sessiond, "lttng-sessiond");
     for (const ProcessInfo& c : h.helpers) ended = EndProcess(c.pid, c.comm) && ended;
     if (!ended) {
-      fmt::print(stderr, "waitpath demo: host {}: lttng-sessiond {} would not end\n", h.name,
-                 h.sessiond);
+      Say("waitpath demo: host {}: lttng-sessiond {} would not end\n", h.name, h.sessiond);
     }
   }
   relayd_.Terminate(seconds(5));
   if (!work_.empty()) {
     std::error_code ec;
     fs::remove_all(work_, ec);
-    if (ec) fmt::print(stderr, "waitpath demo: cannot remove {}: {}\n", work_, ec.message());
+    if (ec) Say("waitpath demo: cannot remove {}: {}\n", work_, ec.message());
   }
 }
 
@@ -480,19 +479,18 @@ int Demo::Run(const Analysis& analysis) {
   }
   LiveRelay relay;
   relay.url = fmt::format("net://127.0.0.1:{}", port_ + 2);
-  fmt::print(stderr, "waitpath demo: lttng-relayd pid {}, live at {} (control {}, data {})\n",
-             relayd_.pid(), relay.url, port_, port_ + 1);
+  Say("waitpath demo: lttng-relayd pid {}, live at {} (control {}, data {})\n", relayd_.pid(),
+      relay.url, port_, port_ + 1);
   for (const Host& h : hosts_) {
-    fmt::print(stderr,
-               "waitpath demo: host {:<8} lttng-sessiond pid {}, waitpath-replay pid {}, session "
-               "{}/host/{}/{}\n",
-               h.name, h.sessiond, h.replayer, relay.url, h.name, kSession);
+    Say("waitpath demo: host {:<8} lttng-sessiond pid {}, waitpath-replay pid {}, session "
+        "{}/host/{}/{}\n",
+        h.name, h.sessiond, h.replayer, relay.url, h.name, kSession);
   }
-  fmt::print(stderr, "waitpath demo: replaying {} at speed {} in a loop; {}{}\n", traces_, o_.speed,
-             o_.metrics.empty() ? "" : fmt::format("metrics at http://{}/metrics; ", o_.metrics),
-             o_.duration_ns > 0
-                 ? fmt::format("stopping after {:g}s", static_cast<double>(o_.duration_ns) / 1e9)
-                 : "Ctrl-C stops");
+  Say("waitpath demo: replaying {} at speed {} in a loop; {}{}\n", traces_, o_.speed,
+      o_.metrics.empty() ? "" : fmt::format("metrics at http://{}/metrics; ", o_.metrics),
+      o_.duration_ns > 0
+          ? fmt::format("stopping after {:g}s", static_cast<double>(o_.duration_ns) / 1e9)
+          : "Ctrl-C stops");
 
   // The built-in scenario's three programs, not its background noise (a logger, a monitoring
   // agent): their waits are the story the demo tells.
