@@ -117,6 +117,15 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
   EngineFeed feed(engine);
   feed.on_clocks = [&](const std::vector<HostClock>& clocks) {
     // Several hosts: times are in the reference host's clock; say how well each maps to it.
+    // Text: what the times are in, and how well each host maps to it.
+    if (!options.json && !clocks.empty()) {
+      std::cout << "times are in the clock of host " << clocks[0].reference
+                << " (the reference: the first host given, or --reference)\n";
+      for (const HostClock& c : clocks) {
+        if (c.host != c.reference) std::cout << "  " << ClockSummary(c) << '\n';
+      }
+      std::cout << '\n';
+    }
     for (const HostClock& c : clocks) {
       if (options.json) std::cout << ClockJson(c) << '\n';
       if (metrics)

@@ -36,7 +36,9 @@ std::vector<std::string> Keys(const CLI::App& command) {
   return keys;
 }
 
-std::string Closest(std::string_view key, const std::vector<std::string>& keys) {
+}  // namespace
+
+std::string ClosestName(std::string_view key, const std::vector<std::string>& keys) {
   std::string best;
   size_t best_distance = 3;  // suggest only near misses
   for (const std::string& k : keys) {
@@ -48,6 +50,8 @@ std::string Closest(std::string_view key, const std::vector<std::string>& keys) 
   }
   return best;
 }
+
+namespace {
 
 std::string Where(const std::string& path, const toml::node& node) {
   const toml::source_region& s = node.source();
@@ -95,7 +99,7 @@ bool CheckConfig(const std::string& path, CLI::App& app, std::string* error) {
           option = o;
       }
       if (!option) {
-        const std::string near = Closest(key, keys);
+        const std::string near = ClosestName(key, keys);
         *error = fmt::format("--config {}: [{}] has no key '{}'{}", Where(path, value), name.str(),
                              key, near.empty() ? "" : " (did you mean '" + near + "'?)");
         return false;

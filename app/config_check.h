@@ -5,8 +5,13 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace waitpath {
+
+// The name in `names` closest to `name` (a near miss: at most 2 edits), or empty.
+std::string ClosestName(std::string_view name, const std::vector<std::string>& names);
 
 // The --config file named in argv, or empty.
 std::string ConfigPathFromArgs(int argc, char** argv);

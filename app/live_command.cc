@@ -19,6 +19,7 @@
 #include "base/output.h"
 #include "base/stop_signal.h"
 #include "exporters/analysis_report.h"
+#include "exporters/clock_report.h"
 #include "exporters/metrics.h"
 #include "exporters/metrics_server.h"
 #include "exporters/wait_fanout.h"
@@ -111,7 +112,11 @@ class LiveSessions : public EngineFeed {
   // The pipeline's sink: clocks, batches, ends, on top of feeding the engine.
   void OnClocks(const std::vector<HostClock>& clocks) override {
     if (!synchronized_ && clocks.size() >= 2) {
-      Say("waitpath: times are in the clock of host {} (the reference)\n", clocks[0].host);
+      Say("waitpath: times are in the clock of host {} (the reference, the first by name)\n",
+          clocks[0].reference);
+      for (const HostClock& c : clocks) {
+        if (c.host != c.reference) Say("waitpath: {}\n", ClockSummary(c));
+      }
     }
     synchronized_ = true;
     EngineFeed::OnClocks(clocks);

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <exception>
 #include <vector>
 
@@ -13,7 +14,6 @@ int main(int argc, char** argv) {
   waitpath::IgnoreSigpipe();
   CLI::App app{"waitpath: why do programs wait? Active-path analysis of Linux kernel traces."};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "waitpath 0.1.0");
   app.set_config("--config", "", "TOML file of options, a [SUBCOMMAND] table each; flags win");
   app.allow_config_extras(CLI::config_extras_mode::error)->fallthrough();  // --config after it
 
@@ -23,6 +23,25 @@ int main(int argc, char** argv) {
       waitpath::AddTailCommand(app),  waitpath::AddDemoCommand(app),
   };
 
+  app.set_version_flag("-V,--version", "waitpath 0.1.0");
+  // An unknown command is named, with the closest one (CLI11 would only say one is required).
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--config") {
+      ++i;
+      continue;
+    }
+    if (arg.empty() || arg[0] == '-') continue;
+    std::vector<std::string> names;
+    for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+    if (std::find(names.begin(), names.end(), arg) == names.end()) {
+      const std::string near = waitpath::ClosestName(arg, names);
+      waitpath::Say("waitpath: no command '{}'{} (see waitpath --help)\n", arg,
+                    near.empty() ? "" : " (did you mean '" + near + "'?)");
+      return 2;
+    }
+    break;
+  }
   const std::string config = waitpath::ConfigPathFromArgs(argc, argv);
   std::string config_error;
   if (!config.empty() && !waitpath::CheckConfig(config, app, &config_error)) {

@@ -27,4 +27,15 @@ std::string ClockText(const HostClock& c) {
       SyncQualityName(c.quality), c.matches);
 }
 
+std::string ClockSummary(const HostClock& c) {
+  if (c.quality == SyncQuality::kIncomplete || c.quality == SyncQuality::kFail) {
+    return fmt::format(
+        "{}: clock {} to {} ({} packets matched; its times are its own clock's, "
+        "shifted by the traces' clock offsets)",
+        c.host, SyncQualityName(c.quality), c.reference, c.matches);
+  }
+  return fmt::format("{}: clock {} ±{:.1f} µs to {} ({} packets)", c.host,
+                     SyncQualityName(c.quality), c.accuracy / 1e3, c.reference, c.matches);
+}
+
 }  // namespace waitpath

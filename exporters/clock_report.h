@@ -10,5 +10,7 @@ namespace waitpath {
 
 std::string ClockJson(const HostClock& clock);
 std::string ClockText(const HostClock& clock);
+// "VM3: clock accurate ±171.5 µs to VM1 (46 packets)", for people.
+std::string ClockSummary(const HostClock& clock);
 
 }  // namespace waitpath

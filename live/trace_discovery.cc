@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string_view>
 #include <system_error>
@@ -102,6 +103,22 @@ TraceEnv ParseTraceEnv(const std::string& text) {
   return env;
 }
 
+namespace {
+
+// perf's own format (perf.data starts with "PERFILE2") is not CTF: say how to convert it.
+bool IsPerfData(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  char magic[8] = {};
+  return in.read(magic, sizeof magic) && std::string_view(magic, sizeof magic) == "PERFILE2";
+}
+
+std::string PerfHint(const fs::path& file) {
+  return "; it is a perf.data file: convert it first with `perf data convert --to-ctf DIR -i " +
+         file.string() + "` and give DIR";
+}
+
+}  // namespace
+
 bool DiscoverHosts(const std::vector<std::string>& paths, std::vector<HostSpec>* hosts,
                    std::string* error) {
   std::vector<std::string> dirs;
@@ -112,7 +129,8 @@ bool DiscoverHosts(const std::vector<std::string>& paths, std::vector<HostSpec>*
       return false;
     }
     if (!fs::is_directory(p, ec)) {
-      *error = p + ": not a directory (give a CTF trace directory)";
+      *error = p + ": not a directory (give a CTF trace directory)" +
+               (IsPerfData(p) ? PerfHint(p) : std::string());
       return false;
     }
     std::vector<std::string> found;
@@ -132,7 +150,9 @@ bool DiscoverHosts(const std::vector<std::string>& paths, std::vector<HostSpec>*
       std::sort(found.begin(), found.end());
     }
     if (found.empty()) {
-      *error = p + ": no CTF trace found (no 'metadata' file in it or below it)";
+      *error = p + ": no CTF trace found (no 'metadata' file in it or below it)" +
+               (IsPerfData(fs::path(p) / "perf.data") ? PerfHint(fs::path(p) / "perf.data")
+                                                      : std::string());
       return false;
     }
     dirs.insert(dirs.end(), found.begin(), found.end());

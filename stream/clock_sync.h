@@ -97,6 +97,11 @@ class ClockSync {
   uint64_t CountInversions();
   static constexpr size_t kKeptMatches = 1 << 20;
   size_t reference() const { return reference_; }
+  // Live: the reference chosen once the hosts are known (before any transform is used).
+  void SetReference(size_t reference) {
+    reference_ = reference;
+    dirty_ = true;
+  }
 
  private:
   struct Pending {

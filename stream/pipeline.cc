@@ -239,6 +239,13 @@ bool Pipeline::BootstrapDone(std::chrono::steady_clock::time_point now) {
   // One host has nobody to synchronize with: nothing to wait for.
   if (!linked && !waited && !stopping_ && clocks.size() >= 2) return false;
   bootstrapping_ = false;
+  // The reference: the first host in name order among those here now, whatever order the
+  // relayd listed them in (a host that appears later never becomes it).
+  size_t reference = 0;
+  for (size_t h = 1; h < specs_.size(); ++h) {
+    if (specs_[h].hostname < specs_[reference].hostname) reference = h;
+  }
+  sync_->SetReference(reference);
   return true;
 }
 

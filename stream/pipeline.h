@@ -23,7 +23,8 @@
 //   kBootstrap  live: batches go to the sync and to the merger together; nothing is released
 //               until every host that exchanged packets is synchronized (or `bootstrap_limit`
 //               has passed since the first batch), then the transforms follow the sync as it
-//               improves. A host quiet for `idle_after` is not waited for.
+//               improves. A host quiet for `idle_after` is not waited for. The reference is
+//               the first host in name order at the end of the bootstrap.
 //
 // Threads: the readers decode in their own threads; everything else (sync, merger, sink) runs
 // on the thread that calls Run/ReadAll/Pump, which owns it (docs/architecture.md).

@@ -197,6 +197,18 @@ TEST(Pipeline, BootstrapPolicyOverRecordedTracesDeliversEverything) {
   EXPECT_EQ(last.size(), 2u);
 }
 
+// Live, the relayd lists sessions in any order: the reference is the first host by name.
+TEST(Pipeline, BootstrapReferenceIsTheFirstHostByName) {
+  if (!SharedScp()) GTEST_SKIP() << "../shared/traces absent";
+  PipelineOptions options;
+  options.policy = SyncPolicy::kBootstrap;
+  std::vector<HostSpec> hosts = ScpHosts();
+  std::swap(hosts[0], hosts[1]);  // VM3 first
+  const RecordingSink sink = RunWith(hosts, options);
+  ASSERT_FALSE(sink.last_clocks.empty());
+  for (const HostClock& c : sink.last_clocks) EXPECT_EQ(c.reference, "VM1");
+}
+
 TEST(Pipeline, UnknownReferenceIsAnError) {
   PipelineOptions options;
   options.policy = SyncPolicy::kPrePass;

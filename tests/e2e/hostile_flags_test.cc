@@ -129,6 +129,32 @@ TEST_F(HostileFlagsTest, HostileMetadataEnvironmentIsReadSafely) {
   EXPECT_LE(Lines(r.err), 1) << r.err;
 }
 
+TEST_F(HostileFlagsTest, CommandsAndInputsNameWhatWasMeant) {
+  ExpectUsageError("analyse " + trace_, "did you mean 'analyze'?");
+  const CommandResult v = RunWaitpath("-V");
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_EQ(v.out.rfind("waitpath ", 0), 0u) << v.out;
+  // A perf.data file is not a trace yet: say how to convert it.
+  const fs::path perf = dir_ / "perf.data";
+  std::ofstream(perf) << "PERFILE2 and the rest";
+  CommandResult r = RunWaitpath("analyze " + perf.string());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("perf data convert --to-ctf"), std::string::npos) << r.err;
+  r = RunWaitpath("analyze " + dir_.string());
+  EXPECT_NE(r.err.find("perf data convert --to-ctf"), std::string::npos) << r.err;
+}
+
+// Several hosts in text: the report says which clock its times are in, and how well each
+// host maps to it.
+TEST_F(HostileFlagsTest, MultiHostTextNamesTheReferenceAndAccuracy) {
+  if (!HaveShared("scp_src")) GTEST_SKIP() << "shared traces";
+  const CommandResult r =
+      RunWaitpath("analyze " + kShared + "/scp_dest " + kShared + "/scp_src --reference VM1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("times are in the clock of host VM1", 0), 0u) << r.out.substr(0, 200);
+  EXPECT_NE(r.out.find("VM3: clock accurate ±"), std::string::npos) << r.out.substr(0, 300);
+}
+
 // Output closed early (`| head -1`): the command stops, exit 141 (as a SIGPIPE would), without
 // an abort or an error message; stderr closed too changes nothing.
 TEST_F(HostileFlagsTest, ClosedOutputEndsWith141) {
