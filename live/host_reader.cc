@@ -147,6 +147,14 @@ void HostReader::Run() {
   // (babeltrace2 2.0's live iterator cannot recover in place); the gap is data loss, marked
   // once, when the relayd is lost.
   while (!spec_.live_url.empty() && !attempt.ended && !stop_.load(std::memory_order_relaxed)) {
+    // Not a lost relayd: it answers, and refuses a second viewer of the session. Retrying
+    // would not change that (one clear line instead of a reattach loop).
+    if (attempt.error.find("already a viewer attached") != std::string::npos) {
+      attempt.error =
+          "another viewer is attached to this session (the relayd serves one per session): not "
+          "following it";
+      break;
+    }
     if (link_.OnFailure() == RelaydLink::Turn::kLost && input.graphs > 0) input.MarkGap();
     PublishLink();
     for (auto waited = std::chrono::milliseconds(0);
