@@ -60,7 +60,20 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
   WatchSet watch;
   std::string error;
   AnalysisOptions report_options;
-  report_options.json = options.json;
+  if (options.json && options.format != "text" && options.format != "json") {
+    Say("waitpath: --json and --format {} disagree\n", options.format);
+    return 2;
+  }
+  report_options.json = options.json || options.format == "json";
+  report_options.format = report_options.json          ? TaskFormat::kJson
+                          : options.format == "folded" ? TaskFormat::kFolded
+                          : options.format == "csv"    ? TaskFormat::kCsv
+                                                       : TaskFormat::kText;
+  if (!options.min_wait.empty() &&
+      (report_options.format == TaskFormat::kFolded || report_options.format == TaskFormat::kCsv)) {
+    Say("waitpath: --min-wait prints wait records: with --format text or json only\n");
+    return 2;
+  }
   report_options.top = options.top;
   EngineOptions engine_options;
   if (!ParseReportFlags(options.watch, options.min_wait, options.retention, &watch, &report_options,
@@ -118,7 +131,7 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
   feed.on_clocks = [&](const std::vector<HostClock>& clocks) {
     // Several hosts: times are in the reference host's clock; say how well each maps to it.
     // Text: what the times are in, and how well each host maps to it.
-    if (!options.json && !clocks.empty()) {
+    if (report_options.format == TaskFormat::kText && !clocks.empty()) {
       std::cout << "times are in the clock of host " << clocks[0].reference
                 << " (the reference: the first host given, or --reference)\n";
       for (const HostClock& c : clocks) {
@@ -127,7 +140,7 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
       std::cout << '\n';
     }
     for (const HostClock& c : clocks) {
-      if (options.json) std::cout << ClockJson(c) << '\n';
+      if (report_options.json) std::cout << ClockJson(c) << '\n';
       if (metrics)
         metrics->health().SetClockSync(c.host, std::string(SyncQualityName(c.quality)),
                                        c.accuracy / 1e9);
@@ -174,6 +187,11 @@ Command AddAnalyzeCommand(CLI::App& app) {
   CLI::App* cmd =
       app.add_subcommand("analyze", "Active paths of watched tasks: why they waited, and on whom");
   cmd->add_flag("--json", o->json, "JSON Lines: a task record per watched task, wait records");
+  cmd->add_option("--format", o->format,
+                  "text, json (as --json), folded (flame-graph stacks: HOST/COMM;HOST/COMM;STATE "
+                  "NS per watched task, credited task and state) or csv (the same rows)")
+      ->check(CLI::IsMember({"text", "json", "folded", "csv"}))
+      ->capture_default_str();
   cmd->add_option("--watch", o->watch,
                   "Tasks to report: key=value[,key=value] with comm (RE2 regex), comm! (exclude), "
                   "tid, pid, host; repeat to OR; default every task that ran")

@@ -14,6 +14,7 @@ struct AnalyzeOptions {
   std::string min_wait;  // e.g. "5ms"; empty: no wait records
   size_t top = 10;
   bool json = false;
+  std::string format = "text";  // text, json, folded, csv
   bool verbose = false;
   std::string retention = "30s";
   size_t max_history_mb = 256;

@@ -209,8 +209,12 @@ void AnalysisReport::OnTaskDone(Utid u) {
     const int64_t ta = a.second.total(), tb = b.second.total();
     return ta != tb ? ta > tb : a.first < b.first;
   });
-  if (by_task.size() > options_.top) by_task.resize(options_.top);
-  WriteTask(u, t.total, by_task);
+  if (options_.format == TaskFormat::kFolded || options_.format == TaskFormat::kCsv) {
+    WriteRows(u, by_task);  // every credited task: the rows sum to the task's time
+  } else {
+    if (by_task.size() > options_.top) by_task.resize(options_.top);
+    WriteTask(u, t.total, by_task);
+  }
   ++tasks_reported_;
   for (const auto& [ref, states] : t.by_task) {
     auto c = credited_.find(ref);
@@ -220,6 +224,53 @@ void AnalysisReport::OnTaskDone(Utid u) {
     }
   }
   tracked_.erase(it);
+}
+
+namespace {
+
+// A flame-graph frame: no ';' (the separator), no space or newline (the count follows a space).
+std::string Frame(std::string_view host, std::string_view comm) {
+  std::string out = std::string(host) + "/" + std::string(comm);
+  for (char& c : out) {
+    if (c == ';' || c == ' ' || c == '\n' || c == '\t') c = '_';
+  }
+  return out;
+}
+
+std::string CsvField(std::string_view text) {
+  if (text.find_first_of(",\"\n") == std::string_view::npos) return std::string(text);
+  std::string out = "\"";
+  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+}  // namespace
+
+void AnalysisReport::WriteRows(Utid u, const std::vector<std::pair<TaskRef, StateVec>>& by_task) {
+  const Task& t = engine_.tasks()[u];
+  const std::string_view comm = StringTable::Global().Get(t.comm);
+  if (options_.format == TaskFormat::kCsv && !csv_header_written_) {
+    out_ << "host,tid,pid,comm,credited_host,credited_tid,credited_comm,state,ns\n";
+    csv_header_written_ = true;
+  }
+  const std::string watched = Frame(HostName(t.host), comm);
+  for (const auto& [ref, states] : by_task) {
+    const Identity w = Who(ref);
+    const std::string_view credited = StringTable::Global().Get(w.comm);
+    for (int leaf = 0; leaf < kLeafCount; ++leaf) {
+      const int64_t ns = states.ns[static_cast<size_t>(leaf)];
+      if (ns == 0) continue;
+      const std::string_view state = LeafName(static_cast<Leaf>(leaf));
+      if (options_.format == TaskFormat::kFolded) {
+        out_ << watched << ';' << Frame(HostName(w.host), credited) << ';' << state << ' ' << ns
+             << '\n';
+      } else {
+        out_ << CsvField(HostName(t.host)) << ',' << t.tid << ',' << (t.pid < 0 ? t.tid : t.pid)
+             << ',' << CsvField(comm) << ',' << CsvField(HostName(w.host)) << ',' << w.tid << ','
+             << CsvField(credited) << ',' << state << ',' << ns << '\n';
+      }
+    }
+  }
 }
 
 void AnalysisReport::WriteTask(Utid u, const StateVec& breakdown,

@@ -18,11 +18,18 @@
 
 namespace waitpath {
 
+// Task records as people read them, JSON Lines, flame-graph stacks (`folded`: one line per
+// watched task, credited task and state, `HOST/COMM;HOST/COMM;STATE NS`, for flamegraph.pl and
+// speedscope; every credited task, so a task's lines sum to its observed time), or CSV (the
+// same rows with tids and a header).
+enum class TaskFormat : uint8_t { kText, kJson, kFolded, kCsv };
+
 struct AnalysisOptions {
-  int64_t min_wait_ns = -1;  // < 0: no wait records
+  int64_t min_wait_ns = -1;  // < 0: no wait records (never with kFolded or kCsv)
   size_t top = 10;
   bool json = false;
-  bool task_records = true;  // false: `tail` prints only waits
+  TaskFormat format = TaskFormat::kText;  // kJson when `json`
+  bool task_records = true;               // false: `tail` prints only waits
 };
 
 class AnalysisReport : public AccountingSink {
@@ -57,6 +64,8 @@ class AnalysisReport : public AccountingSink {
   void WriteWait(const ResolvedWait& wait, std::span<const PathSegment> pieces);
   void WriteTask(Utid u, const StateVec& breakdown,
                  const std::vector<std::pair<TaskRef, StateVec>>& by_task);
+  void WriteRows(Utid u, const std::vector<std::pair<TaskRef, StateVec>>& by_task);
+  bool csv_header_written_ = false;
   std::string TaskName(Utid u) const;
   // JSON fragments written with every wait, escaped once: "host":…,"tid":… with or without
   // "pid", and "comm" (recomputed when the task's name or pid changes, or its Utid is reused).

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 
 #include "tests/e2e/cli_test_util.h"
 #include "tests/e2e/record_checks.h"
@@ -204,6 +205,49 @@ TEST(AnalyzeCliTest, BadFlagsAreOneLine) {
     EXPECT_EQ(r.exit_code, 2) << args;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
+}
+
+// Flame-graph stacks and CSV carry every credited task: per watched task their rows sum to its
+// breakdown (the JSON record's), state by state; folded and CSV rows are the same rows.
+TEST(AnalyzeCliTest, FoldedAndCsvRowsSumToEachTasksBreakdown) {
+  const std::string args = " --watch comm=wl-.* " + kFixtures + "/perf/rpc";
+  const CommandResult json = RunWaitpath("analyze --json --top 100000" + args);
+  const CommandResult csv = RunWaitpath("analyze --format csv" + args);
+  const CommandResult folded = RunWaitpath("analyze --format folded" + args);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  ASSERT_EQ(folded.exit_code, 0) << folded.err;
+  std::map<std::pair<int64_t, std::string>, int64_t> expected, got;  // (tid, state) -> ns
+  for (const auto& t : JsonLines(json.out)) {
+    if (t["type"] != "task") continue;
+    for (const auto& [state, ns] : t["breakdown_ns"].items()) {
+      if (ns.get<int64_t>() != 0) expected[{t["tid"].get<int64_t>(), state}] += ns.get<int64_t>();
+    }
+  }
+  std::istringstream rows(csv.out);
+  std::string line;
+  ASSERT_TRUE(std::getline(rows, line));
+  EXPECT_EQ(line, "host,tid,pid,comm,credited_host,credited_tid,credited_comm,state,ns");
+  size_t n = 0;
+  while (std::getline(rows, line)) {
+    std::vector<std::string> f;
+    std::stringstream fields(line);
+    for (std::string x; std::getline(fields, x, ',');) f.push_back(x);
+    ASSERT_EQ(f.size(), 9u) << line;
+    got[{std::stoll(f[1]), f[7]}] += std::stoll(f[8]);
+    ++n;
+  }
+  EXPECT_EQ(got, expected);
+  EXPECT_GT(n, 0u);
+  size_t folded_lines = 0;
+  std::istringstream stacks(folded.out);
+  while (std::getline(stacks, line)) {
+    ++folded_lines;
+    EXPECT_EQ(std::count(line.begin(), line.end(), ';'), 2) << line;
+    EXPECT_EQ(std::count(line.begin(), line.end(), ' '), 1) << line;
+  }
+  EXPECT_EQ(folded_lines, n);
+  EXPECT_EQ(RunWaitpath("analyze --format folded --min-wait 1ms" + args).exit_code, 2);
 }
 
 }  // namespace
