@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
       waitpath::AddTailCommand(app),  waitpath::AddDemoCommand(app),
   };
 
-  app.set_version_flag("-V,--version", "waitpath 0.1.0");
+  app.set_version_flag("-V,--version", "waitpath " WAITPATH_VERSION);
   // An unknown command is named, with the closest one (CLI11 would only say one is required).
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];

@@ -1,5 +1,6 @@
 #include "exporters/metrics.h"
 
+#include <prometheus/gauge.h>
 #include <prometheus/text_serializer.h>
 
 #include <algorithm>
@@ -45,6 +46,12 @@ MetricsExporter::MetricsExporter(const Engine& engine, WatchedAccounting& accoun
     ended_.push_back(false);
   }
   ObserveEngine();  // every host has its series from the start
+  prometheus::BuildGauge()
+      .Name("waitpath_build_info")
+      .Help("The running waitpath's version (value 1)")
+      .Register(*registry_)
+      .Add({{"version", WAITPATH_VERSION}})
+      .Set(1);
 }
 
 void MetricsExporter::AddHost(const std::string& name) {

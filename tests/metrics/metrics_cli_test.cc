@@ -139,6 +139,7 @@ TEST_F(MetricsCliTest, PipelineHealthFamiliesPresent) {
   EXPECT_GT(first["waitpath_packets_matched_total"], 0);
   EXPECT_GT(first["waitpath_waits_resolved_total"], 0);
   EXPECT_GT(first["waitpath_history_bytes"], 0);
+  EXPECT_EQ(first["waitpath_build_info"], 1);
 }
 
 TEST_F(MetricsCliTest, ProcessLabelsAreBounded) {
