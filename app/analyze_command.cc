@@ -75,7 +75,9 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
   const bool want_metrics = !metrics_flags.file.empty() || !metrics_flags.listen.empty();
 
   std::vector<HostSpec> hosts;
-  if (!DiscoverHosts(options.traces, &hosts, &error)) {
+  DiscoverOptions discover;
+  discover.host_from_dir = options.host_from == "dir";
+  if (!DiscoverHosts(options.traces, &hosts, &error, discover)) {
     fmt::print(stderr, "waitpath: {}\n", error);
     return 1;
   }
@@ -189,6 +191,11 @@ Command AddAnalyzeCommand(CLI::App& app) {
                   "default until SIGINT/SIGTERM");
   cmd->add_option("--max-processes", m->max_processes,
                   "Process label values per metric family; later processes count as `other`")
+      ->capture_default_str();
+  cmd->add_option("--host-from", o->host_from,
+                  "Name hosts by the hostname in their traces, or by the directory given for "
+                  "them (two machines with one hostname)")
+      ->check(CLI::IsMember({"hostname", "dir"}))
       ->capture_default_str();
   cmd->add_option("TRACE", o->traces, "Trace directories")->required();
   return Command{cmd, [o, m] { return RunAnalyzeWithMetrics(*o, *m); }};

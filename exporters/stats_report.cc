@@ -61,6 +61,11 @@ void WriteStatsText(std::ostream& out, const std::vector<HostSpec>& hosts,
       out << ")";
     }
     out << "\n";
+    if (s.reader.damaged) {
+      fmt::print(out,
+                 "  damaged      {} holes skipped in damaged streams (each a loss on its CPU)\n",
+                 s.reader.damaged);
+    }
     for (int k = 0; k < kEventKindCount; ++k) {
       if (s.by_kind[k] && static_cast<EventKind>(k) != EventKind::kLost) {
         fmt::print(out, "    {:<18} {}\n", EventKindName(static_cast<EventKind>(k)), s.by_kind[k]);
@@ -95,6 +100,10 @@ void WriteStatsJson(std::ostream& out, const std::vector<HostSpec>& hosts,
     nlohmann::ordered_json per_cpu = nlohmann::ordered_json::object();
     for (const auto& [cpu, n] : s.discarded_by_cpu) per_cpu[std::to_string(cpu)] = n;
     j["discarded_by_cpu"] = per_cpu;
+    j["damaged"] = s.reader.damaged;
+    nlohmann::ordered_json events_by_cpu = nlohmann::ordered_json::object();
+    for (const auto& [cpu, n] : s.events_by_cpu) events_by_cpu[std::to_string(cpu)] = n;
+    j["events_by_cpu"] = events_by_cpu;
     nlohmann::ordered_json kinds = nlohmann::ordered_json::object();
     for (int k = 0; k < kEventKindCount; ++k) {
       if (s.by_kind[k]) kinds[std::string(EventKindName(static_cast<EventKind>(k)))] = s.by_kind[k];

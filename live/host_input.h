@@ -3,12 +3,15 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "live/batch.h"
 #include "live/batch_builder.h"
 #include "live/cpu_directory.h"
 #include "live/host_timeline.h"
+#include "live/trace_check.h"
 
 namespace waitpath {
 
@@ -22,6 +25,10 @@ struct HostInput {
   void Flush() { batches.Flush(Snapshot(), time.watermark()); }
   // The input broke off (relayd gone): what happens until it is back is lost on every CPU.
   void MarkGap();
+  // Recorded input: the holes its damaged packets leave, as loss markers at their times.
+  void SetHoles(std::vector<StreamLoss> holes);
+  // Emits the loss markers of the holes at or before `ts` (all of them: INT64_MAX).
+  void EmitHoles(int64_t ts);
   // Hands the last batch over: `error` says why the input stops early (empty: it ended).
   void Finish(std::string error) {
     batches.Flush(Snapshot(), time.watermark(), /*last=*/true, std::move(error));
@@ -33,6 +40,12 @@ struct HostInput {
   CpuDirectory cpus;
   uint32_t dialect = 0;  // DialectFlags learnt by the graphs' decoders
   uint32_t graphs = 0;   // graphs built so far
+  // Recorded input: a stream that fails half-way is skipped from there (a loss on its CPU),
+  // the other streams go on. (Live: the graph is rebuilt instead.)
+  bool recorded = false;
+  std::vector<StreamPackets> streams;            // where each stream's packets are, for messages
+  std::function<void(const std::string&)> warn;  // a line about damage skipped
+  std::vector<StreamLoss> holes;                 // not emitted yet, latest first
   BatchBuilder batches;
 };
 

@@ -28,6 +28,17 @@ struct ReaderOptions {
   // Backpressure: the reader waits beyond this many queued batches (the pipeline may set less).
   size_t max_queued_batches = 64;
   bool verbose = false;  // babeltrace2 warnings and full error chains
+  // Recorded traces are read by babeltrace2 in a child process (live/reader_process.h): a hang,
+  // an abort or runaway memory there costs that host only. Default: on, unless the
+  // environment says WAITPATH_READER=thread. Live input is always read in the thread.
+  bool contain = ContainByDefault();
+  // The child's limits: memory beyond what it shares with the parent, and how long it may
+  // make no progress (WAITPATH_READER_MEMORY_MB, WAITPATH_READER_WATCHDOG_S).
+  size_t child_memory_mb = EnvOr("WAITPATH_READER_MEMORY_MB", 1024);
+  unsigned watchdog_s = static_cast<unsigned>(EnvOr("WAITPATH_READER_WATCHDOG_S", 30));
+
+  static bool ContainByDefault();
+  static size_t EnvOr(const char* name, size_t fallback);
 };
 
 class HostReader {
@@ -64,6 +75,12 @@ class HostReader {
     std::string error;   // why it stopped otherwise
   };
   void Run();
+  // Sets up what reading a recorded trace needs (loss holes, stream offsets, warnings).
+  void PrepareRecorded(HostInput& input);
+  // The child process's side: reads as Run() does, sending batches, warnings and string
+  // look-ups over `fd`; the parent's: receives them into this host's queue and watches the
+  // child (live/reader_process.cc).
+  void RunContained();
   Attempt RunGraph(HostInput& input, bool reattach);
   void Push(Batch* batch);
   void PublishLink();
@@ -81,6 +98,8 @@ class HostReader {
   mutable std::mutex relayd_mutex_;
   RelaydLink::Counts relayd_;  // link_'s counts, for other threads
   std::thread thread_;
+  // In a reader's child process: counts graph steps for the parent's watchdog.
+  std::atomic<uint64_t>* step_counter_ = nullptr;
 };
 
 }  // namespace waitpath

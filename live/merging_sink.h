@@ -6,6 +6,7 @@
 #include <babeltrace2/babeltrace.h>
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "live/bt_ref.h"
@@ -60,6 +61,10 @@ class MergingSink {
   const size_t port_count_;
   std::vector<PortCursor> ports_;
   PortMerger merger_;
+  // Recorded input: port `p` fails; its stream is skipped from here (a loss on its CPU).
+  void SkipRest(PortCursor& p);
+
+  std::vector<std::string> port_names_;  // the upstream ports' ("UUID | ID | FILE")
   EventDecoder decoder_;
   ClockConverter clock_;
 };
