@@ -2,6 +2,7 @@
 // being filled (a live reader rebuilds its graph when the relayd went away, and goes on).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -46,6 +47,13 @@ struct HostInput {
   std::vector<StreamPackets> streams;            // where each stream's packets are, for messages
   std::function<void(const std::string&)> warn;  // a line about damage skipped
   std::vector<StreamLoss> holes;                 // not emitted yet, latest first
+  // A contained reader's: where babeltrace2 decodes, (stream index + 1) << 32 | packet index
+  // (0: no stream known), for the parent to skip after a crash there.
+  std::atomic<uint64_t>* where = nullptr;
+  // A contained reader's: a stream failed with `cause` (`where` says which packet); true when
+  // the child ends here to be read again without that packet (else the rest of the stream is
+  // skipped as a thread reader does).
+  std::function<bool(const std::string& cause)> on_stream_error;
   BatchBuilder batches;
 };
 

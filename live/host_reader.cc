@@ -20,6 +20,7 @@ HostReader::HostReader(uint16_t host_id, HostSpec spec, ReaderOptions options,
                        moodycamel::LightweightSemaphore* ready)
     : host_id_(host_id),
       spec_(std::move(spec)),
+      reading_(spec_),
       options_(options),
       ready_(ready),
       pool_(options.max_queued_batches),
@@ -75,8 +76,8 @@ HostReader::Attempt HostReader::RunGraph(HostInput& input, bool reattach) {
   std::vector<const bt_port_output*> outputs;
   // Recorded traces: what the pre-flight check left to read (a damaged one's cleaned view).
   const std::vector<std::string> inputs = live ? std::vector<std::string>{spec_.live_url}
-                                          : spec_.read_dirs.empty() ? spec_.trace_dirs
-                                                                    : spec_.read_dirs;
+                                          : reading_.read_dirs.empty() ? reading_.trace_dirs
+                                                                       : reading_.read_dirs;
   for (size_t i = 0; graph && result.error.empty() && i < inputs.size(); ++i) {
     ValueRef params(MakeInputsParams({inputs[i]}));
     if (live) {
@@ -118,7 +119,10 @@ HostReader::Attempt HostReader::RunGraph(HostInput& input, bool reattach) {
 
   while (result.error.empty() && !stop_.load(std::memory_order_relaxed)) {
     const bt_graph_run_once_status status = bt_graph_run_once(graph.get());
-    if (step_counter_) step_counter_->fetch_add(1, std::memory_order_relaxed);
+    if (step_counter_) {
+      step_counter_->fetch_add(1, std::memory_order_relaxed);
+      event_counter_->store(input.counters.events, std::memory_order_relaxed);
+    }
     if (live &&
         (status == BT_GRAPH_RUN_ONCE_STATUS_OK || status == BT_GRAPH_RUN_ONCE_STATUS_AGAIN) &&
         link_.OnRunning() == RelaydLink::Turn::kReattached) {
@@ -146,8 +150,8 @@ HostReader::Attempt HostReader::RunGraph(HostInput& input, bool reattach) {
 
 void HostReader::PrepareRecorded(HostInput& input) {
   input.recorded = true;
-  input.streams = spec_.streams;
-  input.SetHoles(spec_.losses);
+  input.streams = reading_.streams;
+  input.SetHoles(reading_.losses);
   input.warn = [this](const std::string& line) {
     fprintf(stderr, "waitpath: host %s: warning: %s\n", spec_.hostname.c_str(), line.c_str());
   };

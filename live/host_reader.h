@@ -22,6 +22,7 @@
 namespace waitpath {
 
 struct HostInput;
+struct Replay;
 
 struct ReaderOptions {
   size_t batch_events = 4096;
@@ -81,12 +82,25 @@ class HostReader {
   // look-ups over `fd`; the parent's: receives them into this host's queue and watches the
   // child (live/reader_process.cc).
   void RunContained();
+  struct ChildEnd {
+    bool got_last = false;  // the child read to the end (or to its own error) and said so
+    bool stopped = false;   // RequestStop()
+    std::string why;        // how it ended otherwise
+    uint64_t where = 0;     // HostInput::where when it ended
+    ReaderCounters counters;
+  };
+  // One child process reading `reading_`; its batches go through `replay` (what a former
+  // child delivered is dropped) into the queue, counted with `holes` more damaged.
+  ChildEnd RunChild(void* shared_page, Replay& replay, uint32_t holes);
   Attempt RunGraph(HostInput& input, bool reattach);
   void Push(Batch* batch);
   void PublishLink();
 
   const uint16_t host_id_;
   const HostSpec spec_;
+  // What is read: spec_, or (a contained reader whose child died) a view without the stream
+  // it died in. The reader thread's (and its child's).
+  HostSpec reading_;
   const ReaderOptions options_;
   moodycamel::LightweightSemaphore* ready_;
   BatchQueue queue_;
@@ -100,6 +114,7 @@ class HostReader {
   std::thread thread_;
   // In a reader's child process: counts graph steps for the parent's watchdog.
   std::atomic<uint64_t>* step_counter_ = nullptr;
+  std::atomic<uint64_t>* event_counter_ = nullptr;  // and events read
 };
 
 }  // namespace waitpath

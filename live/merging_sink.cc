@@ -1,6 +1,7 @@
 #include "live/merging_sink.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <string>
@@ -87,6 +88,7 @@ bt_component_class_sink_graph_is_configured_method_status MergingSink::Configure
     const bt_connection* c = bt_port_borrow_connection_const(bt_port_input_as_port_const(in));
     const bt_port_output* up = c ? bt_connection_borrow_upstream_port_const(c) : nullptr;
     sink->port_names_.push_back(up ? bt_port_get_name(bt_port_output_as_port_const(up)) : "");
+    sink->port_streams_.push_back(sink->FindStream(sink->port_names_.back()));
     sink->ports_.emplace_back(static_cast<uint16_t>(i), iterator);
     sink->merger_.AddPort(static_cast<uint32_t>(i));
   }
@@ -143,6 +145,14 @@ bt_component_class_sink_consume_method_status MergingSink::Consume() {
 PortMerger::Refill MergingSink::FillHead(PortCursor& p, int64_t* ts) {
   for (;;) {
     const bt_message* m = nullptr;
+    if (input_.where) {
+      // Where babeltrace2 is about to decode: a contained reader that dies there is read again
+      // without the rest of that stream (live/reader_process.cc).
+      const int32_t s = port_streams_[p.index()];
+      input_.where->store(
+          s < 0 ? 0 : (uint64_t(s) + 1) << 32 | (p.packets == 0 ? 0 : p.packets - 1),
+          std::memory_order_relaxed);
+    }
     switch (p.Front(&m)) {
       case PortCursor::Pull::kMessage:
         break;
@@ -264,33 +274,59 @@ void MergingSink::NoteStream(PortCursor& p, const bt_stream* stream) {
   p.cpu = input_.cpus.CpuOf(stream, p.index());
 }
 
+int32_t MergingSink::FindStream(const std::string& port_name) const {
+  // The port's name ends with its file: "UUID | STREAM-ID | PATH". babeltrace2 names the file
+  // from its own (absolute, resolved) trace path: compare by resolved directory and name (the
+  // files of a view are links, not to be resolved).
+  const size_t bar = port_name.rfind(" | ");
+  const std::string last = bar == std::string::npos ? port_name : port_name.substr(bar + 3);
+  // "UUID | STREAM-CLASS-ID | STREAM-INSTANCE-ID" when the packet headers have an instance id.
+  const size_t bar0 =
+      bar == std::string::npos || bar == 0 ? std::string::npos : port_name.rfind(" | ", bar - 1);
+  if (bar0 != std::string::npos && !last.empty() &&
+      last.find_first_not_of("0123456789") == std::string::npos) {
+    const uint64_t cls = std::strtoull(port_name.c_str() + bar0 + 3, nullptr, 10);
+    const uint64_t instance = std::strtoull(last.c_str(), nullptr, 10);
+    for (size_t i = 0; i < input_.streams.size(); ++i) {
+      const StreamPackets& s = input_.streams[i];
+      if (s.instance && *s.instance == instance && s.stream_id == cls)
+        return static_cast<int32_t>(i);
+    }
+  }
+  const fs::path file(last);
+  std::error_code ec;
+  const fs::path dir = fs::weakly_canonical(file.parent_path(), ec);
+  for (size_t i = 0; i < input_.streams.size(); ++i) {
+    const fs::path s(input_.streams[i].read_path);
+    if (s.filename() == file.filename() && fs::weakly_canonical(s.parent_path(), ec) == dir)
+      return static_cast<int32_t>(i);
+  }
+  return -1;
+}
+
+const StreamPackets* MergingSink::StreamOf(const PortCursor& p) const {
+  const int32_t i = port_streams_[p.index()];
+  return i < 0 ? nullptr : &input_.streams[static_cast<size_t>(i)];
+}
+
 void MergingSink::SkipRest(PortCursor& p) {
   const std::string cause = TakeBabeltraceError(false);
+  if (input_.on_stream_error && input_.on_stream_error(cause)) return;
   // The port's name ends with its file: "UUID | STREAM-ID | PATH".
   const std::string& name = port_names_[p.index()];
   const size_t bar = name.rfind(" | ");
   const std::string file = bar == std::string::npos ? name : name.substr(bar + 3);
   std::string where = file;
-  // babeltrace2 names the file from its own (absolute, resolved) trace path: compare by
-  // resolved directory and name (the files of a view are links, not to be resolved).
-  auto same_file = [](const std::string& a, const std::string& b) {
-    std::error_code ec;
-    const fs::path pa(a), pb(b);
-    return pa.filename() == pb.filename() &&
-           fs::weakly_canonical(pa.parent_path(), ec) == fs::weakly_canonical(pb.parent_path(), ec);
-  };
-  for (const StreamPackets& s : input_.streams) {
-    if (!same_file(s.read_path, file)) continue;
-    where = s.path;
+  if (const StreamPackets* s = StreamOf(p)) {
+    where = s->path;
     // The packet being read when it failed: the last one that began (packets are counted
     // from 1), or the first when none did.
     const uint64_t k = p.packets == 0 ? 0 : p.packets - 1;
-    if (k < s.offsets.size()) {
+    if (k < s->offsets.size()) {
       char hex[24];
-      snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(s.offsets[k]));
+      snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(s->offsets[k]));
       where += ": packet at offset " + std::string(hex);
     }
-    break;
   }
   if (input_.warn) {
     input_.warn(where + ": " + (cause.empty() ? "cannot decode" : cause) + ": the rest of the " +

@@ -64,7 +64,12 @@ class MergingSink {
   // Recorded input: port `p` fails; its stream is skipped from here (a loss on its CPU).
   void SkipRest(PortCursor& p);
 
+  // The stream of input_.streams a port reads (-1: not known), from its name.
+  int32_t FindStream(const std::string& port_name) const;
+  const StreamPackets* StreamOf(const PortCursor& p) const;
+
   std::vector<std::string> port_names_;  // the upstream ports' ("UUID | ID | FILE")
+  std::vector<int32_t> port_streams_;    // FindStream of each
   EventDecoder decoder_;
   ClockConverter clock_;
 };

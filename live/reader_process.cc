@@ -6,6 +6,7 @@
 // thread reader would and watches the child: memory (RLIMIT_AS, and its resident size),
 // progress (graph steps; none for `watchdog_s` while it is waited for is a hang), and how it
 // ended (a signal, a limit). See docs/reading.md, "Containment".
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -15,12 +16,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -28,10 +31,13 @@
 #include "live/bt_util.h"
 #include "live/host_input.h"
 #include "live/host_reader.h"
+#include "live/loss_marker.h"
 #include "live/string_table.h"
 
 namespace waitpath {
 namespace {
+
+namespace fs = std::filesystem;
 
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool kAddressSanitizer = true;
@@ -45,7 +51,11 @@ constexpr bool kAddressSanitizer = false;
 constexpr bool kAddressSanitizer = false;
 #endif
 
-enum FrameType : uint32_t { kBatch = 1, kString = 2, kWarning = 3 };
+enum FrameType : uint32_t { kBatch = 1, kString = 2, kWarning = 3, kFailed = 4 };
+
+// Times a host is read again without a packet its reader died (or failed) in.
+constexpr uint32_t kMaxRereads = 16;
+constexpr int kFailedStatus = 4;  // the child's exit status after kFailed
 
 struct BatchFrame {
   uint32_t type = kBatch;
@@ -65,6 +75,8 @@ static_assert(std::is_trivially_copyable_v<Event> && std::is_trivially_copyable_
 struct Progress {
   std::atomic<uint64_t> steps{0};    // graph steps done
   std::atomic<uint32_t> waiting{0};  // 1 while it waits on the parent (a string id, a full socket)
+  std::atomic<uint64_t> where{0};    // HostInput::where
+  std::atomic<uint64_t> events{0};   // events read so far
 };
 
 bool WriteAll(int fd, const void* data, size_t n) {
@@ -149,20 +161,65 @@ size_t ReaderOptions::EnvOr(const char* name, size_t fallback) {
   return end && *end == '\0' && n > 0 ? static_cast<size_t>(n) : fallback;
 }
 
-void HostReader::RunContained() {
-  int fds[2];
-  void* shared =
-      mmap(nullptr, sizeof(Progress), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (shared == MAP_FAILED || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
-    if (shared != MAP_FAILED) munmap(shared, sizeof(Progress));
-    // No process to contain it: read in this thread.
-    HostInput input(host_id_, options_.batch_events, pool_, [this](Batch* b) { Push(b); });
-    PrepareRecorded(input);
-    Attempt attempt = RunGraph(input, false);
-    input.Finish(attempt.ended ? "" : attempt.error.empty() ? "stopped" : attempt.error);
-    return;
+// What the parent drops from a child that reads again after its predecessor died: the events
+// already delivered (every event up to the last time delivered, and as many at that time).
+struct Replay {
+  int64_t last_ts = std::numeric_limits<int64_t>::min();
+  uint64_t at_last = 0;  // events delivered at last_ts
+  bool skipping = false;
+  int64_t skip_ts = 0;
+  uint64_t skip_at = 0;
+  std::vector<Event> pending_holes;  // inserted where the skipping ends
+
+  // Drops the already delivered events of `b`, notes what it delivers.
+  void Filter(Batch* b) {
+    if (!skipping && pending_holes.empty()) {
+      for (const Event& e : b->events) Note(e.ts);
+      return;
+    }
+    std::vector<Event> kept;
+    kept.reserve(b->events.size() + pending_holes.size());
+    for (const Event& e : b->events) {
+      if (skipping) {
+        if (e.ts < skip_ts || (e.ts == skip_ts && skip_at > 0)) {
+          if (e.ts == skip_ts) --skip_at;
+          continue;
+        }
+        skipping = false;
+      }
+      // The holes go where the new events begin (their time is the last delivered).
+      for (const Event& h : pending_holes) kept.push_back(h);
+      pending_holes.clear();
+      kept.push_back(e);
+      Note(e.ts);
+    }
+    if (b->last) {
+      for (const Event& h : pending_holes) kept.push_back(h);
+      pending_holes.clear();
+    }
+    b->events.swap(kept);
   }
-  auto* progress = new (shared) Progress;
+  void Note(int64_t ts) {
+    if (ts > last_ts) {
+      last_ts = ts;
+      at_last = 0;
+    }
+    ++at_last;
+  }
+};
+
+HostReader::ChildEnd HostReader::RunChild(void* shared_page, Replay& replay, uint32_t holes) {
+  auto* progress = static_cast<Progress*>(shared_page);
+  progress->steps.store(0);
+  progress->waiting.store(0);
+  progress->where.store(0);
+  progress->events.store(0);
+  ChildEnd end;
+  int fds[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+    end.why = std::string("cannot start its reader process: ") + strerror(errno);
+    return end;
+  }
 
   pid_t pid;
   // The child starts with the parent's pages: its own memory is what it adds to them.
@@ -181,6 +238,17 @@ void HostReader::RunContained() {
     close(fds[0]);
     const int fd = fds[1];
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // What babeltrace2 and GLib print on damaged input (their own criticals) is not for the
+    // user: the parent says what happened. Kept with --verbose, and for sanitizer reports in
+    // fuzzing (WAITPATH_READER_STDERR=1).
+    const char* keep_stderr = std::getenv("WAITPATH_READER_STDERR");
+    if (!options_.verbose && !(keep_stderr && std::string(keep_stderr) == "1")) {
+      const int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+      if (null >= 0) {
+        dup2(null, STDERR_FILENO);
+        close(null);
+      }
+    }
     if (!kAddressSanitizer) {
       // ASan reserves terabytes of address space: under it, the parent's resident-size watch
       // is the limit.
@@ -226,7 +294,18 @@ void HostReader::RunContained() {
     });
     PrepareRecorded(input);
     input.warn = [&](const std::string& line) { send_text(kWarning, line); };
+    input.where = &progress->where;
+    if (holes < kMaxRereads) {
+      input.on_stream_error = [&](const std::string& cause) {
+        // Only a packet we can name can be left out; else the rest of the stream is.
+        if ((progress->where.load(std::memory_order_relaxed) >> 32) == 0) return false;
+        send_text(kFailed, cause);
+        _exit(kFailedStatus);
+        return true;
+      };
+    }
     step_counter_ = &progress->steps;
+    event_counter_ = &progress->events;
     InjectFault();
     Attempt attempt = RunGraph(input, false);
     input.Finish(attempt.ended ? "" : attempt.error.empty() ? "stopped" : attempt.error);
@@ -236,17 +315,14 @@ void HostReader::RunContained() {
 
   close(fds[1]);
   const int fd = fds[0];
-  ReaderCounters counters;  // as of the last batch received
-  int64_t watermark = std::numeric_limits<int64_t>::min();
-  bool got_last = false;
-  std::string why;  // why the child was killed, when it was
   const size_t memory_limit = options_.child_memory_mb << 20;
-  if (pid < 0) why = std::string("cannot start its reader process: ") + strerror(errno);
+  if (pid < 0) end.why = std::string("cannot start its reader process: ") + strerror(errno);
   uint64_t seen_steps = 0;
   auto last_move = std::chrono::steady_clock::now();
-  while (pid > 0 && !got_last) {
+  while (pid > 0 && !end.got_last) {
     if (stop_.load(std::memory_order_relaxed)) {
-      why = "stopped";
+      end.why = "stopped";
+      end.stopped = true;
       break;
     }
     pollfd pfd{fd, POLLIN, 0};
@@ -260,14 +336,14 @@ void HostReader::RunContained() {
         last_move = now;
       }
       if (ResidentSize(pid) > baseline + memory_limit) {
-        why = "its reader process went over its memory limit of " +
-              std::to_string(options_.child_memory_mb) +
-              " MB (babeltrace2 allocating without end on a damaged trace?): killed";
+        end.why = "its reader process went over its memory limit of " +
+                  std::to_string(options_.child_memory_mb) +
+                  " MB (babeltrace2 allocating without end on a damaged trace?): killed";
         break;
       }
       if (now - last_move > std::chrono::seconds(options_.watchdog_s)) {
-        why = "its reader process made no progress for " + std::to_string(options_.watchdog_s) +
-              " s (babeltrace2 stuck on a damaged trace?): killed";
+        end.why = "its reader process made no progress for " + std::to_string(options_.watchdog_s) +
+                  " s (babeltrace2 stuck on a damaged trace?): killed";
         break;
       }
       continue;
@@ -275,7 +351,7 @@ void HostReader::RunContained() {
     last_move = now;
     uint32_t type = 0;
     if (n < 0 || !ReadAll(fd, &type, sizeof type)) break;  // the child ended
-    if (type == kString || type == kWarning) {
+    if (type == kString || type == kWarning || type == kFailed) {
       uint32_t bytes = 0;
       std::string s;
       if (!ReadAll(fd, &bytes, sizeof bytes) || bytes > (1u << 20)) break;
@@ -283,6 +359,8 @@ void HostReader::RunContained() {
       if (!ReadAll(fd, s.data(), bytes)) break;
       if (type == kWarning) {
         fprintf(stderr, "waitpath: host %s: warning: %s\n", spec_.hostname.c_str(), s.c_str());
+      } else if (type == kFailed) {
+        end.why = s.empty() ? "babeltrace2 cannot decode it" : s;
       } else {
         const uint32_t id = StringTable::Global().Intern(s);
         if (!WriteAll(fd, &id, sizeof id)) break;
@@ -306,42 +384,111 @@ void HostReader::RunContained() {
       pool_.Give(b);
       break;
     }
-    b->watermark = watermark = f.watermark;
-    b->counters = counters = f.counters;
-    b->last = got_last = f.last != 0;
+    b->watermark = f.watermark;
+    b->counters = end.counters = f.counters;
+    b->counters.damaged += holes;
+    b->last = end.got_last = f.last != 0;
+    replay.Filter(b);
+    end.counters = b->counters;
     Push(b);
   }
 
   int status = 0;
   if (pid > 0) {
-    if (!got_last) kill(pid, SIGKILL);
+    if (!end.got_last) kill(pid, SIGKILL);
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
   }
   close(fd);
+  end.where = progress->where.load();
+  end.counters.events = std::max(end.counters.events, progress->events.load());
+  if (end.got_last || !end.why.empty()) return end;  // (kFailed: the why is babeltrace2's)
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    end.why = std::string("its reader process died of signal ") + std::to_string(sig) + " (" +
+              (sigabbrev_np(sig) ? sigabbrev_np(sig) : "?") + ")" +
+              (sig == SIGABRT ? ": babeltrace2 aborted (an assertion, or an allocation over the " +
+                                    std::to_string(options_.child_memory_mb) + " MB limit)"
+                              : "");
+  } else {
+    end.why = "its reader process exited with status " +
+              std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + " before the end";
+  }
+  return end;
+}
+
+void HostReader::RunContained() {
+  void* shared =
+      mmap(nullptr, sizeof(Progress), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (shared == MAP_FAILED) {
+    // No process to contain it: read in this thread.
+    HostInput input(host_id_, options_.batch_events, pool_, [this](Batch* b) { Push(b); });
+    PrepareRecorded(input);
+    Attempt attempt = RunGraph(input, false);
+    input.Finish(attempt.ended ? "" : attempt.error.empty() ? "stopped" : attempt.error);
+    return;
+  }
+  new (shared) Progress;
+  Replay replay;
+  uint32_t holes = 0;  // streams cut after their reader died there
+  ChildEnd end;
+  for (;;) {
+    end = RunChild(shared, replay, holes);
+    if (end.got_last || end.stopped) break;
+    // The child died, was killed or failed while babeltrace2 decoded a packet of a stream: read
+    // again without that packet, the events already delivered dropped.
+    const uint64_t stream = end.where >> 32;
+    const uint64_t packet = end.where & 0xffffffffu;
+    if (stream == 0 || stream > reading_.streams.size() || holes >= kMaxRereads) break;
+    StreamPackets& s = reading_.streams[stream - 1];
+    if (packet >= s.read_offsets.size()) break;
+    const std::string read_dir = fs::path(s.read_path).parent_path().string();
+    auto dir = std::find_if(reading_.read_dirs.begin(), reading_.read_dirs.end(),
+                            [&](const std::string& d) {
+                              std::error_code ec;
+                              return fs::equivalent(d, read_dir, ec);
+                            });
+    if (dir == reading_.read_dirs.end()) break;
+    std::string error;
+    const uint64_t cut_begin = s.read_offsets[packet];
+    const uint64_t cut_end =
+        packet + 1 < s.read_offsets.size() ? s.read_offsets[packet + 1] : UINT64_MAX;
+    const std::string view = MakeCutView(*dir, s.read_path, cut_begin, cut_end, &error);
+    if (view.empty()) break;
+    char hex[24];
+    snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(s.offsets[packet]));
+    fprintf(stderr,
+            "waitpath: host %s: warning: %s: packet at offset %s: %s: that packet skipped (a "
+            "loss on CPU %u), the host read again without it\n",
+            spec_.hostname.c_str(), s.path.c_str(), hex, end.why.c_str(), s.cpu);
+    // Every stream of that trace is now read from the new view.
+    for (StreamPackets& other : reading_.streams) {
+      if (fs::path(other.read_path).parent_path() == fs::path(s.read_path).parent_path())
+        other.read_path = (fs::path(view) / fs::path(other.read_path).filename()).string();
+    }
+    s.offsets.erase(s.offsets.begin() + static_cast<std::ptrdiff_t>(packet));
+    s.read_offsets.erase(s.read_offsets.begin() + static_cast<std::ptrdiff_t>(packet));
+    for (size_t k = packet; k < s.read_offsets.size(); ++k)
+      s.read_offsets[k] -= cut_end - cut_begin;
+    *dir = view;
+    replay.skipping = true;
+    replay.skip_ts = replay.last_ts;
+    replay.skip_at = replay.last_ts == std::numeric_limits<int64_t>::min() ? 0 : replay.at_last;
+    const int64_t at = replay.last_ts == std::numeric_limits<int64_t>::min() ? 0 : replay.last_ts;
+    replay.pending_holes.push_back(LossMarker(host_id_, s.cpu, at, at, -1));
+    ++holes;
+  }
   munmap(shared, sizeof(Progress));
-  if (got_last) return;
+  if (end.got_last) return;
 
   // The child ended without its last batch: say how, with what was read.
-  if (why.empty()) {
-    if (WIFSIGNALED(status)) {
-      const int sig = WTERMSIG(status);
-      why = std::string("its reader process died of signal ") + std::to_string(sig) + " (" +
-            (sigabbrev_np(sig) ? sigabbrev_np(sig) : "?") + ")" +
-            (sig == SIGABRT ? ": babeltrace2 aborted (an assertion, or an allocation over the " +
-                                  std::to_string(options_.child_memory_mb) + " MB limit)"
-                            : "");
-    } else {
-      why = "its reader process exited with status " +
-            std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + " before the end";
-    }
-  }
   Batch* b = pool_.Take();
   b->host = host_id_;
-  b->counters = counters;
-  b->watermark = watermark;
+  b->counters = end.counters;
+  b->counters.damaged += holes;
   b->last = true;
-  b->error = "read stopped after " + std::to_string(counters.events) + " events: " + why;
+  b->error = "read stopped after " + std::to_string(end.counters.events) + " events: " + end.why;
+  replay.Filter(b);
   Push(b);
 }
 

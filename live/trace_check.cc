@@ -381,8 +381,17 @@ class Parser {
     return static_cast<uint32_t>(std::strtoul(v.c_str(), nullptr, 0));
   }
 
+  // `depth` is the nesting inside the current declaration; nesting_ counts every type being
+  // parsed (a typealias inside a struct starts a declaration of its own), so that no text
+  // recurses without bound.
   TypeP TypeSpec(uint32_t depth) {
     Depth(depth);
+    Depth(nesting_ / 2);
+    ++nesting_;
+    struct Leave {
+      uint32_t& n;
+      ~Leave() { --n; }
+    } leave{nesting_};
     const Token& t = Peek();
     if (t.kind != Token::kIdent) Fail("expected a type, found '" + t.text + "'");
     if (t.text == "integer" || t.text == "floating_point") {
@@ -605,6 +614,7 @@ class Parser {
   size_t p_ = 0;
   const TsdlLimits& limits_;
   std::map<std::string, TypeP> aliases_;
+  uint32_t nesting_ = 0;
 };
 
 // The text must end after a complete top-level declaration: a cut inside one (a truncated
@@ -758,7 +768,10 @@ class FileScan {
 
   // The packet checked sound is taken: what follows is compared with it.
   void Accept(uint64_t off, const Packet& p) {
-    if (!first_stream_) first_stream_ = Get(header_, "stream_id", off).value_or(0);
+    if (!first_stream_) {
+      first_stream_ = Get(header_, "stream_id", off).value_or(0);
+      instance_ = Get(header_, "stream_instance_id", off);
+    }
     const Layout& c = contexts_.at(*first_stream_);
     if (p.has_ts) last_begin_ = p.ts_begin;
     if (auto d = Get(c, "events_discarded", off)) last_discarded_ = d;
@@ -777,6 +790,8 @@ class FileScan {
   }
 
   std::optional<uint64_t> cpu() const { return cpu_; }
+  std::optional<uint64_t> stream_id() const { return first_stream_; }
+  std::optional<uint64_t> instance() const { return instance_; }
 
  private:
   // Packets of one stream may overlap a little (LTTng 2.1's regressions) but not by hours.
@@ -803,6 +818,7 @@ class FileScan {
   const std::map<uint64_t, Layout>& contexts_;
   std::string uuid_;
   std::optional<uint64_t> first_stream_, last_begin_, last_discarded_, last_seq_, cpu_;
+  std::optional<uint64_t> instance_;
 };
 
 std::string UuidBytes(const std::string& text) {
@@ -867,6 +883,52 @@ std::string MakeView(std::string* error) {
 }
 
 }  // namespace
+
+std::string MakeCutView(const std::string& read_dir, const std::string& read_path,
+                        uint64_t cut_begin, uint64_t cut_end, std::string* error) {
+  const std::string view = MakeView(error);
+  if (view.empty()) return "";
+  std::error_code ec;
+  const std::string cut = fs::path(read_path).filename().string();
+  for (const auto& entry : fs::directory_iterator(read_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name == "index") continue;
+    const fs::path dst = fs::path(view) / name;
+    if (name != cut) {
+      // Links to what the read directory holds (its own links resolved: no chains).
+      std::error_code lec;
+      fs::path target = fs::absolute(entry.path());
+      if (fs::is_symlink(entry.path(), lec)) target = fs::read_symlink(entry.path(), lec);
+      fs::create_symlink(target, dst, ec);
+      if (ec) break;
+      continue;
+    }
+    std::error_code sec;
+    const uint64_t size = fs::file_size(entry.path(), sec);
+    if (sec || (cut_begin == 0 && cut_end >= size)) continue;  // nothing left: left out
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::ofstream out(dst, std::ios::binary);
+    std::vector<char> buf(1 << 16);
+    auto copy = [&](uint64_t from, uint64_t to) {
+      in.clear();
+      in.seekg(static_cast<std::streamoff>(from));
+      for (uint64_t left = to - from; left > 0 && in;) {
+        in.read(buf.data(), static_cast<std::streamsize>(std::min<uint64_t>(left, buf.size())));
+        out.write(buf.data(), in.gcount());
+        if (in.gcount() == 0) break;
+        left -= static_cast<uint64_t>(in.gcount());
+      }
+    };
+    copy(0, std::min(cut_begin, size));
+    if (cut_end < size) copy(cut_end, size);
+    if (!out) ec = std::make_error_code(std::errc::io_error);
+  }
+  if (ec) {
+    *error = "cannot make a view of " + read_dir + " in " + view + ": " + ec.message();
+    return "";
+  }
+  return view;
+}
 
 void RemoveViews() {
   std::lock_guard lock(views_mutex);
@@ -973,6 +1035,9 @@ CheckedTrace CheckTrace(const std::string& dir, const TsdlLimits& limits) {
     std::string name;
     std::vector<std::pair<uint64_t, uint64_t>> ranges;  // offset, size
     bool damaged = false;
+    uint16_t cpu = 0;
+    uint64_t stream_id = 0;
+    std::optional<uint64_t> instance;
   };
   std::vector<Kept> files;
   std::error_code ec;
@@ -986,7 +1051,8 @@ CheckedTrace CheckTrace(const std::string& dir, const TsdlLimits& limits) {
   std::sort(paths.begin(), paths.end());
   bool any_damage = false;
   for (const fs::path& path : paths) {
-    Kept kept{path.filename().string(), {}, false};
+    Kept kept;
+    kept.name = path.filename().string();
     Mapped m(path.string());
     if (!m.ok) {
       r.warnings.push_back(path.string() + ": cannot read: skipped");
@@ -1064,6 +1130,9 @@ CheckedTrace CheckTrace(const std::string& dir, const TsdlLimits& limits) {
       off = next;
     }
     if (in_hole) close_hole(std::nullopt);
+    kept.cpu = scan.cpu() ? static_cast<uint16_t>(*scan.cpu()) : CpuFromName(kept.name);
+    kept.stream_id = scan.stream_id().value_or(0);
+    kept.instance = scan.instance();
     files.push_back(kept);
   }
   for (const Kept& k : files) {
@@ -1071,7 +1140,15 @@ CheckedTrace CheckTrace(const std::string& dir, const TsdlLimits& limits) {
     StreamPackets s;
     s.path = (fs::path(dir) / k.name).string();
     s.read_path = s.path;
-    for (const auto& range : k.ranges) s.offsets.push_back(range.first);
+    s.cpu = k.cpu;
+    s.stream_id = k.stream_id;
+    s.instance = k.instance;
+    uint64_t copied = 0;  // a damaged stream's copy holds its sound packets end to end
+    for (const auto& [offset, size] : k.ranges) {
+      s.offsets.push_back(offset);
+      s.read_offsets.push_back(k.damaged ? copied : offset);
+      copied += size;
+    }
     r.streams.push_back(std::move(s));
   }
   if (!any_damage) return r;

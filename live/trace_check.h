@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,12 @@ struct StreamPackets {
   std::string read_path;  // the file babeltrace2 opens (in the view when the stream was cleaned)
   std::string path;       // the trace's own file
   std::vector<uint64_t> offsets;
+  std::vector<uint64_t> read_offsets;  // the same packets' offsets in read_path
+  uint16_t cpu = 0;                    // its packets' cpu_id (else from its file name)
+  // Its stream class and instance (packet header): babeltrace2 names a stream's port by them
+  // when the instance is there, by its file otherwise.
+  uint64_t stream_id = 0;
+  std::optional<uint64_t> instance;
 };
 
 struct TsdlLimits {
@@ -58,6 +65,12 @@ bool ReadCheckedMetadata(const std::string& path, std::string* text, std::string
 // Checks the trace in `dir`. A cleaned view, when one is needed, is made under `scratch`
 // (created; removed by RemoveViews() or at exit).
 CheckedTrace CheckTrace(const std::string& dir, const TsdlLimits& limits = {});
+
+// A view of `read_dir` (a trace or its view) in which the stream file `read_path` is without
+// its bytes [cut_begin, cut_end) (a packet; cut_end past its size: the rest of it); "" and
+// `error` on failure. Removed as the others.
+std::string MakeCutView(const std::string& read_dir, const std::string& read_path,
+                        uint64_t cut_begin, uint64_t cut_end, std::string* error);
 
 // Removes the cleaned views made so far.
 void RemoveViews();
