@@ -183,6 +183,31 @@ TEST_F(HostileInputTest, RandomBytesInOneStreamCostAtMostThatStream) {
   }
 }
 
+TEST_F(HostileInputTest, RunawayAllocationInOneStreamCostsOnePacket) {
+  NEED("hello-lost");
+  // Sequence lengths of 0x7f7f7f7f: babeltrace2 in the process allocates without end (5 GB in
+  // 8 s, 100 % CPU). Contained, its reader child dies at its memory limit and the host is
+  // read again without that packet.
+  const CommandResult clean = RunWaitpath("stats --json " + kShared + "/hello-lost", kLimit);
+  const fs::path dir = Copy(kShared + "/hello-lost");
+  {
+    std::fstream f(dir / "channel1_2", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(0x8996c);
+    const std::string run(512, '\x7f');
+    f.write(run.data(), static_cast<std::streamsize>(run.size()));
+  }
+  const CommandResult r = RunWaitpath("stats --json " + dir.string(), kLimit);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = Stats(r), c = Stats(clean);
+  EXPECT_GE(j["events"].get<uint64_t>() * 100, c["events"].get<uint64_t>() * 99);
+  EXPECT_EQ(j["damaged"], 1);
+  for (int cpu : {0, 1, 3}) EXPECT_EQ(CpuEvents(j, cpu), CpuEvents(c, cpu)) << "cpu " << cpu;
+  EXPECT_EQ(Lines(r.err), 1u) << r.err;
+  EXPECT_NE(r.err.find((dir / "channel1_2").string() + ": packet at offset 0x89000"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST_F(HostileInputTest, TwoCopiesOfOneTraceAreReadOnce) {
   NEED("bug446190");
   const fs::path a = Copy(kShared + "/bug446190", "a"), b = Copy(kShared + "/bug446190", "b");
