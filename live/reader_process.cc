@@ -127,10 +127,12 @@ size_t ResidentSize(pid_t pid) {
 }
 
 // Tests of the containment itself (tests/e2e/hostile_input_test.cc): the child misbehaves as
-// babeltrace2 does on some damaged traces. WAITPATH_READER_FAULT=abort|hang|memory.
-void InjectFault() {
+// babeltrace2 does on some damaged traces. WAITPATH_READER_FAULT=abort|hang|memory, on every
+// host or on WAITPATH_READER_FAULT_HOST's.
+void InjectFault(const std::string& host) {
   const char* fault = std::getenv("WAITPATH_READER_FAULT");
-  if (!fault) return;
+  const char* only = std::getenv("WAITPATH_READER_FAULT_HOST");
+  if (!fault || (only && host != only)) return;
   const std::string f = fault;
   if (f == "abort") abort();
   if (f == "hang") {
@@ -237,6 +239,10 @@ HostReader::ChildEnd HostReader::RunChild(void* shared_page, Replay& replay, uin
     // too (stderr is not written here).
     close(fds[0]);
     const int fd = fds[1];
+    // Nothing of the parent's stays open here but stdio and this socket: another host's
+    // socket kept open by this child would hide that host's child's end from its reader.
+    if (fd > 3) close_range(3, static_cast<unsigned>(fd) - 1, 0);
+    close_range(static_cast<unsigned>(fd) + 1, ~0U, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     // What babeltrace2 and GLib print on damaged input (their own criticals) is not for the
     // user: the parent says what happened. Kept with --verbose, and for sanitizer reports in
@@ -306,7 +312,7 @@ HostReader::ChildEnd HostReader::RunChild(void* shared_page, Replay& replay, uin
     }
     step_counter_ = &progress->steps;
     event_counter_ = &progress->events;
-    InjectFault();
+    InjectFault(spec_.hostname);
     Attempt attempt = RunGraph(input, false);
     input.Finish(attempt.ended ? "" : attempt.error.empty() ? "stopped" : attempt.error);
     // No destructors, no atexit handlers: they are the parent's.

@@ -260,5 +260,25 @@ TEST_F(HostileInputTest, ContainedReaderAbortHangAndRunawayMemoryCostOnlyTheirHo
   }
 }
 
+TEST_F(HostileInputTest, OneHostsReaderDyingCostsThatHostOnly) {
+  NEED("bug446190");
+  const std::string pipe = kFixtures + "/perf/pipe", lager = kShared + "/bug446190";
+  const CommandResult alone = RunWaitpath("stats --json " + pipe, kLimit);
+  const CommandResult r =
+      RunWaitpath("stats --json " + pipe + " " + lager,
+                  kLimit + " env WAITPATH_READER_FAULT=abort WAITPATH_READER_FAULT_HOST=lager");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(Lines(r.err), 1u) << r.err;
+  EXPECT_NE(r.err.find("host lager: read stopped after 0 events: its reader process died of "
+                       "signal 6 (ABRT)"),
+            std::string::npos)
+      << r.err;
+  const auto lines = JsonLines(r.out);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0]["host"], "vm");
+  EXPECT_EQ(lines[0]["events"], Stats(alone)["events"]);
+  EXPECT_EQ(lines[1]["host"], "lager");
+}
+
 }  // namespace
 }  // namespace waitpath::testing
