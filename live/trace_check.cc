@@ -713,7 +713,8 @@ class FileScan {
     p->offset = off;
     const uint64_t left = n_ - off;
     if (left * 8 < header_.end_bit) return "truncated packet header";
-    if (auto m = Get(header_, "magic", off); m && *m != 0xC1FC1FC1) return "bad magic " + Hex(*m);
+    if (auto m = Get(header_, "magic", off); m && *m != 0xC1FC1FC1)
+      return "bad magic " + Hex(*m) + " (expected 0xc1fc1fc1)";
     if (header_.uuid_bit && uuid_.size() == 16 &&
         memcmp(d_ + off + *header_.uuid_bit / 8, uuid_.data(), 16) != 0)
       return "uuid is not the trace's";
