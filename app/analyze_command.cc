@@ -91,7 +91,9 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
   const bool want_metrics = !metrics_flags.file.empty() || !metrics_flags.listen.empty();
 
   std::vector<HostSpec> hosts;
-  if (!DiscoverHosts(options.traces, &hosts, &error)) {
+  DiscoverOptions discover;
+  discover.host_from_dir = options.host_from == "dir";
+  if (!DiscoverHosts(options.traces, &hosts, &error, discover)) {
     Say("waitpath: {}\n", error);
     return 1;
   }
@@ -234,6 +236,11 @@ Command AddAnalyzeCommand(CLI::App& app) {
                   "Label the active-path metrics by `process` (name) or by `cgroup` (path, from "
                   "the kmod/ probe module's events; docs/metrics.md)")
       ->check(CLI::IsMember({"process", "cgroup"}))
+      ->capture_default_str();
+  cmd->add_option("--host-from", o->host_from,
+                  "Name hosts by the hostname in their traces, or by the directory given for "
+                  "them (two machines with one hostname)")
+      ->check(CLI::IsMember({"hostname", "dir"}))
       ->capture_default_str();
   cmd->add_option("TRACE", o->traces, "Trace directories")->required();
   return Command{cmd, [o, m] { return RunAnalyzeWithMetrics(*o, *m); }};

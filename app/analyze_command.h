@@ -21,6 +21,7 @@ struct AnalyzeOptions {
   size_t keep_decoded_mb =
       kDefaultKeepDecodedMb;  // several hosts: reuse the sync pass's decoded events
   std::string reference;      // several hosts: the reference clock's host (default: the first)
+  std::string host_from = "hostname";  // or "dir": hosts named by their directory
 };
 
 int RunAnalyze(const AnalyzeOptions& options);

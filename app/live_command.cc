@@ -91,7 +91,7 @@ class LiveSessions : public EngineFeed {
       relayd_seen_.emplace_back();
       ended_.push_back(false);
       gone_since_.emplace_back();
-      by_url_[s.url] = pipeline_.AddSource(HostSpec{s.hostname, {}, {}, s.url});
+      by_url_[s.url] = pipeline_.AddSource(HostSpec{s.hostname, {}, {}, s.url, {}, {}, {}});
       Say("waitpath: following session {} of host {}\n", s.name, s.hostname);
     }
   }

@@ -17,7 +17,9 @@ int RunStats(const StatsOptions& options) {
   ConfigureBabeltraceLogging(options.verbose);
   std::vector<HostSpec> hosts;
   std::string error;
-  if (!DiscoverHosts(options.traces, &hosts, &error)) {
+  DiscoverOptions discover;
+  discover.host_from_dir = options.host_from == "dir";
+  if (!DiscoverHosts(options.traces, &hosts, &error, discover)) {
     Say("waitpath: {}\n", error);
     return 1;
   }
@@ -42,6 +44,11 @@ Command AddStatsCommand(CLI::App& app) {
       app.add_subcommand("stats", "Read traces end to end and report, per host, what they hold");
   cmd->add_flag("--json", options->json, "One JSON object per host");
   cmd->add_flag("-v,--verbose", options->verbose, "babeltrace2 warnings and full error chains");
+  cmd->add_option("--host-from", options->host_from,
+                  "Name hosts by the hostname in their traces, or by the directory given for "
+                  "them (two machines with one hostname)")
+      ->check(CLI::IsMember({"hostname", "dir"}))
+      ->capture_default_str();
   cmd->add_option("TRACE", options->traces,
                   "Trace directories (several hosts, or a session output)")
       ->required();

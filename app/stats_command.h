@@ -10,6 +10,7 @@ struct StatsOptions {
   std::vector<std::string> traces;
   bool json = false;
   bool verbose = false;
+  std::string host_from = "hostname";  // or "dir": hosts named by their directory
 };
 
 // Returns the process exit code: 0, or 1 when a trace could not be read completely.

@@ -20,13 +20,16 @@ struct SyncOptions {
   bool json = false;
   bool verbose = false;
   bool single_phase = false;
+  std::string host_from = "hostname";  // or "dir": hosts named by their directory
 };
 
 int RunSync(const SyncOptions& o) {
   ConfigureBabeltraceLogging(o.verbose);
   std::vector<HostSpec> hosts;
   std::string error;
-  if (!DiscoverHosts(o.traces, &hosts, &error)) {
+  DiscoverOptions discover;
+  discover.host_from_dir = o.host_from == "dir";
+  if (!DiscoverHosts(o.traces, &hosts, &error, discover)) {
     Say("waitpath: {}\n", error);
     return 1;
   }
@@ -76,6 +79,11 @@ Command AddSyncCommand(CLI::App& app) {
                 "Keep unmatched packets for the long bootstrap window all along (for comparison)")
       ->group("");  // hidden: a benchmark knob
   cmd->add_flag("-v,--verbose", o->verbose, "babeltrace2 warnings and full error chains");
+  cmd->add_option("--host-from", o->host_from,
+                  "Name hosts by the hostname in their traces, or by the directory given for "
+                  "them (two machines with one hostname)")
+      ->check(CLI::IsMember({"hostname", "dir"}))
+      ->capture_default_str();
   cmd->add_option("TRACE", o->traces, "Trace directories, one or more per host")->required();
   return Command{cmd, [o] { return RunSync(*o); }};
 }

@@ -68,6 +68,10 @@ enum class QualityMetricType { kNone, kCounter, kGauge };
     "Events naming another current task than the last sched_switch: a lost switch inferred",     \
     "events that named another current task than the last `sched_switch` on their CPU: a lost "  \
     "switch inferred (docs/reading.md); `stats` counts them per host, the metric for all hosts") \
+  X(kDamaged, "damaged", "holes skipped in damaged streams (each a loss on its CPU)", "", kNone,  \
+    "", kHost, kDataLoss, kReader, "",                                                           \
+    "holes in damaged trace files skipped (a bad packet, a truncated or garbled stream): each is "\
+    "a `lost` marker on its CPU (docs/reading.md, hostile input)")                              \
   X(kDiscarded, "discarded", "", "waitpath_events_discarded_total", kCounter, "host", kHost,     \
     kDataLoss, kReader,                                                                          \
     "Events the tracer reported as lost per host",                                               \

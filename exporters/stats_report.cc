@@ -38,6 +38,8 @@ std::optional<uint64_t> StatsValue(const HostStats& s, QualityCounter counter) {
       return s.reader.regressions;
     case QualityCounter::kInferredSwitches:
       return s.inferred_switches;
+    case QualityCounter::kDamaged:
+      return s.reader.damaged;
     default:
       return std::nullopt;  // not a figure of reading alone
   }
@@ -103,6 +105,9 @@ void WriteStatsJson(std::ostream& out, const std::vector<HostSpec>& hosts,
     nlohmann::ordered_json per_cpu = nlohmann::ordered_json::object();
     for (const auto& [cpu, n] : s.discarded_by_cpu) per_cpu[std::to_string(cpu)] = n;
     j["discarded_by_cpu"] = per_cpu;
+    nlohmann::ordered_json events_by_cpu = nlohmann::ordered_json::object();
+    for (const auto& [cpu, n] : s.events_by_cpu) events_by_cpu[std::to_string(cpu)] = n;
+    j["events_by_cpu"] = events_by_cpu;
     nlohmann::ordered_json kinds = nlohmann::ordered_json::object();
     for (int k = 0; k < kEventKindCount; ++k) {
       if (s.by_kind[k]) kinds[std::string(EventKindName(static_cast<EventKind>(k)))] = s.by_kind[k];

@@ -23,6 +23,9 @@ struct ReaderCounters {
   uint32_t dialect = 0;  // DialectFlags
   uint32_t cpus = 0;     // distinct CPU ids seen in packet contexts
   uint32_t gaps = 0;     // live input breaks (relayd gone), each a loss on every CPU
+  // Holes left by damaged packets skipped or a stream unreadable from some packet on, each a
+  // loss on its CPU (live/trace_check.h, MergingSink).
+  uint32_t damaged = 0;
 };
 
 struct Batch {

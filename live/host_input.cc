@@ -1,5 +1,6 @@
 #include "live/host_input.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "live/event_decoder.h"
@@ -24,6 +25,27 @@ void HostInput::MarkGap() {
                     last == std::numeric_limits<int64_t>::min() ? 0 : last);
   ++counters.gaps;
   Flush();
+}
+
+void HostInput::SetHoles(std::vector<StreamLoss> h) {
+  holes = std::move(h);
+  std::sort(holes.begin(), holes.end(),
+            [](const StreamLoss& a, const StreamLoss& b) { return a.at_ns > b.at_ns; });
+}
+
+void HostInput::EmitHoles(int64_t ts) {
+  while (!holes.empty() && holes.back().at_ns <= ts) {
+    const StreamLoss h = holes.back();
+    holes.pop_back();
+    // A hole before anything of its stream goes with the first thing merged.
+    int64_t at = h.at_ns;
+    if (at == std::numeric_limits<int64_t>::min()) {
+      at = ts != std::numeric_limits<int64_t>::max() ? ts : time.last();
+      if (at == std::numeric_limits<int64_t>::min()) at = 0;
+    }
+    batches.Current().events.push_back(LossMarker(host, h.cpu, time.Clamp(at), h.since_ns, -1));
+    ++counters.damaged;
+  }
 }
 
 }  // namespace waitpath

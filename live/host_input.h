@@ -2,13 +2,17 @@
 // being filled (a live reader rebuilds its graph when the relayd went away, and goes on).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "live/batch.h"
 #include "live/batch_builder.h"
 #include "live/cpu_directory.h"
 #include "live/host_timeline.h"
+#include "live/trace_check.h"
 
 namespace waitpath {
 
@@ -22,6 +26,10 @@ struct HostInput {
   void Flush() { batches.Flush(Snapshot(), time.watermark()); }
   // The input broke off (relayd gone): what happens until it is back is lost on every CPU.
   void MarkGap();
+  // Recorded input: the holes its damaged packets leave, as loss markers at their times.
+  void SetHoles(std::vector<StreamLoss> holes);
+  // Emits the loss markers of the holes at or before `ts` (all of them: INT64_MAX).
+  void EmitHoles(int64_t ts);
   // Hands the last batch over: `error` says why the input stops early (empty: it ended).
   void Finish(std::string error) {
     batches.Flush(Snapshot(), time.watermark(), /*last=*/true, std::move(error));
@@ -33,6 +41,19 @@ struct HostInput {
   CpuDirectory cpus;
   uint32_t dialect = 0;  // DialectFlags learnt by the graphs' decoders
   uint32_t graphs = 0;   // graphs built so far
+  // Recorded input: a stream that fails half-way is skipped from there (a loss on its CPU),
+  // the other streams go on. (Live: the graph is rebuilt instead.)
+  bool recorded = false;
+  std::vector<StreamPackets> streams;            // where each stream's packets are, for messages
+  std::function<void(const std::string&)> warn;  // a line about damage skipped
+  std::vector<StreamLoss> holes;                 // not emitted yet, latest first
+  // A contained reader's: where babeltrace2 decodes, (stream index + 1) << 32 | packet index
+  // (0: no stream known), for the parent to skip after a crash there.
+  std::atomic<uint64_t>* where = nullptr;
+  // A contained reader's: a stream failed with `cause` (`where` says which packet); true when
+  // the child ends here to be read again without that packet (else the rest of the stream is
+  // skipped as a thread reader does).
+  std::function<bool(const std::string& cause)> on_stream_error;
   BatchBuilder batches;
 };
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <functional>
 #include <utility>
 #include <vector>
@@ -19,6 +20,7 @@ HostReader::HostReader(uint16_t host_id, HostSpec spec, ReaderOptions options,
                        moodycamel::LightweightSemaphore* ready)
     : host_id_(host_id),
       spec_(std::move(spec)),
+      reading_(spec_),
       options_(options),
       ready_(ready),
       pool_(options.max_queued_batches),
@@ -72,8 +74,10 @@ HostReader::Attempt HostReader::RunGraph(HostInput& input, bool reattach) {
       FindSourceClass("ctf", live ? "lttng-live" : "fs", &plugin.out(), &result.error);
   if (src_class) graph.reset(bt_graph_create(0));
   std::vector<const bt_port_output*> outputs;
-  const std::vector<std::string> inputs =
-      live ? std::vector<std::string>{spec_.live_url} : spec_.trace_dirs;
+  // Recorded traces: what the pre-flight check left to read (a damaged one's cleaned view).
+  const std::vector<std::string> inputs = live ? std::vector<std::string>{spec_.live_url}
+                                          : reading_.read_dirs.empty() ? reading_.trace_dirs
+                                                                       : reading_.read_dirs;
   for (size_t i = 0; graph && result.error.empty() && i < inputs.size(); ++i) {
     ValueRef params(MakeInputsParams({inputs[i]}));
     if (live) {
@@ -115,6 +119,10 @@ HostReader::Attempt HostReader::RunGraph(HostInput& input, bool reattach) {
 
   while (result.error.empty() && !stop_.load(std::memory_order_relaxed)) {
     const bt_graph_run_once_status status = bt_graph_run_once(graph.get());
+    if (step_counter_) {
+      step_counter_->fetch_add(1, std::memory_order_relaxed);
+      event_counter_->store(input.counters.events, std::memory_order_relaxed);
+    }
     if (live &&
         (status == BT_GRAPH_RUN_ONCE_STATUS_OK || status == BT_GRAPH_RUN_ONCE_STATUS_AGAIN) &&
         link_.OnRunning() == RelaydLink::Turn::kReattached) {
@@ -140,8 +148,22 @@ HostReader::Attempt HostReader::RunGraph(HostInput& input, bool reattach) {
   return result;
 }
 
+void HostReader::PrepareRecorded(HostInput& input) {
+  input.recorded = true;
+  input.streams = reading_.streams;
+  input.SetHoles(reading_.losses);
+  input.warn = [this](const std::string& line) {
+    fprintf(stderr, "waitpath: host %s: warning: %s\n", spec_.hostname.c_str(), line.c_str());
+  };
+}
+
 void HostReader::Run() {
+  if (spec_.live_url.empty() && options_.contain) {
+    RunContained();
+    return;
+  }
   HostInput input(host_id_, options_.batch_events, pool_, [this](Batch* b) { Push(b); });
+  if (spec_.live_url.empty()) PrepareRecorded(input);
   Attempt attempt = RunGraph(input, /*reattach=*/false);
   // Live: a relayd that goes away is reattached with backoff by building a new graph
   // (babeltrace2 2.0's live iterator cannot recover in place); the gap is data loss, marked

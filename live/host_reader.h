@@ -22,12 +22,24 @@
 namespace waitpath {
 
 struct HostInput;
+struct Replay;
 
 struct ReaderOptions {
   size_t batch_events = 4096;
   // Backpressure: the reader waits beyond this many queued batches (the pipeline may set less).
   size_t max_queued_batches = 64;
   bool verbose = false;  // babeltrace2 warnings and full error chains
+  // Recorded traces are read by babeltrace2 in a child process (live/reader_process.h): a hang,
+  // an abort or runaway memory there costs that host only. Default: on, unless the
+  // environment says WAITPATH_READER=thread. Live input is always read in the thread.
+  bool contain = ContainByDefault();
+  // The child's limits: memory beyond what it shares with the parent, and how long it may
+  // make no progress (WAITPATH_READER_MEMORY_MB, WAITPATH_READER_WATCHDOG_S).
+  size_t child_memory_mb = EnvOr("WAITPATH_READER_MEMORY_MB", 1024);
+  unsigned watchdog_s = static_cast<unsigned>(EnvOr("WAITPATH_READER_WATCHDOG_S", 30));
+
+  static bool ContainByDefault();
+  static size_t EnvOr(const char* name, size_t fallback);
 };
 
 class HostReader {
@@ -64,12 +76,31 @@ class HostReader {
     std::string error;   // why it stopped otherwise
   };
   void Run();
+  // Sets up what reading a recorded trace needs (loss holes, stream offsets, warnings).
+  void PrepareRecorded(HostInput& input);
+  // The child process's side: reads as Run() does, sending batches, warnings and string
+  // look-ups over `fd`; the parent's: receives them into this host's queue and watches the
+  // child (live/reader_process.cc).
+  void RunContained();
+  struct ChildEnd {
+    bool got_last = false;  // the child read to the end (or to its own error) and said so
+    bool stopped = false;   // RequestStop()
+    std::string why;        // how it ended otherwise
+    uint64_t where = 0;     // HostInput::where when it ended
+    ReaderCounters counters;
+  };
+  // One child process reading `reading_`; its batches go through `replay` (what a former
+  // child delivered is dropped) into the queue, counted with `holes` more damaged.
+  ChildEnd RunChild(void* shared_page, Replay& replay, uint32_t holes);
   Attempt RunGraph(HostInput& input, bool reattach);
   void Push(Batch* batch);
   void PublishLink();
 
   const uint16_t host_id_;
   const HostSpec spec_;
+  // What is read: spec_, or (a contained reader whose child died) a view without the stream
+  // it died in. The reader thread's (and its child's).
+  HostSpec reading_;
   const ReaderOptions options_;
   moodycamel::LightweightSemaphore* ready_;
   BatchQueue queue_;
@@ -81,6 +112,9 @@ class HostReader {
   mutable std::mutex relayd_mutex_;
   RelaydLink::Counts relayd_;  // link_'s counts, for other threads
   std::thread thread_;
+  // In a reader's child process: counts graph steps for the parent's watchdog.
+  std::atomic<uint64_t>* step_counter_ = nullptr;
+  std::atomic<uint64_t>* event_counter_ = nullptr;  // and events read
 };
 
 }  // namespace waitpath

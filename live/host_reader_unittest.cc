@@ -30,7 +30,7 @@ struct ReadResult {
 
 ReadResult ReadAll(const std::vector<std::string>& dirs, ReaderOptions options = {}) {
   ConfigureBabeltraceLogging(false);
-  HostSpec spec{"test", dirs, {}, {}};
+  HostSpec spec{"test", dirs, {}, {}, {}, {}, {}};
   moodycamel::LightweightSemaphore ready;
   HostReader reader(0, spec, options, &ready);
   reader.Start();

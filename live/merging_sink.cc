@@ -1,12 +1,19 @@
 #include "live/merging_sink.h"
 
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <limits>
 #include <string>
 #include <string_view>
 
+#include "live/bt_util.h"
 #include "live/loss_marker.h"
 
 namespace waitpath {
 namespace {
+
+namespace fs = std::filesystem;
 
 // The CPU a packet's context names (LTTng and perf: `cpu_id`), or -1.
 int64_t PacketCpu(const bt_packet* packet) {
@@ -76,6 +83,12 @@ bt_component_class_sink_graph_is_configured_method_status MergingSink::Configure
         BT_MESSAGE_ITERATOR_CREATE_FROM_SINK_COMPONENT_STATUS_OK) {
       return BT_COMPONENT_CLASS_SINK_GRAPH_IS_CONFIGURED_METHOD_STATUS_ERROR;
     }
+    const bt_port_input* in = bt_component_sink_borrow_input_port_by_index_const(
+        bt_self_component_sink_as_component_sink(self), i);
+    const bt_connection* c = bt_port_borrow_connection_const(bt_port_input_as_port_const(in));
+    const bt_port_output* up = c ? bt_connection_borrow_upstream_port_const(c) : nullptr;
+    sink->port_names_.push_back(up ? bt_port_get_name(bt_port_output_as_port_const(up)) : "");
+    sink->port_streams_.push_back(sink->FindStream(sink->port_names_.back()));
     sink->ports_.emplace_back(static_cast<uint16_t>(i), iterator);
     sink->merger_.AddPort(static_cast<uint32_t>(i));
   }
@@ -99,6 +112,7 @@ bt_component_class_sink_consume_method_status MergingSink::Consume() {
   }
   while (merger_.has_head() && !input_.batches.full()) {
     PortCursor& p = ports_[merger_.PopEarliest()];
+    if (!input_.holes.empty()) input_.EmitHoles(p.head_ts);
     switch (p.head) {
       case PortCursor::Head::kEvent:
         OnEvent(p, p.front());
@@ -120,6 +134,7 @@ bt_component_class_sink_consume_method_status MergingSink::Consume() {
     if (merger_.blocked()) break;
   }
   if (merger_.done()) {
+    input_.EmitHoles(std::numeric_limits<int64_t>::max());
     Flush();  // HostReader::Run hands over the last batch
     return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_END;
   }
@@ -130,6 +145,14 @@ bt_component_class_sink_consume_method_status MergingSink::Consume() {
 PortMerger::Refill MergingSink::FillHead(PortCursor& p, int64_t* ts) {
   for (;;) {
     const bt_message* m = nullptr;
+    if (input_.where) {
+      // Where babeltrace2 is about to decode: a contained reader that dies there is read again
+      // without the rest of that stream (live/reader_process.cc).
+      const int32_t s = port_streams_[p.index()];
+      input_.where->store(
+          s < 0 ? 0 : (uint64_t(s) + 1) << 32 | (p.packets == 0 ? 0 : p.packets - 1),
+          std::memory_order_relaxed);
+    }
     switch (p.Front(&m)) {
       case PortCursor::Pull::kMessage:
         break;
@@ -138,7 +161,9 @@ PortMerger::Refill MergingSink::FillHead(PortCursor& p, int64_t* ts) {
       case PortCursor::Pull::kAgain:
         return Refill::kAgain;
       case PortCursor::Pull::kError:
-        return Refill::kError;
+        if (!input_.recorded) return Refill::kError;
+        SkipRest(p);
+        return Refill::kEnded;
     }
     switch (bt_message_get_type(m)) {
       case BT_MESSAGE_TYPE_EVENT:
@@ -178,6 +203,7 @@ PortMerger::Refill MergingSink::FillHead(PortCursor& p, int64_t* ts) {
 
 void MergingSink::OnEvent(PortCursor& p, const bt_message* m) {
   ++input_.counters.events;
+  ++p.events;
   Batch& b = input_.batches.Current();
   Event& e = b.events.emplace_back();
   const bool used = decoder_.Decode(bt_message_event_borrow_event_const(m), e, b.packets);
@@ -230,6 +256,7 @@ void MergingSink::OnDiscarded(PortCursor& p, const bt_message* m) {
 }
 
 void MergingSink::OnPacket(PortCursor& p, const bt_packet* packet) {
+  ++p.packets;
   const int64_t cpu = PacketCpu(packet);
   if (cpu < 0) return;
   const bt_stream* stream = bt_packet_borrow_stream_const(packet);
@@ -245,6 +272,71 @@ void MergingSink::NoteStream(PortCursor& p, const bt_stream* stream) {
   p.has_clock = bt_stream_class_borrow_default_clock_class_const(stream_class) != nullptr;
   decoder_.NoteStreamClass(stream_class);
   p.cpu = input_.cpus.CpuOf(stream, p.index());
+}
+
+int32_t MergingSink::FindStream(const std::string& port_name) const {
+  // The port's name ends with its file: "UUID | STREAM-ID | PATH". babeltrace2 names the file
+  // from its own (absolute, resolved) trace path: compare by resolved directory and name (the
+  // files of a view are links, not to be resolved).
+  const size_t bar = port_name.rfind(" | ");
+  const std::string last = bar == std::string::npos ? port_name : port_name.substr(bar + 3);
+  // "UUID | STREAM-CLASS-ID | STREAM-INSTANCE-ID" when the packet headers have an instance id.
+  const size_t bar0 =
+      bar == std::string::npos || bar == 0 ? std::string::npos : port_name.rfind(" | ", bar - 1);
+  if (bar0 != std::string::npos && !last.empty() &&
+      last.find_first_not_of("0123456789") == std::string::npos) {
+    const uint64_t cls = std::strtoull(port_name.c_str() + bar0 + 3, nullptr, 10);
+    const uint64_t instance = std::strtoull(last.c_str(), nullptr, 10);
+    for (size_t i = 0; i < input_.streams.size(); ++i) {
+      const StreamPackets& s = input_.streams[i];
+      if (s.instance && *s.instance == instance && s.stream_id == cls)
+        return static_cast<int32_t>(i);
+    }
+  }
+  const fs::path file(last);
+  std::error_code ec;
+  const fs::path dir = fs::weakly_canonical(file.parent_path(), ec);
+  for (size_t i = 0; i < input_.streams.size(); ++i) {
+    const fs::path s(input_.streams[i].read_path);
+    if (s.filename() == file.filename() && fs::weakly_canonical(s.parent_path(), ec) == dir)
+      return static_cast<int32_t>(i);
+  }
+  return -1;
+}
+
+const StreamPackets* MergingSink::StreamOf(const PortCursor& p) const {
+  const int32_t i = port_streams_[p.index()];
+  return i < 0 ? nullptr : &input_.streams[static_cast<size_t>(i)];
+}
+
+void MergingSink::SkipRest(PortCursor& p) {
+  const std::string cause = TakeBabeltraceError(false);
+  if (input_.on_stream_error && input_.on_stream_error(cause)) return;
+  // The port's name ends with its file: "UUID | STREAM-ID | PATH".
+  const std::string& name = port_names_[p.index()];
+  const size_t bar = name.rfind(" | ");
+  const std::string file = bar == std::string::npos ? name : name.substr(bar + 3);
+  std::string where = file;
+  if (const StreamPackets* s = StreamOf(p)) {
+    where = s->path;
+    // The packet being read when it failed: the last one that began (packets are counted
+    // from 1), or the first when none did.
+    const uint64_t k = p.packets == 0 ? 0 : p.packets - 1;
+    if (k < s->offsets.size()) {
+      char hex[24];
+      snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(s->offsets[k]));
+      where += ": packet at offset " + std::string(hex);
+    }
+  }
+  if (input_.warn) {
+    input_.warn(where + ": " + (cause.empty() ? "cannot decode" : cause) + ": the rest of the " +
+                "stream skipped (a loss on CPU " + std::to_string(p.cpu) + ", " +
+                std::to_string(p.events) + " of its events read)");
+  }
+  const int64_t last = input_.time.last();
+  const int64_t at = last == std::numeric_limits<int64_t>::min() ? 0 : last;
+  input_.batches.Current().events.push_back(LossMarker(input_.host, p.cpu, at, at, -1));
+  ++input_.counters.damaged;
 }
 
 void MergingSink::Flush() {

@@ -6,6 +6,7 @@
 #include <babeltrace2/babeltrace.h>
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "live/bt_ref.h"
@@ -60,6 +61,15 @@ class MergingSink {
   const size_t port_count_;
   std::vector<PortCursor> ports_;
   PortMerger merger_;
+  // Recorded input: port `p` fails; its stream is skipped from here (a loss on its CPU).
+  void SkipRest(PortCursor& p);
+
+  // The stream of input_.streams a port reads (-1: not known), from its name.
+  int32_t FindStream(const std::string& port_name) const;
+  const StreamPackets* StreamOf(const PortCursor& p) const;
+
+  std::vector<std::string> port_names_;  // the upstream ports' ("UUID | ID | FILE")
+  std::vector<int32_t> port_streams_;    // FindStream of each
   EventDecoder decoder_;
   ClockConverter clock_;
 };

@@ -25,6 +25,8 @@ class PortCursor {
         stream(other.stream),
         cpu(other.cpu),
         has_clock(other.has_clock),
+        packets(other.packets),
+        events(other.events),
         index_(other.index_),
         iterator_(std::move(other.iterator_)),
         messages_(other.messages_),
@@ -69,6 +71,8 @@ class PortCursor {
   const bt_stream* stream = nullptr;
   uint16_t cpu = 0;
   bool has_clock = true;
+  uint64_t packets = 0;  // packet beginnings seen
+  uint64_t events = 0;   // events merged
 
  private:
   uint16_t index_;

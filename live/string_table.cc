@@ -68,10 +68,21 @@ uint32_t LocalInterner::Intern(std::string_view s) {
   return id;
 }
 
+namespace {
+std::function<uint32_t(std::string_view)>& RemoteInterner() {
+  static std::function<uint32_t(std::string_view)> remote;
+  return remote;
+}
+}  // namespace
+
+void SetRemoteInterner(std::function<uint32_t(std::string_view)> intern) {
+  RemoteInterner() = std::move(intern);
+}
+
 uint32_t LocalInterner::Slow(std::string_view s) {
   auto it = cache_.find(s);
   if (it != cache_.end()) return it->second;
-  const uint32_t id = StringTable::Global().Intern(s);
+  const uint32_t id = RemoteInterner() ? RemoteInterner()(s) : StringTable::Global().Intern(s);
   cache_.emplace(std::string(s), id);
   return id;
 }

@@ -4,6 +4,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -38,6 +39,10 @@ class StringTable {
   std::vector<std::unique_ptr<Chunk>> owned_;
   uint32_t size_ = 0;
 };
+
+// In a reader's child process (live/reader_process.cc) ids must be the parent's: new strings
+// are interned there through `intern` (set once, right after the fork).
+void SetRemoteInterner(std::function<uint32_t(std::string_view)> intern);
 
 // A reader thread's lock-free front to the global table.
 class LocalInterner {

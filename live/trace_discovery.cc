@@ -3,13 +3,12 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string_view>
 #include <system_error>
-
-#include "live/bt_util.h"
 
 namespace fs = std::filesystem;
 
@@ -19,26 +18,6 @@ namespace {
 bool IsTraceDir(const fs::path& dir) {
   std::error_code ec;
   return fs::is_regular_file(dir / "metadata", ec);
-}
-
-// Asks src.ctf.fs for the decoded metadata text (handles packetized LTTng metadata).
-bool ReadMetadataText(const std::string& dir, std::string* text, std::string* error) {
-  ValueRef params(bt_value_map_create());
-  bt_value_map_insert_string_entry(params.get(), "path", dir.c_str());
-  QueryOutcome q = QuerySource("ctf", "fs", "metadata-info", params.get());
-  if (q.setup_error) {
-    *error = q.error;
-    return false;
-  }
-  const bt_value* t = q.result ? bt_value_map_borrow_entry_value_const(q.result, "text") : nullptr;
-  const bool ok = t && bt_value_is_string(t);
-  if (ok) {
-    *text = bt_value_string_get(t);
-  } else {
-    *error = dir + ": cannot read CTF metadata" + (q.error.empty() ? "" : ": " + q.error);
-  }
-  bt_value_put_ref(q.result);
-  return ok;
 }
 
 }  // namespace
@@ -120,8 +99,20 @@ std::string PerfHint(const fs::path& file) {
 }  // namespace
 
 bool DiscoverHosts(const std::vector<std::string>& paths, std::vector<HostSpec>* hosts,
-                   std::string* error) {
-  std::vector<std::string> dirs;
+                   std::string* error, const DiscoverOptions& options) {
+  auto warn = [&](const std::string& line) {
+    if (options.warn) {
+      options.warn(line);
+    } else {
+      fprintf(stderr, "waitpath: warning: %s\n", line.c_str());
+    }
+  };
+  struct Found {
+    std::string dir;
+    std::string arg_name;  // the command-line path it was found under, as a host name
+  };
+  std::vector<Found> dirs;
+  std::vector<std::string> arg_names;
   for (const std::string& p : paths) {
     std::error_code ec;
     if (!fs::exists(p, ec)) {
@@ -133,10 +124,15 @@ bool DiscoverHosts(const std::vector<std::string>& paths, std::vector<HostSpec>*
                (IsPerfData(p) ? PerfHint(p) : std::string());
       return false;
     }
+    fs::path normal = fs::path(p).lexically_normal();
+    if (normal.filename().empty()) normal = normal.parent_path();  // "trace/" is "trace"
+    // --host-from dir: the directory's name, or its whole path when two have the same name.
+    std::string arg_name = fs::absolute(normal).lexically_normal().filename().string();
+    if (std::find(arg_names.begin(), arg_names.end(), arg_name) != arg_names.end())
+      arg_name = normal.string();
+    arg_names.push_back(arg_name);
     std::vector<std::string> found;
     if (IsTraceDir(p)) {
-      fs::path normal = fs::path(p).lexically_normal();
-      if (normal.filename().empty()) normal = normal.parent_path();  // "trace/" is "trace"
       found.push_back(normal.string());
     } else {
       for (auto it = fs::recursive_directory_iterator(
@@ -155,24 +151,65 @@ bool DiscoverHosts(const std::vector<std::string>& paths, std::vector<HostSpec>*
                                                       : std::string());
       return false;
     }
-    dirs.insert(dirs.end(), found.begin(), found.end());
+    for (std::string& f : found) dirs.push_back(Found{std::move(f), arg_name});
   }
 
-  for (const std::string& dir : dirs) {
-    std::string text;
-    if (!ReadMetadataText(dir, &text, error)) return false;
-    TraceEnv env = ParseTraceEnv(text);
-    std::string host = env.hostname.empty() ? fs::path(dir).filename().string() : env.hostname;
+  struct Seen {
+    std::string uuid, dir;
+  };
+  std::vector<Seen> seen;
+  for (const Found& f : dirs) {
+    const std::string& dir = f.dir;
+    // Checked before babeltrace2 sees it: a trace it would hang or abort on is refused here.
+    CheckedTrace checked = CheckTrace(dir);
+    if (!checked.error.empty()) {
+      *error = checked.error;
+      return false;
+    }
+    for (const std::string& w : checked.warnings) warn(w);
+    auto copy = std::find_if(seen.begin(), seen.end(), [&](const Seen& s) {
+      return !checked.uuid.empty() && s.uuid == checked.uuid && s.dir != dir;
+    });
+    if (copy != seen.end()) {
+      warn(dir + ": a copy of " + copy->dir + " (same trace uuid " + checked.uuid +
+           "): skipped, its events would count twice");
+      continue;
+    }
+    seen.push_back(Seen{checked.uuid, dir});
+    TraceEnv env = ParseTraceEnv(checked.metadata);
+    std::string host = options.host_from_dir  ? f.arg_name
+                       : env.hostname.empty() ? fs::path(dir).filename().string()
+                                              : env.hostname;
     auto it = std::find_if(hosts->begin(), hosts->end(),
                            [&](const HostSpec& h) { return h.hostname == host; });
     if (it == hosts->end()) {
-      hosts->push_back(HostSpec{host, {}, {}, {}});
+      hosts->push_back(HostSpec{host, {}, {}, {}, {}, {}, {}});
       it = hosts->end() - 1;
     }
-    if (std::find(it->trace_dirs.begin(), it->trace_dirs.end(), dir) == it->trace_dirs.end()) {
-      it->trace_dirs.push_back(dir);
-      it->envs.push_back(env);
+    if (std::find(it->trace_dirs.begin(), it->trace_dirs.end(), dir) != it->trace_dirs.end())
+      continue;
+    if (!options.host_from_dir) {
+      // Two traces of one domain under one hostname: one machine traced twice, or two
+      // machines with the same name, which would be merged into one host.
+      for (size_t i = 0; i < it->trace_dirs.size(); ++i) {
+        if (!env.domain.empty() && it->envs[i].domain == env.domain) {
+          warn("host " + host + ": " + it->trace_dirs[i] + " and " + dir + " are both " +
+               env.domain +
+               " traces of this hostname: read as one host (two machines? name "
+               "hosts by directory with --host-from dir)");
+          break;
+        }
+      }
     }
+    it->trace_dirs.push_back(dir);
+    it->envs.push_back(env);
+    it->read_dirs.push_back(checked.read_dir);
+    it->losses.insert(it->losses.end(), checked.losses.begin(), checked.losses.end());
+    for (StreamPackets& s : checked.streams) it->streams.push_back(std::move(s));
+  }
+  if (hosts->empty()) {
+    *error = "no trace left to read";
+    return false;
   }
   return true;
 }

@@ -1,0 +1,78 @@
+// Pre-flight check of a recorded CTF 1.8 trace before babeltrace2 sees it: babeltrace2 hangs on
+// truncated metadata, allocates without end on absurd array lengths, aborts on impossible
+// packet sizes or timestamps, and refuses a whole trace for one damaged packet. This checks
+// the metadata (its packets, the TSDL text's completeness and limits) and every packet's
+// header and context (magic, uuid, stream id, sizes within the file, timestamps), and either
+// refuses the trace with one line naming the file and offset, or hands babeltrace2 a cleaned
+// view: a scratch directory where damaged packets (or the damaged tail of a stream) are
+// dropped, each drop a loss on that stream's CPU.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace waitpath {
+
+// Where dropped packets leave a hole: `cpu` lost events from `since_ns` (the end of the last
+// good packet before the hole; INT64_MIN when none) on; the marker goes at `at_ns`.
+struct StreamLoss {
+  uint16_t cpu = 0;
+  int64_t at_ns = std::numeric_limits<int64_t>::min();
+  int64_t since_ns = std::numeric_limits<int64_t>::min();
+};
+
+// The packets babeltrace2 reads from one stream file: where each is in the original file (an
+// error while reading the k-th names the file and that offset).
+struct StreamPackets {
+  std::string read_path;  // the file babeltrace2 opens (in the view when the stream was cleaned)
+  std::string path;       // the trace's own file
+  std::vector<uint64_t> offsets;
+  std::vector<uint64_t> read_offsets;  // the same packets' offsets in read_path
+  uint16_t cpu = 0;                    // its packets' cpu_id (else from its file name)
+  // Its stream class and instance (packet header): babeltrace2 names a stream's port by them
+  // when the instance is there, by its file otherwise.
+  uint64_t stream_id = 0;
+  std::optional<uint64_t> instance;
+};
+
+struct TsdlLimits {
+  uint64_t max_array_length = 1u << 16;  // uuid[16], comm[16]...: real traces stay far below
+  uint32_t max_depth = 32;               // nesting of structs, variants, arrays
+  uint64_t max_metadata_bytes = 64u << 20;
+};
+
+struct CheckedTrace {
+  std::string dir;       // the trace as given
+  std::string read_dir;  // what babeltrace2 reads: `dir`, or a cleaned view of it
+  std::string metadata;  // the TSDL text (decoded from packets when packetized)
+  std::string uuid;      // the trace's uuid as written in the metadata ("" when none)
+  std::string error;     // non-empty: the trace is refused (one line, names file and offset)
+  std::vector<std::string> warnings;   // damage skipped, one line each (file and offset)
+  std::vector<StreamLoss> losses;      // the holes the skipped damage leaves
+  std::vector<StreamPackets> streams;  // when packets_checked
+  uint64_t packets = 0;                // packets checked
+  bool packets_checked = false;        // false: the packet layout was beyond this checker
+};
+
+// Decodes the metadata file (packetized or plain text) and checks it; false with a one-line
+// `error` naming the file (and offset) when it is truncated or unsafe to hand to babeltrace2.
+bool ReadCheckedMetadata(const std::string& path, std::string* text, std::string* error,
+                         const TsdlLimits& limits = {});
+
+// Checks the trace in `dir`. A cleaned view, when one is needed, is made under `scratch`
+// (created; removed by RemoveViews() or at exit).
+CheckedTrace CheckTrace(const std::string& dir, const TsdlLimits& limits = {});
+
+// A view of `read_dir` (a trace or its view) in which the stream file `read_path` is without
+// its bytes [cut_begin, cut_end) (a packet; cut_end past its size: the rest of it); "" and
+// `error` on failure. Removed as the others.
+std::string MakeCutView(const std::string& read_dir, const std::string& read_path,
+                        uint64_t cut_begin, uint64_t cut_end, std::string* error);
+
+// Removes the cleaned views made so far.
+void RemoveViews();
+
+}  // namespace waitpath

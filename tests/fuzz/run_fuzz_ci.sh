@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The bounded mutation run of CI (docs/reading.md, "Hostile input"): builds `waitpath` with
+# AddressSanitizer and UndefinedBehaviorSanitizer in its own build directory (incremental after
+# the first time), then runs tools/fuzz/fuzz.py: N damaged copies of the shared traces and the
+# fixtures, `stats` and `analyze` on each; fails on any crash, hang or runaway memory.
+# Opt-in like the VM lab (scripts/test.sh turns it on): skips (77) unless WAITPATH_FUZZ=1.
+# Usage: run_fuzz_ci.sh SOURCE_DIR BUILD_DIR [N] [BUDGET_S]
+set -euo pipefail
+if [ "${WAITPATH_FUZZ:-0}" != 1 ]; then
+  echo "fuzz: skipped (set WAITPATH_FUZZ=1)"
+  exit 77
+fi
+src=$1 bin=$2 n=${3:-200} budget=${4:-300}
+san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+start=$(date +%s)
+cmake -S "$src" -B "$bin" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1 $san" \
+  -DCMAKE_C_FLAGS_DEBUG="-O1 -g1 $san" -DCMAKE_EXE_LINKER_FLAGS="$san" >"$bin.cmake.log" 2>&1 ||
+  { cat "$bin.cmake.log"; exit 1; }
+nice cmake --build "$bin" --target waitpath -j1 >"$bin.build.log" 2>&1 ||
+  { tail -30 "$bin.build.log"; exit 1; }
+echo "fuzz: sanitizer build ready in $(($(date +%s) - start)) s"
+exec python3 "$src/tools/fuzz/fuzz.py" --waitpath "$bin/app/waitpath" -n "$n" --budget "$budget" \
+  --timeout 30 --seed "${WAITPATH_FUZZ_SEED:-1}" --json "$bin/fuzz-results.json"
