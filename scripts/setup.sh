@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs every Debian package waitpath needs (only what is missing) and builds it, showing the
 # build's progress. Idempotent and quiet when everything is already there.
-# Usage: scripts/setup.sh [BUILD_DIR]
+# Usage: scripts/setup.sh [BUILD_DIR]  (WAITPATH_JOBS=N: build jobs, default nproc)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${1:-build}
@@ -77,7 +77,7 @@ progress() {
   if [ -n "$working" ] && [ -t 1 ]; then printf '\r%-80s\r' ""; fi
 }
 # (pipefail: the pipeline fails when the build does)
-cmake --build "$BUILD_DIR" -j"$(nproc)" 2>&1 | tee -a "$log" | progress || build_failed
+cmake --build "$BUILD_DIR" -j"${WAITPATH_JOBS:-$(nproc)}" 2>&1 | tee -a "$log" | progress || build_failed
 grep -qE '^\[ *[0-9]+%\] (Building|Linking)' "$log" &&
   echo "setup: built in $((SECONDS - start)) s ($BUILD_DIR)"
 exit 0
