@@ -68,12 +68,13 @@ std::string FindTool(const std::string& name, const std::string& build_subdir) {
   return Which(name);
 }
 
-// A file shipped with waitpath (`source_path` in the source tree): the source tree's copy when
-// running from a build tree, else an installed one, PREFIX/share/waitpath/NAME.
+// A file shipped with waitpath (`source_path` in the source tree): the installed one,
+// PREFIX/share/waitpath/NAME, for an installed waitpath (even where its source tree still is),
+// else the source tree's copy when running from a build tree.
 std::string FindShared(const std::string& source_path) {
   for (const fs::path& c :
-       {fs::path(WAITPATH_SOURCE_DIR) / source_path,
-        fs::path(ExeDir()) / "../share/waitpath" / fs::path(source_path).filename()}) {
+       {fs::path(ExeDir()) / "../share/waitpath" / fs::path(source_path).filename(),
+        fs::path(WAITPATH_SOURCE_DIR) / source_path}) {
     std::error_code ec;
     if (fs::is_regular_file(c, ec)) return c.string();
   }

@@ -84,6 +84,8 @@ replay_host() {
 relayd_url=net://127.0.0.1 session=waitpath-replay live_timer=200000 only_host="" work=""
 subbuf=4M:8 files=""
 replay_bin=$(dirname "$0")/../../build/tools/replay/waitpath-replay
+# Installed (PREFIX/share/waitpath/replay-hosts.sh): the waitpath-replay on PATH.
+[ -x "$replay_bin" ] || replay_bin=$(command -v waitpath-replay || echo waitpath-replay)
 while getopts "r:s:l:R:H:w:b:f:" opt; do
   case $opt in
     r) relayd_url=$OPTARG ;;
