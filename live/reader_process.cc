@@ -167,7 +167,8 @@ size_t ReaderOptions::EnvOr(const char* name, size_t fallback) {
 // already delivered (every event up to the last time delivered, and as many at that time).
 struct Replay {
   int64_t last_ts = std::numeric_limits<int64_t>::min();
-  uint64_t at_last = 0;  // events delivered at last_ts
+  uint64_t at_last = 0;                                     // events delivered at last_ts
+  int64_t watermark = std::numeric_limits<int64_t>::min();  // the highest delivered
   bool skipping = false;
   int64_t skip_ts = 0;
   uint64_t skip_at = 0;
@@ -390,7 +391,8 @@ HostReader::ChildEnd HostReader::RunChild(void* shared_page, Replay& replay, uin
       pool_.Give(b);
       break;
     }
-    b->watermark = f.watermark;
+    // A child reading again starts from the beginning: the host's watermark never goes back.
+    b->watermark = replay.watermark = std::max(replay.watermark, f.watermark);
     b->counters = end.counters = f.counters;
     b->counters.damaged += holes;
     b->last = end.got_last = f.last != 0;
@@ -492,6 +494,7 @@ void HostReader::RunContained() {
   b->host = host_id_;
   b->counters = end.counters;
   b->counters.damaged += holes;
+  b->watermark = replay.watermark;
   b->last = true;
   b->error = "read stopped after " + std::to_string(end.counters.events) + " events: " + end.why;
   replay.Filter(b);

@@ -975,28 +975,6 @@ bool ParseMetadata(const std::string& path, const std::string& text, const TsdlL
 
 }  // namespace
 
-bool ReadCheckedMetadata(const std::string& path, std::string* text, std::string* error,
-                         const TsdlLimits& limits) {
-  std::string raw;
-  if (!ReadFile(path, limits.max_metadata_bytes, &raw, error)) return false;
-  text->clear();
-  const auto* p = reinterpret_cast<const unsigned char*>(raw.data());
-  if (raw.size() >= 4 &&
-      (Load32(p, false) == kMetadataMagic || Load32(p, true) == kMetadataMagic)) {
-    if (!DecodePackets(path, raw, text, error)) return false;
-  } else {
-    *text = std::move(raw);
-  }
-  if (text->find("/* CTF") == std::string::npos && text->find("trace") == std::string::npos) {
-    *error = path + ": not CTF metadata (no 'trace' block)";
-    return false;
-  }
-  std::unique_ptr<Parser> holder;
-  Parser* parsed = nullptr;
-  std::string note;
-  return ParseMetadata(path, *text, limits, &parsed, &holder, error, &note);
-}
-
 CheckedTrace CheckTrace(const std::string& dir, const TsdlLimits& limits) {
   CheckedTrace r;
   r.dir = r.read_dir = dir;

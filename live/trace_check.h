@@ -57,13 +57,9 @@ struct CheckedTrace {
   bool packets_checked = false;        // false: the packet layout was beyond this checker
 };
 
-// Decodes the metadata file (packetized or plain text) and checks it; false with a one-line
-// `error` naming the file (and offset) when it is truncated or unsafe to hand to babeltrace2.
-bool ReadCheckedMetadata(const std::string& path, std::string* text, std::string* error,
-                         const TsdlLimits& limits = {});
-
-// Checks the trace in `dir`. A cleaned view, when one is needed, is made under `scratch`
-// (created; removed by RemoveViews() or at exit).
+// Checks the trace in `dir` (its metadata, packetized or text, and every stream file's
+// packets). A cleaned view, when one is needed, is made in $TMPDIR (removed by RemoveViews()
+// or at exit).
 CheckedTrace CheckTrace(const std::string& dir, const TsdlLimits& limits = {});
 
 // A view of `read_dir` (a trace or its view) in which the stream file `read_path` is without
