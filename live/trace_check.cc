@@ -316,6 +316,19 @@ class Parser {
     Expect(";");
   }
 
+  // A typealias or typedef where a block's or a struct's members may stand: read, true.
+  bool TypeDeclaration() {
+    if (Is("typealias")) {
+      TypeAlias();
+      return true;
+    }
+    if (Is("typedef")) {
+      TypeDef();
+      return true;
+    }
+    return false;
+  }
+
   // The body of trace/env/clock/stream/event blocks.
   void Block(const std::string& block) {
     std::optional<uint64_t> stream_id;
@@ -324,14 +337,7 @@ class Parser {
     std::string clock_name;
     while (!Is("}")) {
       if (Peek().kind == Token::kEnd) Fail("ends inside a '" + block + "' block", true);
-      if (Is("typealias")) {
-        TypeAlias();
-        continue;
-      }
-      if (Is("typedef")) {
-        TypeDef();
-        continue;
-      }
+      if (TypeDeclaration()) continue;
       std::string key;
       while (Peek().kind == Token::kIdent || Is(".")) key += Take().text;
       if (key.empty()) Fail("unexpected '" + Peek().text + "' in a '" + block + "' block");
@@ -511,14 +517,7 @@ class Parser {
       uint32_t align = 1;
       while (!Is("}")) {
         if (Peek().kind == Token::kEnd) Fail("ends inside a " + kw + "body", true);
-        if (Is("typealias")) {
-          TypeAlias();
-          continue;
-        }
-        if (Is("typedef")) {
-          TypeDef();
-          continue;
-        }
+        if (TypeDeclaration()) continue;
         TypeP ftype = TypeSpec(depth + 1);
         for (;;) {
           // A declarator: the words after the type name are its name (the type name took its

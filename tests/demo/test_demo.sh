@@ -11,21 +11,10 @@
 set -u
 waitpath=$1
 
-skip() {
-  echo "SKIP: $*"
-  exit 77
-}
-fail() {
-  echo "FAIL: $*"
-  exit 1
-}
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/../lib.sh"
 
-for tool in lttng lttng-sessiond lttng-relayd unshare jq; do
-  command -v "$tool" >/dev/null || skip "$tool not found (apt-get install lttng-tools jq)"
-done
-[ "$(id -u)" -eq 0 ] || skip "needs root (one session daemon per host in private namespaces)"
-unshare -m -u -p --fork --mount-proc true 2>/dev/null ||
-  skip "cannot create mount/UTS/PID namespaces here"
+need_lttng_namespaces
 
 work=$(mktemp -d /tmp/waitpath-demo-test.XXXXXX)
 demo_pid=""

@@ -6,8 +6,8 @@
 # usage: test_live_viewer.sh WAITPATH WAITPATH_GEN WAITPATH_REPLAY SOURCE_DIR
 set -euo pipefail
 W=$1 GEN=$2 REPLAY=$3 SRC=$4
-skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*"; exit 1; }
+# shellcheck source=tests/lib.sh
+. "$SRC/tests/lib.sh"
 [ "$(id -u)" -eq 0 ] || skip "needs root (namespaces for the per-host session daemons)"
 for t in lttng-relayd lttng-sessiond lttng unshare babeltrace2; do
   command -v "$t" >/dev/null || skip "$t not installed"

@@ -17,14 +17,8 @@
 set -uo pipefail
 deb_dir=$1 build_waitpath=$2 src=$3 shared=$4
 
-skip() {
-  echo "SKIP: $*"
-  exit 77
-}
-fail() {
-  echo "FAIL: $*"
-  exit 1
-}
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/../lib.sh"
 
 command -v systemd-analyze >/dev/null || skip "systemd-analyze not found (apt-get install systemd)"
 if [ "$(id -u)" -eq 0 ]; then

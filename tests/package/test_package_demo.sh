@@ -9,20 +9,9 @@
 set -uo pipefail
 deb_dir=$1
 
-skip() {
-  echo "SKIP: $*"
-  exit 77
-}
-fail() {
-  echo "FAIL: $*"
-  exit 1
-}
-for tool in lttng lttng-sessiond lttng-relayd unshare jq; do
-  command -v "$tool" >/dev/null || skip "$tool not found (apt-get install lttng-tools jq)"
-done
-[ "$(id -u)" -eq 0 ] || skip "needs root (one session daemon per host in private namespaces)"
-unshare -m -u -p --fork --mount-proc true 2>/dev/null ||
-  skip "cannot create mount/UTS/PID namespaces here"
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/../lib.sh"
+need_lttng_namespaces
 
 debs=("$deb_dir"/waitpath_*.deb)
 [ -f "${debs[0]}" ] || fail "no package in $deb_dir (the package-build test makes it)"
