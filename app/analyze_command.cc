@@ -75,6 +75,7 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
     return 2;
   }
   report_options.top = options.top;
+  report_options.time_format = options.time_format;
   EngineOptions engine_options;
   if (!ParseReportFlags(options.watch, options.min_wait, options.retention, &watch, &report_options,
                         &engine_options, &error)) {
@@ -189,6 +190,7 @@ Command AddAnalyzeCommand(CLI::App& app) {
   CLI::App* cmd =
       app.add_subcommand("analyze", "Active paths of watched tasks: why they waited, and on whom");
   cmd->add_flag("--json", o->json, "JSON Lines: a task record per watched task, wait records");
+  AddClockFlags(cmd, &o->time_format);
   cmd->add_option("--format", o->format,
                   "text, json (as --json), folded (flame-graph stacks: HOST/COMM;HOST/COMM;STATE "
                   "NS per watched task, credited task and state) or csv (the same rows)")

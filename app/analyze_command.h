@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "base/time_format.h"
 #include "stream/pipeline.h"
 
 namespace waitpath {
@@ -15,6 +16,7 @@ struct AnalyzeOptions {
   size_t top = 10;
   bool json = false;
   std::string format = "text";  // text, json, folded, csv
+  TimeFormat time_format;
   bool verbose = false;
   std::string retention = "30s";
   size_t max_history_mb = 256;

@@ -243,6 +243,7 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
   std::string error;
   AnalysisOptions report_options;
   report_options.json = options.json;
+  report_options.time_format = options.time_format;
   report_options.task_records = !options.tail;
   // tail shows every wait unless told otherwise; live only with --min-wait.
   report_options.min_wait_ns = options.tail ? 0 : -1;
@@ -332,6 +333,7 @@ void AddCommonFlags(CLI::App* cmd, LiveOptions* o) {
       ->capture_default_str()
       ->check(DurationCheck(false));
   cmd->add_flag("-v,--verbose", o->verbose, "babeltrace2 warnings and full error chains");
+  AddClockFlags(cmd, &o->time_format);
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "base/time_format.h"
+
 namespace waitpath {
 
 struct LiveOptions {
@@ -25,6 +27,7 @@ struct LiveOptions {
   std::string max_lag = "10s";  // a host further behind is not waited for
   int64_t max_lag_ns = 0;       // parsed by RunLive
   bool verbose = false;
+  TimeFormat time_format;
 };
 
 // Runs until `*stop` becomes true, or SIGINT/SIGTERM when `stop` is null (base/stop_signal.h;

@@ -1,9 +1,11 @@
 // The flags `analyze`, `live` and `tail` share: which tasks, which waits, how much history.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
 
+#include "base/time_format.h"
 #include "exporters/analysis_report.h"
 #include "exporters/watch.h"
 #include "incremental/engine.h"
@@ -13,6 +15,9 @@ namespace waitpath {
 // Parses --watch selectors, --min-wait and --retention into `watch`, `report` (min_wait_ns
 // is left as set when `min_wait` is empty) and `engine`. False, with a one-line `error`
 // naming the flag, on bad input.
+// --clock-date, --clock-gmt, --clock-seconds (base/time_format.h), as babeltrace2's.
+void AddClockFlags(CLI::App* command, TimeFormat* format);
+
 bool ParseReportFlags(const std::vector<std::string>& watch_flags, const std::string& min_wait,
                       const std::string& retention, WatchSet* watch, AnalysisOptions* report,
                       EngineOptions* engine, std::string* error);

@@ -6,6 +6,7 @@
 
 #include "app/command.h"
 #include "app/host_errors.h"
+#include "app/report_flags.h"
 #include "base/output.h"
 #include "exporters/stats_report.h"
 #include "live/bt_util.h"
@@ -33,7 +34,7 @@ int RunStats(const StatsOptions& options) {
   if (options.json) {
     WriteStatsJson(std::cout, hosts, stats);
   } else {
-    WriteStatsText(std::cout, hosts, stats);
+    WriteStatsText(std::cout, hosts, stats, options.time_format);
   }
   return ReportHostErrors(stats);
 }
@@ -43,6 +44,7 @@ Command AddStatsCommand(CLI::App& app) {
   CLI::App* cmd =
       app.add_subcommand("stats", "Read traces end to end and report, per host, what they hold");
   cmd->add_flag("--json", options->json, "One JSON object per host");
+  AddClockFlags(cmd, &options->time_format);
   cmd->add_flag("-v,--verbose", options->verbose, "babeltrace2 warnings and full error chains");
   cmd->add_option("--host-from", options->host_from,
                   "Name hosts by the hostname in their traces, or by the directory given for "

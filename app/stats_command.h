@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "base/time_format.h"
+
 namespace waitpath {
 
 struct StatsOptions {
@@ -11,6 +13,7 @@ struct StatsOptions {
   bool json = false;
   bool verbose = false;
   std::string host_from = "hostname";  // or "dir": hosts named by their directory
+  TimeFormat time_format;
 };
 
 // Returns the process exit code: 0, or 1 when a trace could not be read completely.

@@ -168,12 +168,9 @@ void AnalysisReport::WriteWait(const ResolvedWait& wait, std::span<const PathSeg
   const int64_t d = wait.end - wait.start;
   // One line per wait, then its path as a tree: each task the path went through, indented by
   // how many wake-ups led to it, with the time spent there per state.
-  const time_t secs = static_cast<time_t>(wait.end / 1000000000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  fmt::print(out_, "{:02}:{:02}:{:02}.{:06} {} {}/{} waited {:.3f} ms ({}): {}\n", tm.tm_hour,
-             tm.tm_min, tm.tm_sec, (wait.end % 1000000000) / 1000, TaskName(wait.task),
-             HostName(t.host), t.tid, d / 1e6, CauseName(wait.link), Shares(wait.breakdown, d));
+  fmt::print(out_, "{} {} {}/{} waited {:.3f} ms ({}): {}\n",
+             FormatTime(wait.end, options_.time_format), TaskName(wait.task), HostName(t.host),
+             t.tid, d / 1e6, CauseName(wait.link), Shares(wait.breakdown, d));
   for (size_t i = 0; i < pieces.size();) {
     size_t j = i;
     StateVec here;

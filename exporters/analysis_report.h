@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/time_format.h"
 #include "exporters/watched_accounting.h"
 #include "incremental/engine.h"
 
@@ -29,6 +30,7 @@ struct AnalysisOptions {
   size_t top = 10;
   bool json = false;
   TaskFormat format = TaskFormat::kText;  // kJson when `json`
+  TimeFormat time_format;                 // of times in text
   bool task_records = true;               // false: `tail` prints only waits
 };
 

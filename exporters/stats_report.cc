@@ -11,12 +11,6 @@
 namespace waitpath {
 namespace {
 
-std::string FormatNs(int64_t ns) {
-  if (ns == std::numeric_limits<int64_t>::max() || ns == std::numeric_limits<int64_t>::min())
-    return "-";
-  return fmt::format("{}.{:09d}", ns / 1000000000, ns % 1000000000);
-}
-
 // Streams name their CPU in packet contexts; a dialect without that still shows it per event.
 size_t CpuCount(const HostStats& s) {
   return std::max<size_t>(s.reader.cpus, s.events_by_cpu.size());
@@ -46,7 +40,7 @@ std::optional<uint64_t> StatsValue(const HostStats& s, QualityCounter counter) {
 }
 
 void WriteStatsText(std::ostream& out, const std::vector<HostSpec>& hosts,
-                    const std::vector<HostStats>& stats) {
+                    const std::vector<HostStats>& stats, const TimeFormat& time_format) {
   for (size_t i = 0; i < stats.size(); ++i) {
     const HostStats& s = stats[i];
     fmt::print(out, "host {}\n", s.host);
@@ -55,8 +49,9 @@ void WriteStatsText(std::ostream& out, const std::vector<HostSpec>& hosts,
     fmt::print(out, "  {:<20} {}\n", "dialect", DialectName(s.reader.dialect));
     fmt::print(out, "  {:<20} {}\n", "cpus", CpuCount(s));
     const double span = s.reader.events ? (s.reader.last_ns - s.reader.first_ns) / 1e9 : 0.0;
-    fmt::print(out, "  {:<20} {} .. {} ({:.3f} s)\n", "time", FormatNs(s.reader.first_ns),
-               FormatNs(s.reader.last_ns), span);
+    fmt::print(out, "  {:<20} {} .. {} ({:.3f} s)\n", "time",
+               FormatTime(s.reader.first_ns, time_format),
+               FormatTime(s.reader.last_ns, time_format), span);
     // The data-quality counters, one row each, in the table's order.
     for (const QualityCounterInfo& c : kQualityCounters) {
       if (!c.in_stats()) continue;

@@ -6,6 +6,7 @@
 #include <ostream>
 #include <vector>
 
+#include "base/time_format.h"
 #include "exporters/quality_counters.h"
 #include "live/trace_discovery.h"
 #include "stream/host_stats.h"
@@ -17,7 +18,7 @@ namespace waitpath {
 std::optional<uint64_t> StatsValue(const HostStats& stats, QualityCounter counter);
 
 void WriteStatsText(std::ostream& out, const std::vector<HostSpec>& hosts,
-                    const std::vector<HostStats>& stats);
+                    const std::vector<HostStats>& stats, const TimeFormat& time_format = {});
 void WriteStatsJson(std::ostream& out, const std::vector<HostSpec>& hosts,
                     const std::vector<HostStats>& stats);
 

@@ -115,5 +115,22 @@ TEST(StatsCliTest, GeneratedTracesHaveTheirHostsAndCounts) {
   }
 }
 
+// Times as babeltrace2 shows them (--clock-date, --clock-gmt, --clock-seconds); perf's clock
+// counts from boot and says so.
+TEST(StatsCliTest, TimesShowAsBabeltrace2ShowsThem) {
+  const std::string perf = kFixtures + "/perf/rpc";
+  CommandResult r = RunWaitpath("stats " + perf);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("time                 boot+0:15:15.580340089 .. boot+"), std::string::npos)
+      << r.out;
+  if (!HaveShared("scp_src")) return;
+  r = RunWaitpath("stats --clock-gmt --clock-date " + kShared + "/scp_src");
+  EXPECT_NE(r.out.find("2013-02-18 19:01:16.525090092 .. 2013-02-18 19:01:39.530082855"),
+            std::string::npos)
+      << r.out;
+  r = RunWaitpath("stats --clock-seconds " + kShared + "/scp_src");
+  EXPECT_NE(r.out.find("1361214076.525090092 .. 1361214099.530082855"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace waitpath::testing
