@@ -145,6 +145,7 @@ void Pipeline::Arrive(const Batch& batch, bool sync) {
   }
 }
 
+// To its reader's pool; freed when the reader is gone.
 void Pipeline::Recycle(std::unique_ptr<Batch> batch) {
   if (batch->host < readers_.size()) readers_[batch->host]->Recycle(batch.release());
 }
@@ -169,13 +170,13 @@ void Pipeline::SetTransforms(const std::vector<HostClock>& clocks) {
     merger_.SetTransform(static_cast<uint16_t>(h), clocks[h].transform);
 }
 
-void Pipeline::Release(bool recycle) {
+void Pipeline::Release() {
   Event e;
   const Batch* from = nullptr;
   while (merger_.Next(&e, &from)) sink_->OnEvent(e, *from);
   for (auto& done : merger_.TakeConsumed()) {
     sink_->OnBatchDone(*done);
-    if (recycle) Recycle(std::move(done));  // else freed here
+    Recycle(std::move(done));
   }
 }
 
@@ -197,7 +198,9 @@ bool Pipeline::Run(std::string* error) {
     sink_->OnClocks(clocks);
     from_kept = !kept.over_budget;
     if (from_kept) {
-      readers_.clear();  // all read: their threads, pools and queues can go
+      // All read: the readers' threads, pools and queues can go, and kept batches are freed
+      // as they are merged (Recycle has no reader to give them to).
+      readers_.clear();
     } else {
       RestartSources();
     }
@@ -215,7 +218,7 @@ bool Pipeline::Run(std::string* error) {
     }
   }
   for (;;) {
-    Release(/*recycle=*/!from_kept);  // kept batches are freed as they go
+    Release();
     if (merger_.done() || merger_.needed() < 0) return true;
     const auto host = static_cast<size_t>(merger_.needed());
     std::unique_ptr<Batch> batch = from_kept ? kept.Pop(host) : Take(host);

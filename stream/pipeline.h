@@ -149,9 +149,8 @@ class Pipeline {
   // Counts a batch that came from a reader, feeds it to the sync, notes its host's end.
   void Arrive(const Batch& batch, bool sync);
   void SetTransforms(const std::vector<HostClock>& clocks);
-  // Merges what can be released into the sink; fully merged batches go back to their readers
-  // (`recycle`) or are freed.
-  void Release(bool recycle = true);
+  // Merges what can be released into the sink; fully merged batches go back to their readers.
+  void Release();
   // kBootstrap: whether the sync is good enough (or waited for long enough) to release.
   bool BootstrapDone(std::chrono::steady_clock::time_point now);
   void Recycle(std::unique_ptr<Batch> batch);

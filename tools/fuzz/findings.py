@@ -6,6 +6,7 @@ summarized (docs/bench.md, "Hostile input"). Usage:
   tools/fuzz/findings.py [--waitpath build/app/waitpath] [--shared ../shared/traces]
 """
 import argparse
+import collections
 import json
 import os
 import random
@@ -69,10 +70,14 @@ def outcome(r):
     return "error" if lines and all(l.startswith("waitpath:") for l in lines) else "messy"
 
 
+def tally(results):
+    """How many runs had each outcome, as "N ok, M error"."""
+    kinds = collections.Counter(outcome(r) for r in results)
+    return ", ".join("%d %s" % (n, k) for k, n in sorted(kinds.items()))
+
+
 def summary(name, results, clean_events=None):
-    kinds = {}
-    for r in results:
-        kinds[outcome(r)] = kinds.get(outcome(r), 0) + 1
+    kinds = tally(results)
     read = ""
     if clean_events:
         fr = [fuzz.events_read(r["out"]) / clean_events if outcome(r) == "ok" else 0.0
@@ -80,7 +85,7 @@ def summary(name, results, clean_events=None):
         read = "median %.0f %% of events read" % (100 * statistics.median(fr))
     named = sum(1 for r in results if r["err"].strip() and ("offset" in r["err"] or "line " in r["err"]))
     print("| %s | %s | %s; max %.2f s, max %.0f MB; %d of %d messages name an offset or line |" % (
-        name, ", ".join("%d %s" % (n, k) for k, n in sorted(kinds.items())), read,
+        name, kinds, read,
         max(r["s"] for r in results), max(r["rss_mb"] for r in results), named, len(results)))
 
 
@@ -163,11 +168,9 @@ def main():
             r = run(["stats", "--json", d])
             r["frac"] = fuzz.events_read(r["out"]) / clean[t] if outcome(r) == "ok" else 0.0
             res.append(r)
-        kinds = {}
-        for r in res:
-            kinds[outcome(r)] = kinds.get(outcome(r), 0) + 1
+        kinds = tally(res)
         print("| 1–2 flipped bits in one stream (50) | %s | median %.0f %% of events read, "
-              "worst %.0f %% |" % (", ".join("%d %s" % (n, k) for k, n in sorted(kinds.items())),
+              "worst %.0f %% |" % (kinds,
                                    100 * statistics.median(r["frac"] for r in res),
                                    100 * min(r["frac"] for r in res)))
 
@@ -183,12 +186,10 @@ def main():
             r = run(["stats", "--json", d])
             r["frac"] = fuzz.events_read(r["out"]) / clean[t] if outcome(r) == "ok" else 0.0
             res.append(r)
-        kinds = {}
-        for r in res:
-            kinds[outcome(r)] = kinds.get(outcome(r), 0) + 1
+        kinds = tally(res)
         refused = sum(1 for r in res if outcome(r) != "ok")
         print("| a stream file truncated anywhere (67) | %s | %d of 67 refuse the trace; median "
-              "%.0f %% of events read |" % (", ".join("%d %s" % (n, k) for k, n in sorted(kinds.items())),
+              "%.0f %% of events read |" % (kinds,
                                            refused, 100 * statistics.median(r["frac"] for r in res)))
 
         # Two copies of one trace; one hostname on two machines.
