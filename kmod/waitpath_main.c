@@ -183,6 +183,17 @@ static struct notifier_block waitpath_tp_nb = {
 
 /* --- module ------------------------------------------------------------------------------- */
 
+/* Stops following lttng-statedump's tracepoint (init's error path and exit). */
+static void waitpath_statedump_detach(void)
+{
+	unregister_tracepoint_module_notifier(&waitpath_tp_nb);
+	mutex_lock(&waitpath_tp_mutex);
+	if (waitpath_statedump_tp)
+		tracepoint_probe_unregister(waitpath_statedump_tp, waitpath_on_process_state, NULL);
+	waitpath_statedump_tp = NULL;
+	mutex_unlock(&waitpath_tp_mutex);
+}
+
 static int __init waitpath_init(void)
 {
 	int ret;
@@ -205,12 +216,7 @@ static int __init waitpath_init(void)
 	return 0;
 
 err_notifier:
-	unregister_tracepoint_module_notifier(&waitpath_tp_nb);
-	mutex_lock(&waitpath_tp_mutex);
-	if (waitpath_statedump_tp)
-		tracepoint_probe_unregister(waitpath_statedump_tp, waitpath_on_process_state, NULL);
-	waitpath_statedump_tp = NULL;
-	mutex_unlock(&waitpath_tp_mutex);
+	waitpath_statedump_detach();
 err_statedump_probe:
 	waitpath_statedump_probe_unregister();
 err_probe:
@@ -221,12 +227,7 @@ err_probe:
 static void __exit waitpath_exit(void)
 {
 	unregister_pernet_subsys(&waitpath_net_ops);
-	unregister_tracepoint_module_notifier(&waitpath_tp_nb);
-	mutex_lock(&waitpath_tp_mutex);
-	if (waitpath_statedump_tp)
-		tracepoint_probe_unregister(waitpath_statedump_tp, waitpath_on_process_state, NULL);
-	waitpath_statedump_tp = NULL;
-	mutex_unlock(&waitpath_tp_mutex);
+	waitpath_statedump_detach();
 	waitpath_statedump_probe_unregister();
 	waitpath_probe_unregister();
 	/* No hook or probe of ours may still be running when the module's text goes. */
