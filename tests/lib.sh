@@ -21,3 +21,19 @@ need_lttng_namespaces() {
   unshare -m -u -p --fork --mount-proc true 2>/dev/null ||
     skip "cannot create mount/UTS/PID namespaces here"
 }
+
+# A work directory ($work) removed on exit, and a demo run in the background ($demo_pid, set by
+# the caller) stopped then if a check failed half way (its own shutdown is what is under test).
+demo_workdir() {
+  work=$(mktemp -d "/tmp/$1.XXXXXX")
+  demo_pid=""
+  trap demo_cleanup EXIT
+}
+
+demo_cleanup() {
+  if [ -n "$demo_pid" ] && kill -0 "$demo_pid" 2>/dev/null; then
+    kill -TERM "$demo_pid"
+    wait "$demo_pid"
+  fi
+  rm -rf "$work"
+}

@@ -16,17 +16,7 @@ waitpath=$1
 
 need_lttng_namespaces
 
-work=$(mktemp -d /tmp/waitpath-demo-test.XXXXXX)
-demo_pid=""
-cleanup() {
-  # Only if a check failed half way: the demo's own shutdown is what is under test.
-  if [ -n "$demo_pid" ] && kill -0 "$demo_pid" 2>/dev/null; then
-    kill -TERM "$demo_pid"
-    wait "$demo_pid"
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
+demo_workdir waitpath-demo-test
 
 # check_ended PIDFILE: the processes listed (ROLE [HOST] PID) are gone, the work dir removed.
 check_ended() {

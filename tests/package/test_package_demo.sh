@@ -15,16 +15,7 @@ need_lttng_namespaces
 
 debs=("$deb_dir"/waitpath_*.deb)
 [ -f "${debs[0]}" ] || fail "no package in $deb_dir (the package-build test makes it)"
-work=$(mktemp -d /tmp/waitpath-package-demo.XXXXXX)
-demo_pid=""
-cleanup() {
-  if [ -n "$demo_pid" ] && kill -0 "$demo_pid" 2>/dev/null; then
-    kill -TERM "$demo_pid"
-    wait "$demo_pid"
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
+demo_workdir waitpath-package-demo
 prefix=$work/root/usr
 dpkg-deb -x "${debs[0]}" "$work/root" || fail "dpkg-deb -x failed"
 
