@@ -27,6 +27,8 @@ struct DemoFlags {
   std::string min_wait;
   bool no_metrics = false;
   bool verbose = false;
+  bool plain = false;
+  std::string states;
 };
 
 int RunDemoCommand(DemoFlags f) {
@@ -74,6 +76,8 @@ int RunDemoCommand(DemoFlags f) {
                          live.min_wait = f.min_wait;
                          live.metrics = f.demo.metrics;
                          live.verbose = f.verbose;
+                         live.plain = f.plain;
+                         live.states = f.states;
                          return RunLive(live, stop);
                        });
 }
@@ -97,6 +101,11 @@ Command AddDemoCommand(CLI::App& app) {
       ->allow_extra_args(false);
   cmd->add_option("--min-wait", f->min_wait, "Print waits at least this long (e.g. 1ms)")
       ->check(DurationCheck(false));
+  cmd->add_flag("--plain", f->plain,
+                "One line per wait even in a terminal (default there: a full-screen view)");
+  cmd->add_option("--state", f->states,
+                  "Only waits whose headline state is one of these (e.g. disk,network)")
+      ->check(StateListCheck());
   cmd->add_option("--metrics", f->demo.metrics, "Serve Prometheus /metrics at ADDR:PORT")
       ->capture_default_str()
       ->check(ListenAddressCheck());

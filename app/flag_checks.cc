@@ -5,6 +5,7 @@
 #include <charconv>
 #include <string>
 
+#include "app/report_flags.h"
 #include "base/duration.h"
 #include "exporters/metrics_server.h"
 
@@ -21,6 +22,19 @@ CLI::Validator DurationCheck(bool positive) {
         return {};
       },
       positive ? "DURATION>0" : "DURATION");
+}
+
+CLI::Validator StateListCheck() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        uint32_t mask = 0;
+        std::string error;
+        if (ParseStateList(value, &mask, &error)) return {};
+        // The parser names the flag itself; CLI11 adds it again.
+        const std::string prefix = "--state: ";
+        return error.rfind(prefix, 0) == 0 ? error.substr(prefix.size()) : error;
+      },
+      "STATE[,STATE...]");
 }
 
 CLI::Validator ListenAddressCheck() {

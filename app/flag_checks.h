@@ -9,6 +9,8 @@ namespace waitpath {
 
 // A duration with a unit (base/duration.h); `positive`: more than zero.
 CLI::Validator DurationCheck(bool positive);
+// A comma-separated list of states (incremental/leaf_state.h names), for --state.
+CLI::Validator StateListCheck();
 // Exactly one ADDR:PORT (exporters/metrics_server.h).
 CLI::Validator ListenAddressCheck();
 // net://HOST[:PORT] (also net4://, net6://), the port within 1..65535.

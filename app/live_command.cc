@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "app/command.h"
 #include "app/engine_feed.h"
@@ -22,6 +24,8 @@
 #include "exporters/clock_report.h"
 #include "exporters/metrics.h"
 #include "exporters/metrics_server.h"
+#include "exporters/terminal_screen.h"
+#include "exporters/triage_view.h"
 #include "exporters/wait_fanout.h"
 #include "live/bt_util.h"
 #include "live/relayd_link.h"
@@ -41,6 +45,7 @@ class LiveSessions : public EngineFeed {
   LiveSessions(const LiveOptions& options, Engine& engine, WatchedAccounting& accounting,
                MetricsExporter* metrics)
       : EngineFeed(engine),
+        engine_(engine),
         options_(options),
         accounting_(accounting),
         metrics_(metrics),
@@ -119,6 +124,7 @@ class LiveSessions : public EngineFeed {
       }
     }
     synchronized_ = true;
+    clocks_ = clocks;
     EngineFeed::OnClocks(clocks);
     if (!metrics_) return;
     for (const HostClock& c : clocks) {
@@ -130,6 +136,8 @@ class LiveSessions : public EngineFeed {
     metrics_->health().SetPendingCrossHostWaits(0);
   }
   void OnBatchDone(const Batch& batch) override {
+    if (batch.host >= emitted_ns_.size()) emitted_ns_.resize(batch.host + 1u, 0);
+    if (batch.counters.emitted_ns != 0) emitted_ns_[batch.host] = batch.counters.emitted_ns;
     if (!metrics_) return;
     metrics_->ObserveBatch(batch);
     const auto wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -146,7 +154,58 @@ class LiveSessions : public EngineFeed {
                            : last.error);
   }
 
+  // Each followed host's stream as the terminal view shows it (health since the last call).
+  std::vector<HostHealth> Health() {
+    const auto now = std::chrono::steady_clock::now();
+    const double dt = std::chrono::duration<double>(now - health_at_).count();
+    health_at_ = now;
+    const int64_t wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+    const std::vector<HostStats>& stats = pipeline_.stats();
+    const TimeMerger& merger = pipeline_.merger();
+    events_seen_.resize(stats.size(), 0);
+    emitted_ns_.resize(stats.size(), 0);
+    std::vector<HostHealth> out;
+    for (uint16_t h = 0; h < stats.size(); ++h) {
+      const HostStats& s = stats[h];
+      HostHealth x;
+      x.name = s.host;
+      x.events_per_s = dt > 0 ? static_cast<double>(s.reader.events - events_seen_[h]) / dt : 0;
+      events_seen_[h] = s.reader.events;
+      x.lost = s.reader.discarded + s.reader.gaps + s.reader.damaged +
+               (h < merger.host_count() ? merger.dropped_late(h) : 0);
+      const bool ended = h < ended_.size() && ended_[h];
+      // As the metrics measure it: a replayed host by when its events were emitted.
+      const int64_t at = emitted_ns_[h] != 0 ? emitted_ns_[h] : engine_.host_now(h);
+      if (!ended && at != std::numeric_limits<int64_t>::min())
+        x.lag_s = static_cast<double>(std::max<int64_t>(0, wall - at)) * 1e-9;
+      if (clocks_.size() >= 2) {
+        for (const HostClock& c : clocks_) {
+          if (c.host != s.host) continue;
+          x.sync = c.host == c.reference ? std::string("reference")
+                                         : fmt::format("+/-{} {}", FormatAccuracy(c.accuracy),
+                                                       SyncQualityName(c.quality));
+        }
+      } else if (pipeline_.source_count() >= 2) {
+        x.sync = "synchronizing";
+      }
+      if (h < lagging_.size() && lagging_[h]) x.state = "lagging (events dropped)";
+      if (h < pipeline_.source_count() && pipeline_.source(h).relayd().lost())
+        x.state = "relayd lost";
+      if (ended) x.state = "ended";
+      out.push_back(std::move(x));
+    }
+    return out;
+  }
+
  private:
+  static std::string FormatAccuracy(double ns) {
+    if (ns >= 1e6) return fmt::format("{:.1f} ms", ns / 1e6);
+    if (ns >= 1e3) return fmt::format("{:.0f} us", ns / 1e3);
+    return fmt::format("{:.0f} ns", ns);
+  }
+
   static PipelineOptions PipelineFor(const LiveOptions& options) {
     PipelineOptions p;
     p.policy = SyncPolicy::kBootstrap;
@@ -214,6 +273,7 @@ class LiveSessions : public EngineFeed {
     }
   }
 
+  Engine& engine_;
   const LiveOptions& options_;
   WatchedAccounting& accounting_;
   MetricsExporter* metrics_;
@@ -225,10 +285,37 @@ class LiveSessions : public EngineFeed {
   std::vector<std::chrono::steady_clock::time_point> gone_since_;
   bool stopping_ = false;
   bool synchronized_ = false;
+  std::vector<HostClock> clocks_;      // as last told
+  std::vector<int64_t> emitted_ns_;    // per host: ReaderCounters::emitted_ns, as analysed
+  std::vector<uint64_t> events_seen_;  // per host, at the last Health()
+  std::chrono::steady_clock::time_point health_at_ = std::chrono::steady_clock::now();
   std::map<std::string, uint16_t> by_url_;
   std::string last_error_;
   Pipeline pipeline_;  // last: its readers stop before the rest goes
 };
+
+}  // namespace
+
+namespace {
+
+// What the terminal view says it reads, and which filters it applies.
+std::string FiltersText(const LiveOptions& options) {
+  std::string f;
+  if (!options.min_wait.empty()) f += "min-wait " + options.min_wait;
+  if (!options.states.empty())
+    f += (f.empty() ? "" : ", ") + std::string("state ") + options.states;
+  return f;
+}
+
+// The summary the terminal view leaves behind (at Ctrl-C, q, or the end of recorded traces).
+void PrintSummary(const TriageView& view, ScreenStatus status) {
+  status.final = true;
+  int width, height;
+  TerminalScreen::Size(&width, &height);
+  std::string text;
+  for (const std::string& line : RenderTriage(view, status, width, 0)) text += line + "\n";
+  std::cout << text << std::flush;
+}
 
 }  // namespace
 
@@ -249,7 +336,9 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
   report_options.min_wait_ns = options.tail ? 0 : -1;
   EngineOptions engine_options;
   if (!ParseReportFlags(options.watch, options.min_wait, options.retention, &watch, &report_options,
-                        &engine_options, &error)) {
+                        &engine_options, &error) ||
+      (!options.states.empty() &&
+       !ParseStateList(options.states, &report_options.states, &error))) {
     Say("waitpath: {}\n", error);
     return 2;
   }
@@ -259,8 +348,17 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
     return 2;
   }
   Engine engine(engine_options);
+  // A person at a terminal gets the full-screen view; pipes, files and --plain get lines.
+  const bool screen = !options.json && !options.plain && TerminalScreen::Usable();
+  TriageOptions triage;
+  triage.min_wait_ns = std::max<int64_t>(0, report_options.min_wait_ns);
+  triage.states = report_options.states;
+  ScreenStatus status;
+  status.filters = FiltersText(options);
+  status.time_format = options.time_format;
 
-  // Recorded traces (`tail TRACE...`): the offline pipeline, waits printed as they resolve.
+  // Recorded traces (`tail TRACE...`): the offline pipeline, waits printed as they resolve
+  // (or, in a terminal, the view's summary at the end).
   if (!options.traces.empty()) {
     std::vector<HostSpec> hosts;
     if (!DiscoverHosts(options.traces, &hosts, &error)) {
@@ -269,7 +367,13 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
     }
     const std::vector<std::string> names = HostNames(hosts);
     WatchedAccounting accounting(engine, std::move(watch), names);
-    AnalysisReport report(accounting, report_options, std::cout);
+    std::optional<AnalysisReport> report;
+    std::optional<TriageView> view;
+    if (screen) {
+      view.emplace(accounting, triage);
+    } else {
+      report.emplace(accounting, report_options, std::cout);
+    }
     engine.SetListener(&accounting);
     PipelineOptions pipeline;
     pipeline.reader.verbose = options.verbose;
@@ -280,11 +384,29 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
       return 2;
     }
     accounting.Finish();
+    if (view) {
+      status.source =
+          fmt::format("{} host{} from recorded traces", hosts.size(), hosts.size() == 1 ? "" : "s");
+      for (const HostStats& s : stats) {
+        HostHealth h;
+        h.name = s.host;
+        h.lost = s.reader.discarded + s.reader.gaps + s.reader.damaged;
+        h.state = s.error.empty() ? "read" : s.error;
+        status.hosts.push_back(std::move(h));
+      }
+      PrintSummary(*view, status);
+    }
     return ReportHostErrors(stats);
   }
 
   WatchedAccounting accounting(engine, watch, {});
-  AnalysisReport report(accounting, report_options, std::cout);
+  std::optional<AnalysisReport> report;
+  std::optional<TriageView> view;
+  if (screen) {
+    view.emplace(accounting, triage);
+  } else {
+    report.emplace(accounting, report_options, std::cout);
+  }
   std::unique_ptr<MetricsExporter> metrics;
   std::unique_ptr<MetricsServer> server;
   if (!options.metrics.empty()) {
@@ -296,21 +418,37 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
   WaitFanout listeners(metrics ? std::vector<WaitListener*>{&accounting, metrics.get()}
                                : std::vector<WaitListener*>{&accounting});
   engine.SetListener(&listeners);
+  status.source = "relayd " + options.relayd;
   {
     LiveSessions sessions(live_options, engine, accounting, metrics.get());
+    std::optional<TerminalScreen> terminal;
+    if (view) terminal.emplace();
     auto next_discovery = std::chrono::steady_clock::now();
-    // Until stopped, or until nobody reads the output any more (`| head`).
+    auto next_draw = next_discovery;
+    // Until stopped, or until nobody reads the output any more (`| head`), or `q`.
     while (!stopping->load() && !StdoutClosed()) {
-      if (std::chrono::steady_clock::now() >= next_discovery) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= next_discovery) {
         sessions.Discover();
-        next_discovery = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+        next_discovery = now + std::chrono::seconds(1);
       }
       sessions.Pump(100000);
+      if (terminal) {
+        if (terminal->Poll()) break;
+        if (std::chrono::steady_clock::now() >= next_draw) {
+          status.hosts = sessions.Health();
+          terminal->Draw(*view, status);
+          next_draw = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+        }
+      }
     }
     sessions.StopAll();
+    if (view) status.hosts = sessions.Health();
+    terminal.reset();  // back to the normal screen before anything else is printed
   }
   accounting.Finish();
   if (metrics) metrics->Finish();
+  if (view && !StdoutClosed()) PrintSummary(*view, status);
   return StdoutClosed() ? kExitOutputClosed : 0;
 }
 
@@ -324,6 +462,11 @@ void AddCommonFlags(CLI::App* cmd, LiveOptions* o) {
   cmd->add_option("--min-wait", o->min_wait, "Report each wait at least this long (e.g. 5ms)")
       ->check(DurationCheck(false));
   cmd->add_flag("--json", o->json, "JSON Lines");
+  cmd->add_flag("--plain", o->plain,
+                "One line per wait even in a terminal (default there: a full-screen view)");
+  cmd->add_option("--state", o->states,
+                  "Only waits whose headline state is one of these (e.g. disk,network)")
+      ->check(StateListCheck());
   cmd->add_option("--retention", o->retention, "History kept behind the newest event")
       ->capture_default_str()
       ->check(DurationCheck(true));

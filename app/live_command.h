@@ -28,6 +28,10 @@ struct LiveOptions {
   int64_t max_lag_ns = 0;       // parsed by RunLive
   bool verbose = false;
   TimeFormat time_format;
+  // In a terminal, tail/live/demo draw a full-screen view (exporters/terminal_screen.h);
+  // --plain (or output that is not a terminal) prints lines instead.
+  bool plain = false;
+  std::string states;  // --state disk,network: waits whose headline state is one of these
 };
 
 // Runs until `*stop` becomes true, or SIGINT/SIGTERM when `stop` is null (base/stop_signal.h;

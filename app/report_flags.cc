@@ -1,6 +1,11 @@
 #include "app/report_flags.h"
 
+#include <fmt/format.h>
+
+#include <string_view>
+
 #include "base/duration.h"
+#include "incremental/leaf_state.h"
 
 namespace waitpath {
 
@@ -10,6 +15,35 @@ void AddClockFlags(CLI::App* command, TimeFormat* format) {
   command->add_flag("--clock-gmt", format->gmt, "Times in UTC instead of local time");
   command->add_flag("--clock-seconds", format->seconds,
                     "Times as seconds since the epoch (or boot)");
+}
+
+bool ParseStateList(const std::string& list, uint32_t* mask, std::string* error) {
+  *mask = 0;
+  std::string_view rest = list;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    const std::string_view name = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    bool found = false;
+    for (int i = 0; i < kLeafCount; ++i) {
+      if (LeafName(static_cast<Leaf>(i)) == name) {
+        *mask |= 1u << i;
+        found = true;
+      }
+    }
+    if (!found) {
+      std::string names;
+      for (int i = 0; i < kLeafCount; ++i)
+        names += fmt::format("{}{}", i ? ", " : "", LeafName(static_cast<Leaf>(i)));
+      *error = fmt::format("--state: '{}' is not a state (one of: {})", name, names);
+      return false;
+    }
+  }
+  if (*mask == 0) {
+    *error = "--state: give at least one state (e.g. disk,network)";
+    return false;
+  }
+  return true;
 }
 
 bool ParseReportFlags(const std::vector<std::string>& watch_flags, const std::string& min_wait,

@@ -18,6 +18,10 @@ namespace waitpath {
 // --clock-date, --clock-gmt, --clock-seconds (base/time_format.h), as babeltrace2's.
 void AddClockFlags(CLI::App* command, TimeFormat* format);
 
+// --state disk,network: the headline states (incremental/leaf_state.h names) to show, as a bit
+// per Leaf. False, with a one-line `error` naming the closest state, on an unknown one.
+bool ParseStateList(const std::string& list, uint32_t* mask, std::string* error);
+
 bool ParseReportFlags(const std::vector<std::string>& watch_flags, const std::string& min_wait,
                       const std::string& retention, WatchSet* watch, AnalysisOptions* report,
                       EngineOptions* engine, std::string* error);

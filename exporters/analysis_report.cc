@@ -8,6 +8,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
+#include "exporters/wait_headline.h"
 #include "live/string_table.h"
 
 namespace waitpath {
@@ -112,8 +113,11 @@ void AnalysisReport::OnAccounted(Utid u, int64_t from, int64_t to, const StateVe
 }
 
 void AnalysisReport::OnWatchedWait(const ResolvedWait& wait, std::span<const PathSegment> path) {
-  if (options_.min_wait_ns >= 0 && wait.end - wait.start >= options_.min_wait_ns)
-    WriteWait(wait, path);
+  if (options_.min_wait_ns < 0 || wait.end - wait.start < options_.min_wait_ns) return;
+  if (options_.states != 0 &&
+      !(options_.states & (1u << static_cast<int>(HeadlineOf(wait, path).leaf))))
+    return;
+  WriteWait(wait, path);
 }
 
 void AnalysisReport::OnTaskReleased(Utid u) {
@@ -168,9 +172,14 @@ void AnalysisReport::WriteWait(const ResolvedWait& wait, std::span<const PathSeg
   const int64_t d = wait.end - wait.start;
   // One line per wait, then its path as a tree: each task the path went through, indented by
   // how many wake-ups led to it, with the time spent there per state.
-  fmt::print(out_, "{} {} {}/{} waited {:.3f} ms ({}): {}\n",
+  // The headline first (exporters/wait_headline.h), then the shares of the whole path.
+  const WaitHeadline h = HeadlineOf(wait, pieces);
+  const Task& where = engine_.tasks()[h.where];
+  fmt::print(out_, "{} {} {}/{} waited {:.3f} ms: {}\n  active path (cause {}): {}\n",
              FormatTime(wait.end, options_.time_format), TaskName(wait.task), HostName(t.host),
-             t.tid, d / 1e6, CauseName(wait.link), Shares(wait.breakdown, d));
+             t.tid, d / 1e6,
+             FormatHeadline(h, fmt::format("{}/{}", HostName(where.host), TaskName(h.where))),
+             CauseName(wait.link), Shares(wait.breakdown, d));
   for (size_t i = 0; i < pieces.size();) {
     size_t j = i;
     StateVec here;

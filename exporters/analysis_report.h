@@ -32,6 +32,9 @@ struct AnalysisOptions {
   TaskFormat format = TaskFormat::kText;  // kJson when `json`
   TimeFormat time_format;                 // of times in text
   bool task_records = true;               // false: `tail` prints only waits
+  // Waits whose headline state (the largest of the path) is one of these (bit per Leaf);
+  // 0: all (--state).
+  uint32_t states = 0;
 };
 
 class AnalysisReport : public AccountingSink {

@@ -91,7 +91,9 @@ TEST(AnalysisReportTest, TaskAndWaitRecordsInJson) {
 
 TEST(AnalysisReportTest, WaitTreeInText) {
   const std::string text = Report(false, 50'000'000);
-  EXPECT_NE(text.find("client box/10 waited 80.000 ms (task): running 75.0%, preempted 25.0%"),
+  // The headline: the path's largest state, where it was, and the runner-up.
+  EXPECT_NE(text.find("client box/10 waited 80.000 ms: running 75% on box/server (preempted 25%)\n"
+                      "  active path (cause task): running 75.0%, preempted 25.0%\n"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("server (box/20): running 60.000 ms, preempted 20.000 ms"), std::string::npos)

@@ -26,6 +26,10 @@ struct ReaderCounters {
   // Holes left by damaged packets skipped or a stream unreadable from some packet on, each a
   // loss on its CPU (live/trace_check.h, MergingSink).
   uint32_t damaged = 0;
+  // A replayed host (live/replay_format.h): when its last replayed event was emitted, on the
+  // UST clock (ns from the epoch); its events carry the original times, so this is what its
+  // lag is measured by. 0 otherwise.
+  int64_t emitted_ns = 0;
 };
 
 struct Batch {

@@ -218,6 +218,7 @@ void MergingSink::OnEvent(PortCursor& p, const bt_message* m) {
   uint16_t cpu = p.cpu;
   if (decoder_.carries_time()) {
     // A replayed event: its original time and CPU replace the UST clock's and the stream's.
+    input_.counters.emitted_ns = ts;
     ts = e.ts;
     cpu = e.cpu;
     input_.cpus.NoteReplayedCpu(cpu);

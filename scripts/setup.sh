@@ -33,6 +33,7 @@ DEVELOPMENT_PACKAGES=(
   linux-perf iproute2 python3                     # real kernel traces, netns hosts
   debootstrap qemu-system-x86 socat netcat-openbsd  # the VM lab: LTTng's kernel tracer in guests
   clang-format                                    # the 100-column format check
+  tmux                                            # the terminal view test (capture-pane)
 )
 
 missing=()

@@ -1,0 +1,138 @@
+#!/bin/bash
+# What a person at a 120x40 terminal sees: `waitpath demo` (real relayd and session daemons)
+# in a tmux pane of that size, its screen captured with `tmux capture-pane` and checked:
+#  - it fits (at most 40 lines, none wider than 120 columns) and is redrawn in place;
+#  - the three hosts with their event rates, lag and clock (the reference and two synchronized);
+#  - the three watched processes with their shares by state;
+#  - the slowest recent waits, slowest first, each with a headline `STATE N% on HOST/PROCESS`;
+#  - the demo's messages caught at the bottom instead of tearing the screen.
+# Then `q`: the normal screen comes back with the summary since the start, exit 0, nothing of
+# the demo left running. Then `tail TRACE` in the same pane prints the summary of the trace,
+# and `--plain` prints one line per wait.
+#
+# usage: test_screen.sh WAITPATH TRACE_DIR
+# Exit 77 (skipped) without tmux, root, lttng-tools or namespaces.
+set -u
+waitpath=$1
+trace=$2
+
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/../lib.sh"
+
+command -v tmux >/dev/null || skip "tmux not found (apt-get install tmux)"
+need_lttng_namespaces
+demo_workdir waitpath-screen-test
+socket="$work/tmux.sock"
+pane=screen
+tmux_() { tmux -S "$socket" "$@"; }
+screen_cleanup() {
+  tmux_ kill-server 2>/dev/null
+  demo_cleanup
+}
+trap screen_cleanup EXIT
+
+# run COMMAND: in a fresh 120x40 pane (TERM as tmux sets it), its exit status in $work/status.
+run() {
+  tmux_ kill-server 2>/dev/null
+  rm -f "$work/status"
+  tmux_ -f /dev/null new-session -d -s "$pane" -x 120 -y 40 \
+    "$1; echo \$? >$work/status; sleep 600"
+}
+
+# wait_for TEXT SECONDS: until the pane shows TEXT.
+wait_for() {
+  local i
+  for ((i = 0; i < $2 * 2; i++)); do
+    tmux_ capture-pane -p -t "$pane" | grep -qF -- "$1" && return 0
+    sleep 0.5
+  done
+  echo "--- the pane:"
+  tmux_ capture-pane -p -t "$pane"
+  fail "waited $2 s for '$1' on the screen"
+}
+
+wait_status() {
+  local i
+  for ((i = 0; i < $1 * 2; i++)); do
+    [ -s "$work/status" ] && return 0
+    sleep 0.5
+  done
+  tmux_ capture-pane -p -t "$pane" -S -200
+  fail "the command did not end within $1 s"
+}
+
+# --- The demo's screen.
+run "$waitpath demo --no-metrics --min-wait 1ms --pid-file $work/pids"
+wait_for "SLOWEST WAITS (last 10 s), min-wait 1ms" 120
+# Let it synchronize the clocks and fill the window.
+wait_for "clock accurate" 60
+sleep 12
+tmux_ capture-pane -p -t "$pane" >"$work/screen"
+echo "--- the screen at 120x40:"
+cat "$work/screen"
+lines=$(wc -l <"$work/screen")
+[ "$lines" -le 40 ] || fail "$lines lines on a 40-line screen"
+awk 'length($0) > 120 { print "FAIL: line " NR " is " length($0) " columns"; bad = 1 }
+     END { exit bad }' "$work/screen" || exit 1
+head -1 "$work/screen" | grep -q '^waitpath - relayd net://127.0.0.1:' || fail "no title line"
+for host in client web db; do
+  grep -Eq "^$host +[0-9.]+k? +[0-9.]+ s +[0-9]+  (reference|\+/-[0-9.]+ [mun]?s [a-z]+)" \
+    "$work/screen" || fail "no health line for host $host"
+done
+[ "$(grep -Ec '  reference( |$)' "$work/screen")" -eq 1 ] || fail "not exactly one reference host"
+for process in client/wrk web/nginx db/postgres; do
+  grep -Eq "^$process +[0-9]+ +[0-9.]+ m?s( +(-|<1%|[0-9]+%)){9}$" "$work/screen" ||
+    fail "no share row for $process"
+done
+# The first wait under the title is the slowest, with a headline naming a state and a task.
+first=$(grep -A1 '^SLOWEST WAITS' "$work/screen" | tail -1)
+echo "$first" | grep -Eq '^[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}  (client|web|db)/[a-z]+ [0-9]+ +[0-9.]+ m?s  [a-z_]+ [0-9<]+% on (client|web|db)/[a-z]+' ||
+  fail "the first wait has no headline: '$first'"
+durations=$(grep -A30 '^SLOWEST WAITS' "$work/screen" | grep -Eo '  [0-9.]+ ms  ' | tr -d ' ms')
+[ "$durations" = "$(echo "$durations" | sort -rn)" ] || fail "waits not slowest first"
+[ "$(echo "$durations" | wc -l)" -ge 10 ] || fail "fewer than 10 waits shown"
+grep -q '^! waitpath: .*clock accurate' "$work/screen" || fail "messages not shown at the bottom"
+tail -1 "$work/screen" | grep -q '^q or Ctrl-C' || fail "no key help on the last line"
+
+# --- q: the summary on the normal screen, exit 0, everything ended.
+tmux_ send-keys -t "$pane" q
+wait_status 60
+[ "$(cat "$work/status")" = 0 ] || fail "demo exited $(cat "$work/status") after q"
+tmux_ capture-pane -p -t "$pane" -S -200 >"$work/after"
+grep -q 'summary at the end' "$work/after" || fail "no summary after q"
+grep -q '^SLOWEST WAITS (since the start)' "$work/after" || fail "no slowest waits in the summary"
+grep -q '^waitpath: following session' "$work/after" ||
+  fail "the caught messages were not printed at the end"
+check_ended() {
+  local role rest pid
+  while read -r role rest; do
+    pid=${rest##* }
+    if [ "$role" = workdir ]; then
+      [ -e "$pid" ] && fail "work directory $pid left behind"
+      continue
+    fi
+    if [ -r "/proc/$pid/stat" ] && ! grep -q ') Z' "/proc/$pid/stat"; then
+      case $(cat "/proc/$pid/comm") in
+        lttng-* | waitpath-replay*) fail "$role $rest still runs" ;;
+      esac
+    fi
+  done <"$work/pids"
+}
+check_ended
+echo "ok: demo screen fits 120x40, q leaves a summary, everything ended"
+
+# --- tail on a recorded trace in the terminal: the summary; --plain: lines.
+if [ -d "$trace" ]; then
+  run "$waitpath tail $trace"
+  wait_status 120
+  tmux_ capture-pane -p -t "$pane" -S -200 >"$work/tail"
+  grep -q '^waitpath - 1 host from recorded traces' "$work/tail" || fail "tail: no summary"
+  grep -Eq ' waited [0-9.]+ ms' "$work/tail" && fail "tail in a terminal printed wait lines"
+  run "$waitpath tail --plain $trace | head -3"
+  wait_status 120
+  tmux_ capture-pane -p -t "$pane" >"$work/plain"
+  grep -Eq ' waited [0-9.]+ ms: [a-z_]+ [0-9<]+% ' "$work/plain" || fail "tail --plain: no wait line"
+  echo "ok: tail on a trace in a terminal: summary; --plain: lines"
+else
+  echo "note: $trace not found: tail part not run"
+fi
