@@ -44,6 +44,7 @@ MetricsExporter::MetricsExporter(const Engine& engine, WatchedAccounting& accoun
     names_.push_back(name);
     waits_by_host_.push_back(0);
     ended_.push_back(false);
+    emitted_ns_.push_back(0);
   }
   ObserveEngine();  // every host has its series from the start
   prometheus::BuildGauge()
@@ -58,6 +59,7 @@ void MetricsExporter::AddHost(const std::string& name) {
   names_.push_back(name);
   waits_by_host_.push_back(0);
   ended_.push_back(false);
+  emitted_ns_.push_back(0);
   ObserveEngine();
 }
 
@@ -69,6 +71,7 @@ void MetricsExporter::OnWait(const ResolvedWait& wait) {
 void MetricsExporter::ObserveBatch(const Batch& batch) {
   if (batch.host >= ended_.size()) return;
   health_->ObserveReader(names_[batch.host], batch.counters);
+  if (batch.counters.emitted_ns != 0) emitted_ns_[batch.host] = batch.counters.emitted_ns;
   if (batch.last) ended_[batch.host] = true;
 }
 
@@ -85,15 +88,9 @@ void MetricsExporter::ObserveEngine(std::optional<int64_t> wall_now_ns) {
   s.inferred_switches = c.inferred_switches;
   s.tasks_released = c.tasks_released;
 
-  // The engine counts packets for all hosts together: only a single host can be labelled
-  // (once a second host appears, the figures stay as they were). Per-peer counts would need
-  // the matcher to count per host pair (not done).
-  if (hosts == 1) {
-    const PacketMatcherCounters& packets = engine_.packets().counters();
-    s.packets_host = s.hosts[0];
-    s.packets_matched = packets.matched;
-    s.packets_expired = packets.expired;
-  }
+  const PacketMatcherCounters& packets = engine_.packets().counters();
+  s.packets_matched = packets.matched_by_pair;
+  s.packets_expired = packets.expired_by_host;
 
   int64_t reference = std::numeric_limits<int64_t>::min();
   if (wall_now_ns) {
@@ -103,7 +100,8 @@ void MetricsExporter::ObserveEngine(std::optional<int64_t> wall_now_ns) {
   }
   s.stream_lag_seconds.resize(hosts);
   for (uint16_t h = 0; h < hosts; ++h) {
-    const int64_t now = engine_.host_now(h);
+    // A replayed host is as far behind as the emission of its last analysed event.
+    const int64_t now = wall_now_ns && emitted_ns_[h] != 0 ? emitted_ns_[h] : engine_.host_now(h);
     // A host whose input ended was read completely: nothing of it is behind.
     const bool behind = !ended_[h] && now != std::numeric_limits<int64_t>::min();
     s.stream_lag_seconds[h] =

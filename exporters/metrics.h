@@ -78,6 +78,9 @@ class MetricsExporter : public WaitListener {
   std::vector<std::string> names_;
   std::vector<uint64_t> waits_by_host_;
   std::vector<bool> ended_;
+  // Per host: when its last analysed replayed event was emitted (ReaderCounters::emitted_ns;
+  // 0: not a replayed host). A replay's events carry their original times, years before now.
+  std::vector<int64_t> emitted_ns_;
   EngineHealthSnapshot snapshot_;
 };
 

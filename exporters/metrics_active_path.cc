@@ -2,12 +2,21 @@
 
 #include <string_view>
 
+#include "exporters/wait_headline.h"
 #include "live/string_table.h"
 
 namespace waitpath {
 namespace {
 
 constexpr double kSecondsPerNs = 1e-9;
+
+// From 100 us (a context switch and a bit) to 10 s (a timeout): where waits people care
+// about fall, a bucket per half decade.
+const prometheus::Histogram::BucketBoundaries& DurationBuckets() {
+  static const prometheus::Histogram::BucketBoundaries kBuckets = {
+      0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10};
+  return kBuckets;
+}
 
 }  // namespace
 
@@ -37,7 +46,17 @@ ActivePathMetrics::ActivePathMetrics(prometheus::Registry& registry, WatchedAcco
                  .Name("waitpath_active_path_blame_seconds_total")
                  .Help("Active-path time of watched processes by the process (and host) the "
                        "path went through, and leaf state")
-                 .Register(registry)) {
+                 .Register(registry)),
+      untraced_(prometheus::BuildCounter()
+                    .Name("waitpath_untraced_peer_wait_seconds_total")
+                    .Help("Time of watched processes in waits whose only cause is a packet from a "
+                          "host not traced (part of the network state; idle servers wait so)")
+                    .Register(registry)),
+      durations_(prometheus::BuildHistogram()
+                     .Name("waitpath_wait_duration_seconds")
+                     .Help("Resolved waits of watched processes by duration and cause (the "
+                           "largest state of the wait's active path, or untraced_peer)")
+                     .Register(registry)) {
   accounting_.AddSink(this);
 }
 
@@ -59,6 +78,8 @@ ActivePathMetrics::StateCounters& ActivePathMetrics::ProcessSeries(uint16_t host
                                      {label_, processes_.Name(process)},
                                      {"state", std::string(LeafName(static_cast<Leaf>(i)))}});
     }
+    it->second.untraced =
+        &untraced_.Add({{"host", HostName(host)}, {label_, processes_.Name(process)}});
   }
   return it->second;
 }
@@ -91,6 +112,33 @@ void ActivePathMetrics::OnAccounted(Utid u, int64_t from, int64_t to, const Stat
     const BlameKey key{t.host, w.host, process, blamed_processes_.Slot(LabelOf(w)), p.leaf};
     BlameSeries(key).Increment((p.end - p.start) * kSecondsPerNs);
   }
+}
+
+void ActivePathMetrics::OnWatchedWait(const ResolvedWait& wait, std::span<const PathSegment> path) {
+  (void)path;
+  const Task& t = accounting_.engine().tasks()[wait.task];
+  StateCounters& series = ProcessSeries(t.host, processes_.Slot(LabelOf(t)));
+  const int64_t d = wait.end - wait.start;
+  int cause = kLeafCount;  // untraced_peer
+  if (IsUntracedPeerWait(wait)) {
+    series.untraced->Increment(d * kSecondsPerNs);
+  } else {
+    // The headline's state (exporters/wait_headline.h): the largest of the breakdown.
+    cause = 0;
+    for (int i = 1; i < kLeafCount; ++i) {
+      if (wait.breakdown.ns[i] > wait.breakdown.ns[cause]) cause = i;
+    }
+  }
+  prometheus::Histogram*& h = series.durations[static_cast<size_t>(cause)];
+  if (!h) {
+    h = &durations_.Add(
+        {{"host", HostName(t.host)},
+         {label_, processes_.Name(processes_.Slot(LabelOf(t)))},
+         {"cause", cause == kLeafCount ? std::string("untraced_peer")
+                                       : std::string(LeafName(static_cast<Leaf>(cause)))}},
+        DurationBuckets());
+  }
+  h->Observe(d * kSecondsPerNs);
 }
 
 }  // namespace waitpath

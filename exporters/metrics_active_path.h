@@ -4,6 +4,7 @@
 
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
+#include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
 #include <array>
@@ -32,11 +33,22 @@ class ActivePathMetrics : public AccountingSink {
   // observed time.
   void OnAccounted(Utid u, int64_t from, int64_t to, const StateVec& states,
                    std::span<const PathSegment> path) override;
+  // Each resolved wait of a watched process: its duration by cause (the largest state of its
+  // path, or `untraced_peer`: docs/metrics.md), and the waits on untraced peers' time.
+  void OnWatchedWait(const ResolvedWait& wait, std::span<const PathSegment> path) override;
 
  private:
   // One series per (host, process, state) of the first family, created for all 11 states at
-  // once so that share queries see zeros rather than missing series.
-  using StateCounters = std::array<prometheus::Counter*, kLeafCount>;
+  // once so that share queries see zeros rather than missing series; likewise the process's
+  // untraced-peer seconds (the alert subtracts them). Duration histograms appear per cause
+  // as waits have it (12 at most per process).
+  static constexpr int kCauses = kLeafCount + 1;  // the states, then untraced_peer
+  struct StateCounters {
+    std::array<prometheus::Counter*, kLeafCount> states{};
+    prometheus::Counter* untraced = nullptr;
+    std::array<prometheus::Histogram*, kCauses> durations{};
+    prometheus::Counter*& operator[](int i) { return states[static_cast<size_t>(i)]; }
+  };
   struct BlameKey {
     uint16_t host, blamed_host;
     uint32_t process, blamed_process;
@@ -60,6 +72,8 @@ class ActivePathMetrics : public AccountingSink {
   ProcessLabels blamed_processes_;
   prometheus::Family<prometheus::Counter>& seconds_;
   prometheus::Family<prometheus::Counter>& blame_;
+  prometheus::Family<prometheus::Counter>& untraced_;
+  prometheus::Family<prometheus::Histogram>& durations_;
   std::unordered_map<uint64_t, StateCounters> process_series_;  // (host << 32 | process)
   std::unordered_map<BlameKey, prometheus::Counter*, BlameKeyHash> blame_series_;
 };

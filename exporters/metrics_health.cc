@@ -158,10 +158,16 @@ void PipelineHealthMetrics::AddSnapshot(const EngineHealthSnapshot& s, Values& v
     if (h < s.waits_resolved.size())
       put(QualityCounter::kWaitsResolved, {s.hosts[h]}, static_cast<double>(s.waits_resolved[h]));
   }
-  if (!s.packets_host.empty()) {
-    put(QualityCounter::kPacketsMatched, {s.packets_host, s.packets_host},
-        static_cast<double>(s.packets_matched));
-    put(QualityCounter::kPacketsExpired, {s.packets_host}, static_cast<double>(s.packets_expired));
+  for (size_t h = 0; h < s.hosts.size(); ++h) {
+    // Every host's series from the start (rate() then sees zeros rather than nothing).
+    put(QualityCounter::kPacketsExpired, {s.hosts[h]},
+        h < s.packets_expired.size() ? static_cast<double>(s.packets_expired[h]) : 0.0);
+    if (h >= s.packets_matched.size()) continue;
+    for (size_t peer = 0; peer < s.packets_matched[h].size() && peer < s.hosts.size(); ++peer) {
+      if (s.packets_matched[h][peer] == 0) continue;
+      put(QualityCounter::kPacketsMatched, {s.hosts[h], s.hosts[peer]},
+          static_cast<double>(s.packets_matched[h][peer]));
+    }
   }
   put(QualityCounter::kHistoryBytes, {}, static_cast<double>(s.history_bytes));
   put(QualityCounter::kHistoryEvictions, {}, static_cast<double>(s.history_evictions));

@@ -39,11 +39,10 @@ struct EngineHealthSnapshot {
   uint64_t history_evicted_reads = 0;
   uint64_t inferred_switches = 0;
   uint64_t tasks_released = 0;
-  // The engine counts packets for all hosts together: reported for a single host only (its
-  // own peer), from when there is one.
-  std::string packets_host;  // "" when not reported
-  uint64_t packets_matched = 0;
-  uint64_t packets_expired = 0;
+  // Packets matched by receiving host and sender (peer) host, and sends expired by sender,
+  // by engine host id (incremental/packet_matcher.h).
+  std::vector<std::vector<uint64_t>> packets_matched;  // [host][peer]
+  std::vector<uint64_t> packets_expired;               // [host]
 };
 
 class PipelineHealthMetrics : public prometheus::Collectable {

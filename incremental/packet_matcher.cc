@@ -48,6 +48,10 @@ std::optional<PacketSend> PacketMatcher::OnReceive(uint16_t host, int64_t ts, ui
   --pending_;
   ++counters_.matched;
   if (send.host != host) ++counters_.matched_cross_host;
+  auto& by_pair = counters_.matched_by_pair;
+  if (by_pair.size() <= host) by_pair.resize(host + 1u);
+  if (by_pair[host].size() <= send.host) by_pair[host].resize(send.host + 1u, 0);
+  ++by_pair[host][send.host];
   if (tcp) {
     recent_[rk] = Received{send, ts};
     recent_order_.emplace_back(ts, rk);
@@ -60,10 +64,14 @@ void PacketMatcher::ExpireBefore(int64_t before) {
     auto it = sends_.find(order_.front().second);
     if (it != sends_.end() && !it->second.empty() &&
         it->second.front().ts == order_.front().first) {
+      const uint16_t sender = it->second.front().host;
       it->second.pop_front();
       if (it->second.empty()) sends_.erase(it);
       --pending_;
       ++counters_.expired;
+      if (counters_.expired_by_host.size() <= sender)
+        counters_.expired_by_host.resize(sender + 1u, 0);
+      ++counters_.expired_by_host[sender];
     }
     order_.pop_front();
   }

@@ -10,6 +10,7 @@
 #include <deque>
 #include <optional>
 #include <unordered_map>
+#include <vector>
 
 #include "incremental/task_table.h"
 #include "live/event.h"
@@ -26,6 +27,9 @@ struct PacketSend {
 struct PacketMatcherCounters {
   uint64_t sends = 0, receives = 0, matched = 0, matched_cross_host = 0, expired = 0;
   uint64_t duplicates = 0;  // receives of a TCP packet this host had just received
+  // The same by host: matched[receiver][sender], expired[sender] (grown as hosts appear).
+  std::vector<std::vector<uint64_t>> matched_by_pair;
+  std::vector<uint64_t> expired_by_host;
 };
 
 class PacketMatcher {
