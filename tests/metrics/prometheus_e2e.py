@@ -27,6 +27,8 @@ FAMILIES = [
     "waitpath_clock_sync_quality", "waitpath_pending_cross_host_waits",
     "waitpath_history_bytes", "waitpath_history_evictions_total",
     "waitpath_history_evicted_reads_total", "waitpath_waits_resolved_total",
+    "waitpath_wait_duration_seconds_bucket", "waitpath_untraced_peer_wait_seconds_total",
+    "waitpath_build_info",
 ]
 
 
@@ -94,7 +96,8 @@ def dashboard_expressions(path):
         if m:  # Grafana's label_values(SELECTOR, LABEL): the selector is PromQL
             exprs.append(m.group(1))
     # Grafana's variables, as Grafana would substitute them with "All" selected.
-    subst = {"$__rate_interval": "1m", "$__interval": "15s", "$host": ".*", "$process": ".*"}
+    subst = {"$__rate_interval": "1m", "$__interval": "15s", "$host": ".*", "$process": ".*",
+             "$job": ".*", "$instance": ".*"}
     out = []
     for e in exprs:
         for k, v in subst.items():
@@ -197,7 +200,22 @@ scrape_configs:
         if args.source == "demo":
             expect(prom.vector('waitpath_clock_sync_quality{quality="accurate"} == 1'),
                    "no host synchronized accurately while live")
-            expect(prom.vector("waitpath_stream_lag_seconds"), "no stream lag reported while live")
+            lags = prom.vector("waitpath_stream_lag_seconds")
+            expect(lags, "no stream lag reported while live")
+            # Measured from when the replayer emitted the events, not from their original
+            # (generated) times, which are years old.
+            for r in lags:
+                expect(float(r["value"][1]) < 60, f"stream lag {r['value'][1]} s for {r['metric']}")
+            # Packets matched across hosts, by receiving host and sending peer.
+            crossed = [r for r in prom.vector("waitpath_packets_matched_total > 0")
+                       if r["metric"].get("host") != r["metric"].get("peer")]
+            expect(crossed, "no packet matched between two hosts while live")
+        # Every process's waits have a duration histogram whose count is the waits resolved.
+        count = prom.vector("sum(waitpath_wait_duration_seconds_count)")
+        expect(count and float(count[0]["value"][1]) > 0, "no wait in the duration histogram")
+        latency = prom.vector('histogram_quantile(0.99, sum by (host, process, cause, le) '
+                              '(waitpath_wait_duration_seconds_bucket{process="nginx"}))')
+        expect(latency, "no wait-duration quantile for nginx")
 
         # The rule files: loaded, and every rule evaluated without error.
         rule_exprs = len(re.findall(r"^\s*expr:", open(args.rules).read(), re.M))
