@@ -80,8 +80,9 @@ enum class QualityMetricType { kNone, kCounter, kGauge };
   X(kStreamLag, "", "", "waitpath_stream_lag_seconds", kGauge, "host", kHost, kInfo, kEngine,    \
     "How far the host's analysed stream is behind (live: the wall clock; offline: the most "     \
     "advanced host)",                                                                            \
-    "live: how far the host's analysed stream is behind the wall clock; offline: behind the "    \
-    "most advanced host of the merge; 0 once a host's input ended")                              \
+    "live: how far the host's analysed stream is behind the wall clock (a replayed host, as in " \
+    "the demo: behind when its events were emitted); offline: behind the most advanced host of " \
+    "the merge; 0 once a host's input ended")                                                    \
   X(kRelaydReconnects, "", "", "waitpath_relayd_reconnects_total", kCounter, "relayd", kRelayd,  \
     kDataLoss, kRelayd,                                                                          \
     "Relay daemon connections reattached after they were lost",                                  \
