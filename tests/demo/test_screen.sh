@@ -2,7 +2,8 @@
 # What a person at a 120x40 terminal sees: `waitpath demo` (real relayd and session daemons)
 # in a tmux pane of that size, its screen captured with `tmux capture-pane` and checked:
 #  - it fits (at most 40 lines, none wider than 120 columns) and is redrawn in place;
-#  - the three hosts with their event rates, lag and clock (the reference and two synchronized);
+#  - the three hosts with their event rates, lag and clock (the reference and two synchronized
+#    accurately: the replayers shift their rounds by one true period, so clocks stay consistent);
 #  - the three watched processes with their shares by state;
 #  - the slowest recent waits, slowest first, each with a headline `STATE N% on HOST/PROCESS`;
 #  - the demo's messages caught at the bottom instead of tearing the screen.
@@ -76,7 +77,7 @@ awk 'length($0) > 120 { print "FAIL: line " NR " is " length($0) " columns"; bad
      END { exit bad }' "$work/screen" || exit 1
 head -1 "$work/screen" | grep -q '^waitpath - relayd net://127.0.0.1:' || fail "no title line"
 for host in client web db; do
-  grep -Eq "^$host +[0-9.]+k? +[0-9.]+ s +[0-9]+  (reference|\+/-[0-9.]+ [mun]?s [a-z]+)" \
+  grep -Eq "^$host +[0-9.]+k? +[0-9.]+ s +[0-9]+  (reference|\+/-[0-9.]+ [mun]?s accurate)" \
     "$work/screen" || fail "no health line for host $host"
 done
 [ "$(grep -Ec '  reference( |$)' "$work/screen")" -eq 1 ] || fail "not exactly one reference host"

@@ -200,6 +200,9 @@ scrape_configs:
         if args.source == "demo":
             expect(prom.vector('waitpath_clock_sync_quality{quality="accurate"} == 1'),
                    "no host synchronized accurately while live")
+            # Replay rounds keep the hosts' clocks consistent: the sync never fails.
+            failed = prom.vector('max_over_time(waitpath_clock_sync_quality{quality="fail"}[10m]) == 1')
+            expect(not failed, f"clock sync failed while live: {failed}")
             lags = prom.vector("waitpath_stream_lag_seconds")
             expect(lags, "no stream lag reported while live")
             # Measured from when the replayer emitted the events, not from their original

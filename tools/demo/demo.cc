@@ -12,8 +12,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
@@ -198,6 +201,16 @@ class Demo {
   bool CheckTools();
   bool MakeWorkDir();
   bool PrepareTraces();
+  // Generated traces: the shift between replay rounds in each host's clock, from the
+  // generator's truth (one true period, scaled by each host's clock rate), so that the hosts'
+  // clocks stay consistent from round to round; 0 for recorded traces (each replayer then
+  // shifts by its own trace's span).
+  void ReadPeriods();
+  int64_t PeriodOf(const std::string& host) const {
+    auto it = periods_.find(host);
+    return it == periods_.end() ? 0 : it->second;
+  }
+  std::map<std::string, int64_t> periods_;
   bool StartRelayd();
   bool StartHosts();
   void WritePidFile();
@@ -272,6 +285,19 @@ bool Demo::MakeWorkDir() {
   return true;
 }
 
+void Demo::ReadPeriods() {
+  // truth.json (docs/generator.md): the scenario's true duration, and per host the transform
+  // t_reference = slope * t_host + offset. A true period P lasts P / slope on the host's clock.
+  std::ifstream in(traces_ + "/truth.json");
+  const nlohmann::json truth = nlohmann::json::parse(in, nullptr, false);
+  if (truth.is_discarded() || !truth.contains("duration_ns") || !truth.contains("clocks")) return;
+  const double period = truth["duration_ns"].get<double>() + 1e6;
+  for (const nlohmann::json& c : truth["clocks"]) {
+    const double slope = c.value("slope", 1.0);
+    if (slope > 0) periods_[c.value("host", "")] = std::llround(period / slope);
+  }
+}
+
 bool Demo::PrepareTraces() {
   if (!o_.traces.empty()) {
     traces_ = o_.traces;
@@ -282,6 +308,7 @@ bool Demo::PrepareTraces() {
       return Fail(
           fmt::format("waitpath-gen failed on {}: {}", o_.scenario, LastLine(work_ + "/gen.log")));
     }
+    ReadPeriods();
   }
   const std::string list = work_ + "/hosts.txt";
   if (!RunToEnd({replay_, "--list-hosts", traces_}, list, kToolTimeout)) {
@@ -342,18 +369,23 @@ bool Demo::StartHosts() {
     // 1 MiB x 4 sub-buffers per CPU are ample at the demo's few thousand events per second and
     // host; the relayd keeps the last 4 x 8 MiB of each stream, so a demo left running does
     // not fill /tmp.
-    if (!h.shell.Start({bash_,     hosts_script_,
-                        "-H",      h.name,
-                        "-w",      HostsDir(),
-                        "-r",      fmt::format("net://127.0.0.1:{}:{}", port_, port_ + 1),
-                        "-s",      kSession,
-                        "-l",      std::to_string(kLiveTimerUs),
-                        "-R",      replay_,
-                        "-b",      "1M:4",
-                        "-f",      "8M:4",
-                        traces_,   "--forever",
-                        "--speed", fmt::format("{}", o_.speed)},
-                       h.dir + "/host.log")) {
+    std::vector<std::string> args = {
+        bash_,     hosts_script_,
+        "-H",      h.name,
+        "-w",      HostsDir(),
+        "-r",      fmt::format("net://127.0.0.1:{}:{}", port_, port_ + 1),
+        "-s",      kSession,
+        "-l",      std::to_string(kLiveTimerUs),
+        "-R",      replay_,
+        "-b",      "1M:4",
+        "-f",      "8M:4",
+        traces_,   "--forever",
+        "--speed", fmt::format("{}", o_.speed)};
+    if (const int64_t period = PeriodOf(h.name); period > 0) {
+      args.push_back("--period-ns");
+      args.push_back(std::to_string(period));
+    }
+    if (!h.shell.Start(args, h.dir + "/host.log")) {
       return Fail(fmt::format("cannot start host {}", h.name));
     }
   }

@@ -34,8 +34,9 @@ struct Totals {
 };
 
 // Reads the host's trace once through a HostReader and emits every decoded event, shifted by
-// `shift`. Returns an error line, empty on success or when stopped.
-std::string ReplayRound(const HostSpec& host, int64_t shift, ReplayPacer& pacer,
+// `shift`, its TCP sequence numbers advanced for round `round` (record_builder.h). Returns an
+// error line, empty on success or when stopped.
+std::string ReplayRound(const HostSpec& host, int64_t shift, uint32_t round, ReplayPacer& pacer,
                         UstEmitter& emitter, Totals& totals, bool verbose) {
   moodycamel::LightweightSemaphore ready;
   ReaderOptions options;
@@ -53,7 +54,7 @@ std::string ReplayRound(const HostSpec& host, int64_t shift, ReplayPacer& pacer,
     const uint32_t dialect = batch->counters.dialect;
     for (const Event& e : batch->events) {
       if (!pacer.WaitUntilDue(e.ts + shift, g_stop)) break;
-      emitter.Emit(BuildReplayRecord(e, *batch, dialect, shift));
+      emitter.Emit(BuildReplayRecord(e, *batch, dialect, shift, round));
       ++totals.events;
       totals.first_ts = std::min(totals.first_ts, e.ts + shift);
       totals.last_ts = e.ts + shift;
@@ -67,7 +68,7 @@ std::string ReplayRound(const HostSpec& host, int64_t shift, ReplayPacer& pacer,
 }
 
 int Run(const std::string& trace, const std::string& host_name, double speed, bool asap,
-        int64_t loops, bool list_hosts, bool verbose, int64_t start_delay_ms) {
+        int64_t loops, bool list_hosts, bool verbose, int64_t start_delay_ms, int64_t period_ns) {
   ConfigureBabeltraceLogging(verbose);
   std::vector<HostSpec> hosts;
   std::string error;
@@ -113,9 +114,13 @@ int Run(const std::string& trace, const std::string& host_name, double speed, bo
   Totals totals;
   int64_t shift = 0;
   const int64_t started = ReplayPacer::MonotonicNs();
-  int64_t period = 0;  // the trace's span + 1 ms, known after the first round
+  // The shift between rounds: given (hosts replayed together must shift by the same true
+  // time, each in its own clock, or their clocks jump apart at every round), else the trace's
+  // span + 1 ms, known after the first round.
+  int64_t period = period_ns;
   for (int64_t round = 0; (loops <= 0 || round < loops) && !g_stop.load(); ++round) {
-    const std::string round_error = ReplayRound(*host, shift, pacer, emitter, totals, verbose);
+    const std::string round_error =
+        ReplayRound(*host, shift, static_cast<uint32_t>(round), pacer, emitter, totals, verbose);
     if (!round_error.empty()) {
       fmt::print(stderr, "waitpath-replay: host {}: {}\n", host->hostname, round_error);
       return 1;
@@ -124,7 +129,7 @@ int Run(const std::string& trace, const std::string& host_name, double speed, bo
     ++totals.rounds;
     if (totals.events == 0) break;  // nothing to loop over
     // Later rounds start 1 ms after the previous one's last event: time keeps increasing.
-    if (round == 0) period = totals.last_ts - totals.first_ts + 1'000'000;
+    if (period <= 0) period = totals.last_ts - totals.first_ts + 1'000'000;
     shift += period;
   }
   const double seconds = static_cast<double>(ReplayPacer::MonotonicNs() - started) / 1e9;
@@ -146,7 +151,7 @@ int main(int argc, char** argv) {
   std::string trace, host;
   double speed = 1.0;
   bool asap = false, forever = false, list_hosts = false, verbose = false;
-  int64_t loops = 1, start_delay_ms = 0;
+  int64_t loops = 1, start_delay_ms = 0, period_ns = 0;
   app.add_option("--start-delay-ms", start_delay_ms,
                  "wait this long before the first event (lets live viewers attach)")
       ->check(CLI::NonNegativeNumber);
@@ -161,6 +166,10 @@ int main(int argc, char** argv) {
   auto* forever_flag = app.add_flag("--forever", forever, "replay until interrupted");
   loop_opt->excludes(forever_flag);
   asap_flag->excludes(app.get_option("--speed"));
+  app.add_option("--period-ns", period_ns,
+                 "shift between rounds in this host's clock (default: the trace's span + 1 ms); "
+                 "hosts replayed together need the same true period, each in its own clock")
+      ->check(CLI::PositiveNumber);
   app.add_option("--host", host, "the host to replay when TRACE_DIR holds several");
   app.add_flag("--list-hosts", list_hosts, "print the hosts found in TRACE_DIR and exit");
   app.add_flag("--verbose", verbose, "babeltrace2 warnings and full error chains");
@@ -173,5 +182,5 @@ int main(int argc, char** argv) {
     return 2;
   }
   return waitpath::Run(trace, host, speed, asap, forever ? 0 : loops, list_hosts, verbose,
-                       start_delay_ms);
+                       start_delay_ms, period_ns);
 }

@@ -22,8 +22,8 @@ const char* Name(int32_t id, int32_t* marker) {
 
 }  // namespace
 
-ReplayRecord BuildReplayRecord(const Event& e, const Batch& batch, uint32_t dialect,
-                               int64_t shift) {
+ReplayRecord BuildReplayRecord(const Event& e, const Batch& batch, uint32_t dialect, int64_t shift,
+                               uint32_t round) {
   ReplayRecord r;
   waitpath_replay_record& f = r.fields;
   f.format_version = kReplayFormatVersion;
@@ -62,8 +62,9 @@ ReplayRecord BuildReplayRecord(const Event& e, const Batch& batch, uint32_t dial
         f.daddr = k.daddr;
         f.sport = k.sport;
         f.dport = k.dport;
-        f.seq = k.seq;
-        f.ack_seq = k.ack_seq;
+        // Unsigned: wraps modulo 2^32 as TCP's own numbers do.
+        f.seq = k.seq + round * kRoundSeqStride;
+        f.ack_seq = k.ack_seq + round * kRoundSeqStride;
         f.tcp_flags = k.flags;
         f.ip_len = k.ip_len;
       }

@@ -17,7 +17,12 @@ struct ReplayRecord {
 };
 
 // `shift` is added to every timestamp the event carries (--loop rounds). `dialect` is the
-// original host's DialectFlags.
-ReplayRecord BuildReplayRecord(const Event& e, const Batch& batch, uint32_t dialect, int64_t shift);
+// original host's DialectFlags. `round` advances TCP sequence numbers (seq and ack_seq alike,
+// by kRoundSeqStride per round): a send left unmatched in one round (a viewer that attached
+// after its receive) must not match the same segment's receive one round later, which real
+// TCP never repeats within the matchers' windows.
+inline constexpr uint32_t kRoundSeqStride = 0x01000193;
+ReplayRecord BuildReplayRecord(const Event& e, const Batch& batch, uint32_t dialect, int64_t shift,
+                               uint32_t round = 0);
 
 }  // namespace waitpath

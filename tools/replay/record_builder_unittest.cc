@@ -94,6 +94,14 @@ TEST(RecordBuilder, PacketKeyReplacesTheBatchIndex) {
   EXPECT_EQ(r.fields.ack_seq, 9u);
   EXPECT_EQ(r.fields.tcp_flags, 0x18);
 
+  // A later round: the same segment gets other sequence numbers, the same on both sides
+  // (seq and ack_seq advance together, wrapping as TCP's do).
+  k.seq = 0xffffffffu;
+  const ReplayRecord later = BuildReplayRecord(e, batch, 0, 0, 3);
+  EXPECT_EQ(later.fields.seq, 0xffffffffu + 3 * kRoundSeqStride);
+  EXPECT_EQ(later.fields.ack_seq, 9u + 3 * kRoundSeqStride);
+  EXPECT_NE(later.fields.seq, k.seq);
+
   AsPacket(e).key() = -1;  // no key (e.g. perf's skbaddr-only packets)
   EXPECT_EQ(BuildReplayRecord(e, batch, 0, 0).fields.has_key, 0);
 }
