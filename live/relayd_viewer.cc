@@ -19,7 +19,7 @@ RelaydViewer::RelaydViewer(const std::string& host, uint16_t port, const RelaydL
 
 size_t RelaydViewer::active_sessions() const {
   return static_cast<size_t>(
-      std::count_if(sessions_.begin(), sessions_.end(), [](const Session& s) { return !s.ended; }));
+      std::count_if(sessions_.begin(), sessions_.end(), [](const Session& s) { return !s.end_returned; }));
 }
 
 void RelaydViewer::Attach(uint64_t session_id, Seek seek) {
@@ -31,7 +31,7 @@ void RelaydViewer::Attach(uint64_t session_id, Seek seek) {
 void RelaydViewer::Detach(uint64_t session_id) {
   client_.Detach(session_id);
   for (Session& s : sessions_) {
-    if (s.id == session_id) s.ended = true;
+    if (s.id == session_id) s.ended = s.end_returned = true;
   }
   for (Stream& s : streams_) {
     if (s.session_id == session_id) s.ended = true;
@@ -189,6 +189,11 @@ std::optional<ViewerEvent> RelaydViewer::Poll() {
   if (pending_.empty() && !Round() && !LookForNewStreams()) return std::nullopt;
   ViewerEvent event = std::move(pending_.front());
   pending_.pop_front();
+  if (const auto* end = std::get_if<ViewerSessionEnded>(&event)) {
+    for (Session& s : sessions_) {
+      if (s.id == end->session_id) s.end_returned = true;
+    }
+  }
   return event;
 }
 

@@ -88,7 +88,7 @@ class RelaydViewer {
   // the relayd's live timer is the pace, 100 ms between calls is plenty).
   std::optional<ViewerEvent> Poll();
 
-  // Sessions attached and not ended.
+  // Sessions attached whose end (ViewerSessionEnded) Poll() has not returned yet.
   size_t active_sessions() const;
   const std::string& peer() const { return client_.peer(); }
 
@@ -111,7 +111,8 @@ class RelaydViewer {
   };
   struct Session {
     uint64_t id = 0;
-    bool ended = false;
+    bool ended = false;           // nothing more to ask the relayd
+    bool end_returned = false;    // its ViewerSessionEnded has been returned
   };
 
   void AddStreams(uint64_t session_id, const std::vector<RelaydStreamInfo>& streams);
