@@ -32,13 +32,13 @@ RelaydClient::RelaydClient(const std::string& host, uint16_t port, const RelaydL
   socket_.Receive(&reply, sizeof(reply), "CONNECT (is this a relayd's live port, of LTTng 2.x?)");
   if (reply.major.get() != w::kMajor) {
     Fail(RelaydError::Kind::kProtocol,
-         "speaks viewer protocol " + std::to_string(reply.major.get()) + "." +
+         "it speaks viewer protocol " + std::to_string(reply.major.get()) + "." +
              std::to_string(reply.minor.get()) + ", this client " + std::to_string(w::kMajor) +
              "." + std::to_string(w::kMinor));
   }
   minor_ = std::min(reply.minor.get(), w::kMinor);
   if (minor_ < w::kMinor) {
-    Fail(RelaydError::Kind::kProtocol, "speaks viewer protocol 2." + std::to_string(minor_) +
+    Fail(RelaydError::Kind::kProtocol, "it speaks viewer protocol 2." + std::to_string(minor_) +
                                            ", older than 2.4 (LTTng 2.4) which this client needs");
   }
   Request(w::kCreateSession, nullptr, 0, "CREATE_SESSION");
@@ -46,12 +46,12 @@ RelaydClient::RelaydClient(const std::string& host, uint16_t port, const RelaydL
   socket_.Receive(&created, sizeof(created), "CREATE_SESSION");
   if (created.status.get() != w::kCreateSessionOk) {
     Fail(RelaydError::Kind::kRefused,
-         "refused to create a viewer session (" + Status(created.status.get()) + ")");
+         "it refused to create a viewer session (" + Status(created.status.get()) + ")");
   }
 }
 
 void RelaydClient::Fail(RelaydError::Kind kind, const std::string& what) const {
-  throw RelaydError(kind, "relayd " + socket_.peer() + " " + what);
+  throw RelaydError(kind, "relayd " + socket_.peer() + ": " + what);
 }
 
 void RelaydClient::Request(uint32_t cmd, const void* payload, size_t size, const char* what) {
@@ -72,7 +72,7 @@ std::vector<RelaydSessionInfo> RelaydClient::ListSessions() {
   socket_.Receive(&reply, sizeof(reply), "LIST_SESSIONS");
   const uint32_t count = reply.sessions_count.get();
   if (count > limits_.max_sessions) {
-    Fail(RelaydError::Kind::kProtocol, "announced " + std::to_string(count) +
+    Fail(RelaydError::Kind::kProtocol, "it announced " + std::to_string(count) +
                                            " sessions, more than the limit of " +
                                            std::to_string(limits_.max_sessions));
   }
@@ -93,7 +93,7 @@ std::vector<RelaydSessionInfo> RelaydClient::ListSessions() {
 
 std::vector<RelaydStreamInfo> RelaydClient::ReceiveStreams(uint32_t count, const char* what) {
   if (count > limits_.max_streams) {
-    Fail(RelaydError::Kind::kProtocol, "announced " + std::to_string(count) +
+    Fail(RelaydError::Kind::kProtocol, "it announced " + std::to_string(count) +
                                            " streams, more than the limit of " +
                                            std::to_string(limits_.max_streams));
   }
@@ -127,11 +127,11 @@ std::vector<RelaydStreamInfo> RelaydClient::Attach(uint64_t session_id, Seek see
       Fail(RelaydError::Kind::kAlreadyViewed,
            session + " already has a viewer (a relayd serves one viewer per session)");
     case w::kAttachUnknown:
-      Fail(RelaydError::Kind::kRefused, "does not know " + session + " (or it has just ended)");
+      Fail(RelaydError::Kind::kRefused, "it does not know " + session + " (or it has just ended)");
     case w::kAttachNotLive:
       Fail(RelaydError::Kind::kRefused, session + " is not a live session (lttng create --live)");
     default:
-      Fail(RelaydError::Kind::kRefused, "refused to attach " + session + " (" +
+      Fail(RelaydError::Kind::kRefused, "it refused to attach " + session + " (" +
                                             Status(reply.status.get()) + ")");
   }
 }
@@ -152,7 +152,7 @@ bool RelaydClient::GetNewStreams(uint64_t session_id, std::vector<RelaydStreamIn
     case w::kNewStreamsHup:
       return false;
     default:
-      Fail(RelaydError::Kind::kRefused, "refused GET_NEW_STREAMS for session " +
+      Fail(RelaydError::Kind::kRefused, "it refused GET_NEW_STREAMS for session " +
                                             std::to_string(session_id) + " (" +
                                             Status(reply.status.get()) + ")");
   }
@@ -182,7 +182,7 @@ RelaydIndex RelaydClient::GetNextIndex(uint64_t stream_id) {
           index.packet_size_bits / 8 > limits_.max_packet_bytes ||
           index.content_size_bits > index.packet_size_bits) {
         Fail(RelaydError::Kind::kProtocol,
-             "sent an index of stream " + std::to_string(stream_id) + " with packet size " +
+             "it sent an index of stream " + std::to_string(stream_id) + " with packet size " +
                  std::to_string(index.packet_size_bits) + " bits and content size " +
                  std::to_string(index.content_size_bits) + " bits (limit " +
                  std::to_string(limits_.max_packet_bytes) + " bytes)");
@@ -199,8 +199,8 @@ RelaydIndex RelaydClient::GetNextIndex(uint64_t stream_id) {
       index.status = RelaydIndex::Status::kHup;
       break;
     default:
-      Fail(RelaydError::Kind::kRefused, "failed GET_NEXT_INDEX of stream " +
-                                            std::to_string(stream_id) + " (" +
+      Fail(RelaydError::Kind::kRefused, "it answered GET_NEXT_INDEX of stream " +
+                                            std::to_string(stream_id) + " with an error (" +
                                             Status(r.status.get()) + ")");
   }
   return index;
@@ -209,7 +209,9 @@ RelaydIndex RelaydClient::GetNextIndex(uint64_t stream_id) {
 RelaydClient::Fetch RelaydClient::GetPacket(uint64_t stream_id, uint64_t offset, uint64_t bytes,
                                             std::vector<std::byte>* out, bool* new_metadata) {
   if (bytes > limits_.max_packet_bytes) {
-    Fail(RelaydError::Kind::kProtocol, "packet of " + std::to_string(bytes) + " bytes requested");
+    Fail(RelaydError::Kind::kProtocol, "a packet of " + std::to_string(bytes) +
+                                           " bytes is over the limit of " +
+                                           std::to_string(limits_.max_packet_bytes));
   }
   auto req = Zero<w::GetPacketRequest>();
   req.stream_id.set(stream_id);
@@ -227,14 +229,14 @@ RelaydClient::Fetch RelaydClient::GetPacket(uint64_t stream_id, uint64_t offset,
     case w::kPacketEof:
       return Fetch::kEnd;
     default:
-      Fail(RelaydError::Kind::kRefused, "failed GET_PACKET of stream " +
+      Fail(RelaydError::Kind::kRefused, "it answered GET_PACKET of stream " +
                                             std::to_string(stream_id) + " at offset " +
-                                            std::to_string(offset) + " (" +
+                                            std::to_string(offset) + " with an error (" +
                                             Status(r.status.get()) + ")");
   }
   // The reply carries what the relayd says it carries; more than asked is a broken peer.
   if (r.len.get() != bytes) {
-    Fail(RelaydError::Kind::kProtocol, "answered GET_PACKET of " + std::to_string(bytes) +
+    Fail(RelaydError::Kind::kProtocol, "it answered a GET_PACKET of " + std::to_string(bytes) +
                                            " bytes with " + std::to_string(r.len.get()) +
                                            " bytes");
   }
@@ -251,7 +253,7 @@ RelaydClient::Fetch RelaydClient::GetMetadata(uint64_t stream_id, std::string* o
   socket_.Receive(&r, sizeof(r), "GET_METADATA");
   const uint64_t len = r.len.get();
   if (len > limits_.max_metadata_bytes) {
-    Fail(RelaydError::Kind::kProtocol, "announced " + std::to_string(len) +
+    Fail(RelaydError::Kind::kProtocol, "it announced " + std::to_string(len) +
                                            " bytes of metadata, more than the limit of " +
                                            std::to_string(limits_.max_metadata_bytes));
   }
@@ -279,7 +281,7 @@ void RelaydClient::Detach(uint64_t session_id) {
   auto r = Zero<w::StatusReply>();
   socket_.Receive(&r, sizeof(r), "DETACH_SESSION");
   if (r.status.get() != w::kDetachOk) {
-    Fail(RelaydError::Kind::kRefused, "refused to detach session " + std::to_string(session_id) +
+    Fail(RelaydError::Kind::kRefused, "it refused to detach session " + std::to_string(session_id) +
                                           " (" + Status(r.status.get()) + ")");
   }
 }

@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
   std::string url, session, host, out, seek = "beginning";
   double wait_s = 30, idle_exit_s = 0;
   int timeout_ms = 10000;
-  bool quiet = false;
+  bool quiet = false, verbose = false;
   app.add_option("--relayd", url, "the relayd's live URL, net://HOST[:PORT] (port 5344)")
       ->required();
   app.add_option("--session", session, "the session's name")->required();
@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
   app.add_option("--idle-exit", idle_exit_s, "stop after this many seconds with nothing new");
   app.add_option("--timeout-ms", timeout_ms, "bound on every request to the relayd (10000)");
   app.add_flag("--quiet", quiet, "no summary line");
+  app.add_flag("--verbose", verbose, "a line per stream added or ended, and at attach");
   CLI11_PARSE(app, argc, argv);
 
   const auto address = ParseUrl(url);
@@ -95,7 +96,15 @@ int main(int argc, char** argv) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     if (!id) return 0;
-    viewer.Attach(*id, seek == "last" ? RelaydViewer::Seek::kLast : RelaydViewer::Seek::kBeginning);
+    try {
+      viewer.Attach(*id,
+                    seek == "last" ? RelaydViewer::Seek::kLast : RelaydViewer::Seek::kBeginning);
+    } catch (const RelaydError& e) {
+      fmt::print(stderr, "waitpath-relayd-dump: cannot follow session '{}': {}\n", session,
+                 e.what());
+      return 1;
+    }
+    if (verbose) fmt::print(stderr, "attached to session '{}' (id {})\n", session, *id);
     waitpath::CtfDirectoryWriter writer(out);
     uint64_t beacons = 0, streams = 0;
     auto last_news = Clock::now();
@@ -112,7 +121,19 @@ int main(int argc, char** argv) {
       last_news = Clock::now();
       writer.Write(*event);
       if (std::holds_alternative<waitpath::ViewerBeacon>(*event)) ++beacons;
-      if (std::holds_alternative<waitpath::ViewerStreamAdded>(*event)) ++streams;
+      if (const auto* added = std::get_if<waitpath::ViewerStreamAdded>(&*event)) {
+        ++streams;
+        if (verbose) {
+          fmt::print(stderr, "stream added: {} {}/{}\n", added->stream.id, added->stream.path,
+                     added->stream.channel);
+        }
+      }
+      if (const auto* ended = std::get_if<waitpath::ViewerStreamEnded>(&*event); ended && verbose) {
+        fmt::print(stderr, "stream ended: {}\n", ended->stream_id);
+      }
+      if (std::holds_alternative<waitpath::ViewerSessionEnded>(*event) && verbose) {
+        fmt::print(stderr, "session ended\n");
+      }
     }
     writer.Flush();
     if (!quiet) {
