@@ -58,7 +58,10 @@ int main(int argc, char** argv) {
       ->required();
   app.add_option("--session", session, "the session's name")->required();
   app.add_option("--host", host, "the traced host's name, when several hosts share the name");
-  app.add_option("--out", out, "directory to write the trace into")->required();
+  bool discard = false;
+  auto* out_opt = app.add_option("--out", out, "directory to write the trace into");
+  app.add_flag("--discard", discard, "write nothing, only count (to time the client alone)")
+      ->excludes(out_opt);
   app.add_option("--seek", seek, "beginning (all the session's data) or last (from now)")
       ->check(CLI::IsMember({"beginning", "last"}));
   app.add_option("--wait", wait_s, "seconds to wait for the session to appear (default 30)");
@@ -68,6 +71,10 @@ int main(int argc, char** argv) {
   app.add_flag("--verbose", verbose, "a line per stream added or ended, and at attach");
   CLI11_PARSE(app, argc, argv);
 
+  if (out.empty() && !discard) {
+    fmt::print(stderr, "waitpath-relayd-dump: --out DIR or --discard is required\n");
+    return 2;
+  }
   const auto address = ParseUrl(url);
   if (!address) {
     fmt::print(stderr, "waitpath-relayd-dump: bad relayd URL '{}' (expected net://HOST[:PORT])\n",
@@ -105,8 +112,8 @@ int main(int argc, char** argv) {
       return 1;
     }
     if (verbose) fmt::print(stderr, "attached to session '{}' (id {})\n", session, *id);
-    waitpath::CtfDirectoryWriter writer(out);
-    uint64_t beacons = 0, streams = 0;
+    waitpath::CtfDirectoryWriter writer(out);  // creates nothing until written to
+    uint64_t beacons = 0, streams = 0, packets = 0, packet_bytes = 0, metadata_bytes = 0;
     auto last_news = Clock::now();
     while (!waitpath::StopRequested() && viewer.active_sessions() > 0) {
       auto event = viewer.Poll();
@@ -119,7 +126,14 @@ int main(int argc, char** argv) {
         continue;
       }
       last_news = Clock::now();
-      writer.Write(*event);
+      if (!discard) writer.Write(*event);
+      if (const auto* m = std::get_if<waitpath::ViewerMetadata>(&*event)) {
+        metadata_bytes += m->text.size();
+      }
+      if (const auto* p = std::get_if<waitpath::ViewerPacket>(&*event)) {
+        ++packets;
+        packet_bytes += p->bytes.size();
+      }
       if (std::holds_alternative<waitpath::ViewerBeacon>(*event)) ++beacons;
       if (const auto* added = std::get_if<waitpath::ViewerStreamAdded>(&*event)) {
         ++streams;
@@ -140,8 +154,7 @@ int main(int argc, char** argv) {
       fmt::print(stderr,
                  "waitpath-relayd-dump: session '{}': {} streams, {} packets ({} bytes), {} bytes "
                  "of metadata, {} beacons{}\n",
-                 session, streams, writer.packets(), writer.packet_bytes(),
-                 writer.metadata_bytes(), beacons,
+                 session, streams, packets, packet_bytes, metadata_bytes, beacons,
                  viewer.active_sessions() == 0 ? ", session ended" : "");
     }
     return 0;
