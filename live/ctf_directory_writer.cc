@@ -29,7 +29,8 @@ std::FILE* CtfDirectoryWriter::File(const std::string& trace_path, const std::st
   auto it = files_.find(key);
   if (it != files_.end()) return it->second.get();
   if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..") {
-    throw std::runtime_error("the relayd named a stream file '" + name + "' that is not a file name");
+    throw std::runtime_error("the relayd named a stream file '" + name +
+                             "' that is not a file name");
   }
   const std::filesystem::path dir = root_ / SafeRelative(trace_path);
   std::error_code ec;

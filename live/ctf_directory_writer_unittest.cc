@@ -29,10 +29,10 @@ class CtfDirectoryWriterTest : public ::testing::Test {
 
 TEST_F(CtfDirectoryWriterTest, MetadataAndPacketsLandWhereTheRelaydPutsThem) {
   CtfDirectoryWriter writer(root_);
-  writer.Write(ViewerMetadata{.session_id = 1, .trace_id = 7, .path = "ust/uid/0/64-bit",
-                              .text = "/* CTF 1.8 */\n"});
-  writer.Write(ViewerMetadata{.session_id = 1, .trace_id = 7, .path = "ust/uid/0/64-bit",
-                              .text = "trace {};\n"});
+  writer.Write(ViewerMetadata{
+      .session_id = 1, .trace_id = 7, .path = "ust/uid/0/64-bit", .text = "/* CTF 1.8 */\n"});
+  writer.Write(ViewerMetadata{
+      .session_id = 1, .trace_id = 7, .path = "ust/uid/0/64-bit", .text = "trace {};\n"});
   const std::byte a[] = {std::byte{1}, std::byte{2}};
   const std::byte b[] = {std::byte{3}};
   ViewerPacket p;

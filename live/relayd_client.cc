@@ -15,7 +15,9 @@ T Zero() {
   return v;
 }
 
-std::string Status(uint32_t s) { return "status " + std::to_string(s); }
+std::string Status(uint32_t s) {
+  return "status " + std::to_string(s);
+}
 
 }  // namespace
 
@@ -131,8 +133,8 @@ std::vector<RelaydStreamInfo> RelaydClient::Attach(uint64_t session_id, Seek see
     case w::kAttachNotLive:
       Fail(RelaydError::Kind::kRefused, session + " is not a live session (lttng create --live)");
     default:
-      Fail(RelaydError::Kind::kRefused, "it refused to attach " + session + " (" +
-                                            Status(reply.status.get()) + ")");
+      Fail(RelaydError::Kind::kRefused,
+           "it refused to attach " + session + " (" + Status(reply.status.get()) + ")");
   }
 }
 
@@ -229,16 +231,14 @@ RelaydClient::Fetch RelaydClient::GetPacket(uint64_t stream_id, uint64_t offset,
     case w::kPacketEof:
       return Fetch::kEnd;
     default:
-      Fail(RelaydError::Kind::kRefused, "it answered GET_PACKET of stream " +
-                                            std::to_string(stream_id) + " at offset " +
-                                            std::to_string(offset) + " with an error (" +
-                                            Status(r.status.get()) + ")");
+      Fail(RelaydError::Kind::kRefused,
+           "it answered GET_PACKET of stream " + std::to_string(stream_id) + " at offset " +
+               std::to_string(offset) + " with an error (" + Status(r.status.get()) + ")");
   }
   // The reply carries what the relayd says it carries; more than asked is a broken peer.
   if (r.len.get() != bytes) {
     Fail(RelaydError::Kind::kProtocol, "it answered a GET_PACKET of " + std::to_string(bytes) +
-                                           " bytes with " + std::to_string(r.len.get()) +
-                                           " bytes");
+                                           " bytes with " + std::to_string(r.len.get()) + " bytes");
   }
   out->resize(bytes);
   socket_.Receive(out->data(), bytes, "GET_PACKET");

@@ -37,8 +37,12 @@ struct Answer {
   bool close = false;
   bool silent = false;
 };
-Answer Close() { return {"", true, false}; }
-Answer Silent() { return {"", false, true}; }
+Answer Close() {
+  return {"", true, false};
+}
+Answer Silent() {
+  return {"", false, true};
+}
 using Script = std::function<Answer(uint32_t cmd, const std::string& payload)>;
 
 // Accepts one connection on 127.0.0.1 and answers each request by the script.
@@ -240,8 +244,7 @@ TEST(RelaydClientTest, GiantCountsAndLengthsAreRefusedBeforeAllocating) {
   std::string text;
   RelaydError e = Catch([&] { c.GetMetadata(1, &text); });
   EXPECT_EQ(e.kind(), Kind::kProtocol);
-  EXPECT_NE(std::string(e.what()).find("bytes of metadata, more than the limit"),
-            std::string::npos)
+  EXPECT_NE(std::string(e.what()).find("bytes of metadata, more than the limit"), std::string::npos)
       << e.what();
   EXPECT_EQ(Catch([&] { c.GetNextIndex(1); }).kind(), Kind::kProtocol);
   std::vector<std::byte> packet;
@@ -305,7 +308,8 @@ TEST(RelaydViewerTest, ASessionFromAttachToEndInTheProtocolsOrder) {
         w::AttachReply r{};
         r.status.set(w::kAttachOk);
         r.streams_count.set(2);
-        return {Bytes(r) + Bytes(Stream(10, true, "metadata")) + Bytes(Stream(11, false, "chan_3"))};
+        return {Bytes(r) + Bytes(Stream(10, true, "metadata")) +
+                Bytes(Stream(11, false, "chan_3"))};
       }
       case w::kGetMetadata: {
         w::MetadataReply r{};
@@ -385,9 +389,13 @@ TEST(RelaydViewerTest, ASessionFromAttachToEndInTheProtocolsOrder) {
       seen.push_back("session ended");
     }
   }
-  const std::vector<std::string> want = {
-      "added metadata", "added chan_3", "metadata host/s-1/ust/uid/0/64-bit /* CTF 1.8 */",
-      "packet chan_3 cpu 3 ABCDEFGH", "beacon 300", "ended 11", "session ended"};
+  const std::vector<std::string> want = {"added metadata",
+                                         "added chan_3",
+                                         "metadata host/s-1/ust/uid/0/64-bit /* CTF 1.8 */",
+                                         "packet chan_3 cpu 3 ABCDEFGH",
+                                         "beacon 300",
+                                         "ended 11",
+                                         "session ended"};
   EXPECT_EQ(seen, want);
   EXPECT_EQ(asked_offset, 4096u);
   EXPECT_EQ(asked_len, 8u);

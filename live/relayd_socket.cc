@@ -16,7 +16,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string Errno(int err) { return std::strerror(err); }
+std::string Errno(int err) {
+  return std::strerror(err);
+}
 
 }  // namespace
 
@@ -78,9 +80,9 @@ void RelaydSocket::Wait(short events, Clock::time_point deadline, const char* wh
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) {
-      throw RelaydError(RelaydError::Kind::kTimeout,
-                        "relayd " + peer_ + " did not answer within " +
-                            std::to_string(timeout_.count()) + " ms (" + what + ")");
+      throw RelaydError(RelaydError::Kind::kTimeout, "relayd " + peer_ + " did not answer within " +
+                                                         std::to_string(timeout_.count()) +
+                                                         " ms (" + what + ")");
     }
     pollfd p{fd_, events, 0};
     int rc = poll(&p, 1, static_cast<int>(left));
@@ -118,9 +120,9 @@ void RelaydSocket::Receive(void* data, size_t size, const char* what) {
       p += n;
       size -= static_cast<size_t>(n);
     } else if (n == 0) {
-      throw RelaydError(RelaydError::Kind::kClosed,
-                        "relayd " + peer_ + " closed the connection (waiting for the reply to " +
-                            what + ")");
+      throw RelaydError(
+          RelaydError::Kind::kClosed,
+          "relayd " + peer_ + " closed the connection (waiting for the reply to " + what + ")");
     } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
       Wait(POLLIN, deadline, what);
     } else if (errno != EINTR) {

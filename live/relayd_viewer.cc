@@ -18,8 +18,8 @@ RelaydViewer::RelaydViewer(const std::string& host, uint16_t port, const RelaydL
     : client_(host, port, limits) {}
 
 size_t RelaydViewer::active_sessions() const {
-  return static_cast<size_t>(
-      std::count_if(sessions_.begin(), sessions_.end(), [](const Session& s) { return !s.end_returned; }));
+  return static_cast<size_t>(std::count_if(sessions_.begin(), sessions_.end(),
+                                           [](const Session& s) { return !s.end_returned; }));
 }
 
 void RelaydViewer::Attach(uint64_t session_id, Seek seek) {
@@ -74,8 +74,8 @@ void RelaydViewer::AddStreams(uint64_t session_id, const std::vector<RelaydStrea
 void RelaydViewer::FetchMetadata(size_t index) {
   Trace& trace = traces_[index];
   if (!trace.metadata_stream || trace.metadata_ended) return;
-  ViewerMetadata chunk{.session_id = trace.session_id, .trace_id = trace.trace_id,
-                       .path = trace.path, .text = {}};
+  ViewerMetadata chunk{
+      .session_id = trace.session_id, .trace_id = trace.trace_id, .path = trace.path, .text = {}};
   // The relayd sends what it has in one reply, and NO_NEW once the viewer has it all.
   for (;;) {
     const auto fetched = client_.GetMetadata(*trace.metadata_stream, &chunk.text);
@@ -132,8 +132,8 @@ bool RelaydViewer::Visit(Stream& s) {
   }
   const RelaydIndex& index = *s.index;
   bool new_metadata = false;
-  const auto fetched =
-      client_.GetPacket(s.info.id, index.offset, index.packet_size_bits / 8, &packet_, &new_metadata);
+  const auto fetched = client_.GetPacket(s.info.id, index.offset, index.packet_size_bits / 8,
+                                         &packet_, &new_metadata);
   if (new_metadata) FetchMetadata(s.trace);
   if (fetched == RelaydClient::Fetch::kRetry) return !pending_.empty();
   if (fetched == RelaydClient::Fetch::kEnd) {

@@ -111,8 +111,8 @@ class RelaydViewer {
   };
   struct Session {
     uint64_t id = 0;
-    bool ended = false;           // nothing more to ask the relayd
-    bool end_returned = false;    // its ViewerSessionEnded has been returned
+    bool ended = false;         // nothing more to ask the relayd
+    bool end_returned = false;  // its ViewerSessionEnded has been returned
   };
 
   void AddStreams(uint64_t session_id, const std::vector<RelaydStreamInfo>& streams);
