@@ -401,6 +401,85 @@ TEST(RelaydViewerTest, ASessionFromAttachToEndInTheProtocolsOrder) {
   EXPECT_EQ(asked_len, 8u);
 }
 
+TEST(RelaydViewerTest, StreamsAfterTheAttachAndAPacketNotReadableYet) {
+  // Attached with no stream (no application yet): the viewer asks for new streams while
+  // nothing is readable. The first GET_PACKET says RETRY: the same index is asked again.
+  // The fake announces the streams again and again: they are added once.
+  int new_streams_calls = 0, packet_calls = 0;
+  std::vector<uint64_t> offsets;
+  uint64_t detached = 0;
+  FakeRelayd f(Handshake([&](uint32_t cmd, const std::string& payload) -> Answer {
+    switch (cmd) {
+      case w::kAttachSession: {
+        w::AttachReply r{};
+        r.status.set(w::kAttachOk);
+        return {Bytes(r)};
+      }
+      case w::kGetNewStreams: {
+        w::NewStreamsReply r{};
+        if (++new_streams_calls < 3) {
+          r.status.set(w::kNewStreamsNoNew);
+          return {Bytes(r)};
+        }
+        r.status.set(w::kNewStreamsOk);
+        r.streams_count.set(2);
+        return {Bytes(r) + Bytes(Stream(10, true, "metadata")) + Bytes(Stream(11, false, "chan_0"))};
+      }
+      case w::kGetMetadata: {
+        w::MetadataReply r{};
+        r.status.set(w::kMetadataNoNew);
+        return {Bytes(r)};
+      }
+      case w::kGetNextIndex: {
+        w::IndexReply r{};
+        r.status.set(w::kIndexOk);
+        r.offset.set(8 * offsets.size());
+        r.packet_size.set(64);
+        r.content_size.set(64);
+        return {Bytes(r)};
+      }
+      case w::kGetPacket: {
+        w::GetPacketRequest q;
+        std::memcpy(&q, payload.data(), sizeof(q));
+        offsets.push_back(q.offset.get());
+        w::PacketReply r{};
+        if (++packet_calls == 1) {
+          r.status.set(w::kPacketRetry);
+          return {Bytes(r)};
+        }
+        r.status.set(w::kPacketOk);
+        r.len.set(8);
+        return {Bytes(r) + "12345678"};
+      }
+      case w::kDetachSession: {
+        w::SessionIdRequest q;
+        std::memcpy(&q, payload.data(), sizeof(q));
+        detached = q.session_id.get();
+        return Status32(w::kDetachOk);
+      }
+    }
+    return Close();
+  }));
+  RelaydViewer viewer("127.0.0.1", f.port(), Quick());
+  viewer.Attach(4, RelaydViewer::Seek::kLast);
+  EXPECT_FALSE(viewer.Poll()) << "no stream yet";
+  EXPECT_FALSE(viewer.Poll());
+  int added = 0, packets = 0;
+  for (int i = 0; i < 10 && packets < 2; ++i) {
+    auto e = viewer.Poll();
+    if (!e) continue;
+    added += std::holds_alternative<ViewerStreamAdded>(*e);
+    packets += std::holds_alternative<ViewerPacket>(*e);
+  }
+  EXPECT_EQ(added, 2);
+  EXPECT_EQ(packets, 2);
+  // The retried packet is asked at the same offset, then the next index's.
+  EXPECT_EQ(offsets, (std::vector<uint64_t>{0, 0, 16}));
+  viewer.Detach(4);
+  EXPECT_EQ(detached, 4u);
+  EXPECT_EQ(viewer.active_sessions(), 0u);
+}
+
 TEST(RelaydViewerTest, TheCpuComesFromTheStreamsFileName) {
   EXPECT_EQ(StreamCpu("chan_3"), 3);
   EXPECT_EQ(StreamCpu("channel0_12"), 12);

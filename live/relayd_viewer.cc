@@ -50,8 +50,19 @@ void RelaydViewer::AddStreams(uint64_t session_id, const std::vector<RelaydStrea
     traces_.push_back(std::move(t));
     return traces_.size() - 1;
   };
+  auto known = [&](const RelaydStreamInfo& info) {
+    for (const Trace& t : traces_) {
+      if (t.session_id == session_id && t.metadata_stream == info.id) return true;
+    }
+    for (const Stream& s : streams_) {
+      if (s.session_id == session_id && s.info.id == info.id) return true;
+    }
+    return false;
+  };
   std::vector<size_t> touched;
   for (const RelaydStreamInfo& info : streams) {
+    // The relayd announces a stream once; one announced again is not a second stream.
+    if (known(info)) continue;
     const size_t trace = trace_of(info);
     pending_.push_back(ViewerStreamAdded{.session_id = session_id, .stream = info});
     if (info.metadata) {

@@ -150,6 +150,8 @@ int main(int argc, char** argv) {
       }
     }
     writer.Flush();
+    // Stopped before the session ended: leave it, so that another viewer may attach at once.
+    if (viewer.active_sessions() > 0) viewer.Detach(*id);
     if (!quiet) {
       fmt::print(stderr,
                  "waitpath-relayd-dump: session '{}': {} streams, {} packets ({} bytes), {} bytes "
@@ -161,7 +163,7 @@ int main(int argc, char** argv) {
   } catch (const RelaydError& e) {
     fmt::print(stderr, "waitpath-relayd-dump: {}\n", e.what());
     return 1;
-  } catch (const std::runtime_error& e) {
+  } catch (const std::exception& e) {
     fmt::print(stderr, "waitpath-relayd-dump: {}\n", e.what());
     return 1;
   }

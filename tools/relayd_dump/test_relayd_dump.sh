@@ -5,7 +5,8 @@
 #     what the client writes (waitpath-relayd-dump --seek beginning) reads in babeltrace2 as
 #     exactly the relayd's own files of that session (the oracle).
 #  2. Nothing listening on the port: one line, at once.
-#  3. A session another viewer (babeltrace2) holds: one line; once it leaves, attaching works.
+#  3. A session another viewer (babeltrace2) holds: one line; once it leaves, attaching works;
+#     a client stopped by SIGINT detaches, and the next one attaches at once.
 #  4. The relayd killed mid-stream: one line, exit 1, within the request timeout.
 # usage: test_relayd_dump.sh DUMP WAITPATH_GEN WAITPATH_REPLAY SOURCE_DIR
 set -euo pipefail
@@ -88,6 +89,13 @@ grep -q "already has a viewer" "$tmp/viewed.err" || fail "unclear error"
 kill -TERM "$bt"
 wait "$bt" || true
 sleep 1
+# Stopped by Ctrl-C, the client detaches: the next viewer attaches at once.
+"$DUMP" --relayd "$live_url" --session s2 --out "$tmp/dump2" --verbose >"$tmp/dump1.log" 2>&1 &
+dump=$!
+pids+=("$dump")
+wait_for "$tmp/dump1.log" "stream added: .*/rp_" 1 30
+kill -INT "$dump"
+wait "$dump" || { cat "$tmp/dump1.log"; fail "waitpath-relayd-dump did not stop cleanly on SIGINT"; }
 "$DUMP" --relayd "$live_url" --session s2 --out "$tmp/dump2" --timeout-ms 3000 --verbose \
   >"$tmp/dump2.log" 2>&1 &
 dump=$!
