@@ -58,6 +58,9 @@ TEST_F(HostileFlagsTest, BadValuesAreUsageErrors) {
     ExpectUsageError("live --all --relayd '" + relayd + "'", "--relayd");
   }
   ExpectUsageError("tail --max-lag soon" + t, "--max-lag");
+  ExpectUsageError("tail --state dsk" + t, "--state");
+  ExpectUsageError("tail --state disk,,network" + t, "--state");
+  ExpectUsageError("demo --state " + t, "--state");
 }
 
 TEST_F(HostileFlagsTest, WatchPatternsAreLinearTimeAndBounded) {
