@@ -31,7 +31,11 @@ struct StreamPackets {
   std::string path;       // the trace's own file
   std::vector<uint64_t> offsets;
   std::vector<uint64_t> read_offsets;  // the same packets' offsets in read_path
-  uint16_t cpu = 0;                    // its packets' cpu_id (else from its file name)
+  std::vector<uint64_t> sizes;         // bytes (packet_size)
+  // The packets' timestamp_begin and timestamp_end in ns of the trace's clock (INT64_MIN and
+  // INT64_MAX when the context has none): what a capture cuts by (live/ctf_cut.h).
+  std::vector<int64_t> begin_ns, end_ns;
+  uint16_t cpu = 0;  // its packets' cpu_id (else from its file name)
   // Its stream class and instance (packet header): babeltrace2 names a stream's port by them
   // when the instance is there, by its file otherwise.
   uint64_t stream_id = 0;
