@@ -89,6 +89,11 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
     Say("waitpath: {}\n", error);
     return 2;
   }
+  CaptureOptions capture_options;
+  if (!ParseCaptureFlags(options.capture, false, &capture_options, &error)) {
+    Say("waitpath: {}\n", error);
+    return 2;
+  }
   int64_t linger_ns = -1;
   if (!metrics_flags.linger.empty() &&
       !ParseDurationFlag("--metrics-linger", metrics_flags.linger, &linger_ns, &error)) {
@@ -113,6 +118,17 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
   if (!options.timeline.file.empty()) {
     timeline = std::make_unique<TimelineWriter>(accounting, timeline_options);
     timeline->SetReference(options.reference.empty() ? names[0] : options.reference);
+  }
+  std::unique_ptr<WaitCapture> capture;
+  if (!capture_options.dir.empty()) {
+    // Recorded traces: captures are cut from the traces given.
+    capture = std::make_unique<WaitCapture>(accounting, capture_options,
+                                            [&hosts](const std::string& host) {
+                                              for (const HostSpec& h : hosts) {
+                                                if (h.hostname == host) return h.trace_dirs;
+                                              }
+                                              return std::vector<std::string>{};
+                                            });
   }
   std::unique_ptr<MetricsExporter> metrics;
   std::unique_ptr<MetricsServer> server;
@@ -154,6 +170,7 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
       }
       std::cout << '\n';
     }
+    if (capture) capture->SetClocks(clocks);
     for (const HostClock& c : clocks) {
       if (report_options.json) std::cout << ClockJson(c) << '\n';
       if (metrics)
@@ -172,6 +189,23 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
     return 2;
   }
   accounting.Finish();
+  if (capture) {
+    const int64_t wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+    capture->SetFinisher([&](const CaptureMade& made) {
+      std::string why;
+      if (!WriteCaptureTimeline(made, options.watch, options.reference, &why))
+        Say("waitpath: capture {}: no timeline: {}\n", made.dir, why);
+    });
+    capture->Poll(INT64_MAX, 0, wall);
+    const CaptureCounters& c = capture->counters();
+    fmt::print(stderr,
+               "waitpath: {} capture(s) written in {} ({} skipped over --capture-max-per-hour, "
+               "{} removed under --capture-max-mb)\n",
+               c.written, capture_options.dir, c.skipped_rate, c.removed);
+    if (metrics) metrics->ObserveCaptures(c);
+  }
   if (metrics) metrics->Finish();
 
   int code = ReportHostErrors(stats, HostCheck::kReadAndAnalyse);
@@ -271,6 +305,7 @@ Command AddAnalyzeCommand(CLI::App& app) {
                   "Refuse a timeline larger than this (narrow it with --from/--to)")
       ->capture_default_str()
       ->check(IntegerRange(1, 1 << 20));
+  AddCaptureFlags(cmd, &o->capture, false);
   cmd->add_option("TRACE", o->traces, "Trace directories")->required();
   return Command{cmd, [o, m] { return RunAnalyzeWithMetrics(*o, *m); }};
 }

@@ -41,6 +41,7 @@ class LiveSessions : public EngineFeed {
   LiveSessions(const LiveOptions& options, Engine& engine, WatchedAccounting& accounting,
                MetricsExporter* metrics)
       : EngineFeed(engine),
+        engine_(engine),
         options_(options),
         accounting_(accounting),
         metrics_(metrics),
@@ -96,10 +97,14 @@ class LiveSessions : public EngineFeed {
     }
   }
 
+  // Captures of slow waits (--capture-dir), cut once the engine is past their window.
+  void SetCapture(WaitCapture* capture) { capture_ = capture; }
+
   // Feeds whatever the readers have read to the engine; waits up to `timeout_us` for more.
   void Pump(int64_t timeout_us) {
     pipeline_.Pump(timeout_us);
     Report();
+    Capture(false);
   }
 
   void StopAll() {
@@ -107,6 +112,7 @@ class LiveSessions : public EngineFeed {
     stopping_ = true;
     pipeline_.Drain();
     Report();
+    Capture(true);
   }
 
   // The pipeline's sink: clocks, batches, ends, on top of feeding the engine.
@@ -120,6 +126,7 @@ class LiveSessions : public EngineFeed {
     }
     synchronized_ = true;
     EngineFeed::OnClocks(clocks);
+    if (capture_) capture_->SetClocks(clocks);
     if (!metrics_) return;
     for (const HostClock& c : clocks) {
       metrics_->health().SetClockSync(c.host, std::string(SyncQualityName(c.quality)),
@@ -130,6 +137,8 @@ class LiveSessions : public EngineFeed {
     metrics_->health().SetPendingCrossHostWaits(0);
   }
   void OnBatchDone(const Batch& batch) override {
+    if (capture_ && !batch.events.empty())
+      capture_->ObserveClockOffset(batch.host, batch.events.back().ts, batch.clock_offset_ns);
     if (!metrics_) return;
     metrics_->ObserveBatch(batch);
     const auto wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -158,6 +167,22 @@ class LiveSessions : public EngineFeed {
   void Report() {
     for (size_t h = 0; h < pipeline_.source_count(); ++h) ReportRelayd(h);
     ReportLag();
+  }
+  // The relayd stores a packet before a live viewer can read it, so once the engine has
+  // events past a wait's window, the packets of that window are on disk; `kSettleNs` more for
+  // the CPUs whose packets close later (an idle CPU's packet closes at the live timer).
+  void Capture(bool all) {
+    static constexpr int64_t kSettleNs = 500'000'000;
+    if (!capture_ || capture_->pending() == 0) return;
+    int64_t now = INT64_MIN;
+    for (uint16_t h = 0; h < accounting_.hosts().size(); ++h)
+      now = std::max(now, engine_.host_now(h));
+    const int64_t wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+    for (const CaptureMade& made : capture_->Poll(all ? INT64_MAX : now, kSettleNs, wall))
+      Say("waitpath: captured {}\n", made.dir);
+    if (metrics_) metrics_->ObserveCaptures(capture_->counters());
   }
 
   // A reader's relayd connection: lost (once, however long it stays away) and reattached.
@@ -214,8 +239,10 @@ class LiveSessions : public EngineFeed {
     }
   }
 
+  const Engine& engine_;
   const LiveOptions& options_;
   WatchedAccounting& accounting_;
+  WaitCapture* capture_ = nullptr;
   MetricsExporter* metrics_;
   std::vector<std::string> labels_;              // "host (session name)", for messages
   std::vector<RelaydLink::Counts> relayd_seen_;  // per source, as last reported
@@ -258,6 +285,11 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
     Say("waitpath: {}\n", error);
     return 2;
   }
+  CaptureOptions capture_options;
+  if (!ParseCaptureFlags(options.capture, options.traces.empty(), &capture_options, &error)) {
+    Say("waitpath: {}\n", error);
+    return 2;
+  }
   Engine engine(engine_options);
 
   // Recorded traces (`tail TRACE...`): the offline pipeline, waits printed as they resolve.
@@ -296,8 +328,21 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
   WaitFanout listeners(metrics ? std::vector<WaitListener*>{&accounting, metrics.get()}
                                : std::vector<WaitListener*>{&accounting});
   engine.SetListener(&listeners);
+  std::unique_ptr<WaitCapture> capture;
+  if (!capture_options.dir.empty()) {
+    capture = std::make_unique<WaitCapture>(accounting, capture_options,
+                                            RelaydOutputLocator(options.capture.traces));
+  }
   {
     LiveSessions sessions(live_options, engine, accounting, metrics.get());
+    if (capture) {
+      capture->SetFinisher([&](const CaptureMade& made) {
+        std::string why;
+        if (!WriteCaptureTimeline(made, options.watch, "", &why))
+          Say("waitpath: capture {}: no timeline: {}\n", made.dir, why);
+      });
+    }
+    sessions.SetCapture(capture.get());
     auto next_discovery = std::chrono::steady_clock::now();
     // Until stopped, or until nobody reads the output any more (`| head`).
     while (!stopping->load() && !StdoutClosed()) {
@@ -360,6 +405,7 @@ Command AddLiveCommand(CLI::App& app) {
       ->check(CLI::IsMember({"process", "cgroup"}))
       ->capture_default_str();
   AddCommonFlags(cmd, o.get());
+  AddCaptureFlags(cmd, &o->capture, true);
   return Command{cmd, [o] {
                    if (!o->all && o->sessions.empty()) {
                      Say("waitpath: live: give --session NAME or --all\n");

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "app/capture_flags.h"
 #include "base/time_format.h"
 
 namespace waitpath {
@@ -28,6 +29,7 @@ struct LiveOptions {
   int64_t max_lag_ns = 0;       // parsed by RunLive
   bool verbose = false;
   TimeFormat time_format;
+  CaptureFlags capture;  // live: --capture-dir DIR --capture-min-wait DUR --capture-traces DIR
 };
 
 // Runs until `*stop` becomes true, or SIGINT/SIGTERM when `stop` is null (base/stop_signal.h;
