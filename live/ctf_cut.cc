@@ -12,7 +12,7 @@ namespace fs = std::filesystem;
 
 CtfCut CutTrace(const std::string& dir, int64_t from_ns, int64_t to_ns, const std::string& out) {
   CtfCut cut;
-  const CheckedTrace trace = CheckTrace(dir);
+  const CheckedTrace trace = CheckTrace(dir, {}, /*make_view=*/false);
   if (!trace.error.empty()) {
     cut.error = trace.error;
     return cut;
@@ -37,16 +37,16 @@ CtfCut CutTrace(const std::string& dir, int64_t from_ns, int64_t to_ns, const st
   cut.bytes += fs::file_size(fs::path(out) / "metadata", ec);
   std::vector<char> buffer;
   for (const StreamPackets& s : trace.streams) {
-    std::ifstream in(s.read_path, std::ios::binary);
+    std::ifstream in(s.path, std::ios::binary);
     std::ofstream copy;
-    for (size_t i = 0; i < s.read_offsets.size(); ++i) {
+    for (size_t i = 0; i < s.offsets.size(); ++i) {
       if (s.end_ns[i] < from_ns || s.begin_ns[i] > to_ns) continue;
       if (!copy.is_open()) {
         copy.open(fs::path(out) / fs::path(s.path).filename(), std::ios::binary | std::ios::trunc);
         ++cut.streams;
       }
       buffer.resize(s.sizes[i]);
-      in.seekg(static_cast<std::streamoff>(s.read_offsets[i]));
+      in.seekg(static_cast<std::streamoff>(s.offsets[i]));
       if (!in.read(buffer.data(), static_cast<std::streamsize>(buffer.size())) ||
           !copy.write(buffer.data(), static_cast<std::streamsize>(buffer.size()))) {
         cut.error = s.path + ": cannot copy its packet at offset " + std::to_string(s.offsets[i]);

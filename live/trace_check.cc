@@ -974,7 +974,7 @@ bool ParseMetadata(const std::string& path, const std::string& text, const TsdlL
 
 }  // namespace
 
-CheckedTrace CheckTrace(const std::string& dir, const TsdlLimits& limits) {
+CheckedTrace CheckTrace(const std::string& dir, const TsdlLimits& limits, bool make_view) {
   CheckedTrace r;
   r.dir = r.read_dir = dir;
   const std::string meta_path = (fs::path(dir) / "metadata").string();
@@ -1136,7 +1136,7 @@ CheckedTrace CheckTrace(const std::string& dir, const TsdlLimits& limits) {
     }
     r.streams.push_back(std::move(s));
   }
-  if (!any_damage) return r;
+  if (!any_damage || !make_view) return r;
 
   // A view: the metadata and sound streams linked, damaged streams copied without their bad
   // packets (no index/: babeltrace2 indexes the copies itself).

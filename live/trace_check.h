@@ -64,7 +64,11 @@ struct CheckedTrace {
 // Checks the trace in `dir` (its metadata, packetized or text, and every stream file's
 // packets). A cleaned view, when one is needed, is made in $TMPDIR (removed by RemoveViews()
 // or at exit).
-CheckedTrace CheckTrace(const std::string& dir, const TsdlLimits& limits = {});
+// `make_view` false: no view is made (read_dir stays `dir`; a capture copies the sound packets
+// from the trace's own files by their `offsets`, and a relayd still writing a stream's last
+// packet must not cost a copy of the stream).
+CheckedTrace CheckTrace(const std::string& dir, const TsdlLimits& limits = {},
+                        bool make_view = true);
 
 // A view of `read_dir` (a trace or its view) in which the stream file `read_path` is without
 // its bytes [cut_begin, cut_end) (a packet; cut_end past its size: the rest of it); "" and
