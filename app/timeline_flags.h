@@ -12,7 +12,7 @@ namespace waitpath {
 struct TimelineFlags {
   std::string file;      // --timeline: empty, none
   std::string from, to;  // nanoseconds since the epoch, or a duration from the first event
-  size_t max_mb = 256;
+  size_t max_mb = 64;
 };
 
 // False, with a one-line `error` naming the flag, on a malformed bound or --to not after

@@ -74,6 +74,7 @@ void CpuActivity::Exit(const Event& e, Kind kind) {
 void CpuActivity::Observe(const Event& e) {
   if (!started_) {
     started_ = true;
+    first_ts_ = e.ts;
     window_ = window_.Resolve(e.ts);
   }
   CpuState& c = Cpu(e.host, e.cpu);
@@ -146,9 +147,14 @@ void CpuActivity::Finish() {
     }
   }
   by_task_.clear();
+  interrupts_.clear();
   for (uint32_t i = 0; i < slices_.size(); ++i) {
-    if (slices_[i].kind == Kind::kTask) by_task_.push_back(i);
+    (slices_[i].kind == Kind::kTask ? by_task_ : interrupts_).push_back(i);
   }
+  std::sort(interrupts_.begin(), interrupts_.end(), [this](uint32_t a, uint32_t b) {
+    const Slice &x = slices_[a], &y = slices_[b];
+    return std::tie(x.host, x.start) < std::tie(y.host, y.start);
+  });
   std::sort(by_task_.begin(), by_task_.end(), [this](uint32_t a, uint32_t b) {
     const Slice &x = slices_[a], &y = slices_[b];
     return std::tie(x.host, x.tid, x.start) < std::tie(y.host, y.tid, y.start);
@@ -166,6 +172,26 @@ const CpuActivity::Slice* CpuActivity::RanAt(uint16_t host, int32_t tid, int64_t
   const Slice& s = slices_[*std::prev(it)];
   if (s.host != host || s.tid != tid || s.end < t) return nullptr;
   return &s;
+}
+
+}  // namespace waitpath
+
+namespace waitpath {
+
+const CpuActivity::Slice* CpuActivity::InterruptAt(uint16_t host, int64_t t) const {
+  // Interrupts are short: look back from t over those that began within the last 100 ms.
+  constexpr int64_t kLongest = 100'000'000;
+  auto it = std::upper_bound(interrupts_.begin(), interrupts_.end(), std::tie(host, t),
+                             [this](const auto& key, uint32_t i) {
+                               const Slice& s = slices_[i];
+                               return key < std::tie(s.host, s.start);
+                             });
+  while (it != interrupts_.begin()) {
+    const Slice& s = slices_[*--it];
+    if (s.host != host || s.start < t - kLongest) break;
+    if (s.end >= t) return &s;
+  }
+  return nullptr;
 }
 
 }  // namespace waitpath

@@ -46,11 +46,16 @@ class CpuActivity {
   const std::vector<Slice>& slices() const { return slices_; }
   bool overflowed() const { return overflowed_; }
   bool started() const { return started_; }
+  int64_t first_ts() const { return first_ts_; }  // of the first event seen
   // The window with offsets resolved (from the first event seen; as given before that).
   const TimelineWindow& window() const { return window_; }
   // The task slice of `tid` on `host` holding `t` (its end included: a task wakes another,
   // then switches out), null if none recorded. After Finish.
   const Slice* RanAt(uint16_t host, int32_t tid, int64_t t) const;
+  // An interrupt slice of `host` holding `t` (on any CPU; the innermost first found), null if
+  // none recorded: where a wake-up from interrupt context (a timer, a disk completion) came
+  // from. After Finish.
+  const Slice* InterruptAt(uint16_t host, int64_t t) const;
 
  private:
   struct OpenInterrupt {
@@ -74,11 +79,13 @@ class CpuActivity {
   TimelineWindow window_;
   size_t max_slices_;
   bool started_ = false;
+  int64_t first_ts_ = 0;
   bool overflowed_ = false;
   std::vector<std::vector<CpuState>> cpus_;  // [host][cpu]
   std::vector<int64_t> host_last_;
   std::vector<Slice> slices_;
-  std::vector<uint32_t> by_task_;  // task slices' indices by (host, tid, start), for Where
+  std::vector<uint32_t> by_task_;     // task slices' indices by (host, tid, start), for RanAt
+  std::vector<uint32_t> interrupts_;  // interrupt slices' indices by (host, start)
   uint32_t idle_name_ = 0, hrtimer_name_ = 0;
   uint32_t softirq_names_[10] = {};
   uint32_t ipi_names_[4] = {};

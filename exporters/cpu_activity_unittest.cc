@@ -53,6 +53,13 @@ TEST(CpuActivityTest, TasksAndNestedInterruptsBecomeSlices) {
   EXPECT_EQ(cpus.RanAt(0, 20, 301), nullptr);
   EXPECT_EQ(cpus.RanAt(0, 10, 250), nullptr);
   EXPECT_EQ(cpus.RanAt(1, 10, 150), nullptr);
+  // A wake-up from interrupt context at t: the innermost interrupt holding t.
+  ASSERT_NE(cpus.InterruptAt(0, 265), nullptr);
+  EXPECT_EQ(cpus.InterruptAt(0, 265)->kind, Kind::kIrq);
+  ASSERT_NE(cpus.InterruptAt(0, 275), nullptr);
+  EXPECT_EQ(cpus.InterruptAt(0, 275)->kind, Kind::kSoftirq);
+  EXPECT_EQ(cpus.InterruptAt(0, 290), nullptr);
+  EXPECT_EQ(cpus.InterruptAt(1, 265), nullptr);
 }
 
 TEST(CpuActivityTest, OffsetsCountFromTheFirstEventAndSlicesAreClipped) {

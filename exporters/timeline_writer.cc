@@ -167,7 +167,13 @@ void TimelineWriter::OnWatchedWait(const ResolvedWait& wait, std::span<const Pat
   for (size_t i = 0; i < path.size(); ++i) {
     const PathSegment& p = path[i];
     if (i + 1 == path.size()) {
-      if (p.task != wait.task && p.depth > 0) add(p.task, wait.end, wait.end - 1, false);
+      if (p.task != wait.task && p.depth > 0) {
+        add(p.task, wait.end, wait.end - 1, false);
+      } else if (wait.link.type == WaitLink::Type::kLeaf &&
+                 window.Overlaps(wait.end, wait.end + 1) && Reserve(2 * kBytesPerRecord)) {
+        // Woken from interrupt context (a timer, a disk completion...): from that interrupt.
+        flows_.push_back(Flow{track.host, -1, wait.end, track, wait.end - 1, false});
+      }
       break;
     }
     const PathSegment& q = path[i + 1];
@@ -186,7 +192,10 @@ bool TimelineWriter::Write(std::ostream& out, std::string* error) {
     *error = fmt::format(
         "--timeline: the timeline would be larger than --timeline-max-mb {} (recording stopped "
         "{}); give a narrower --from/--to or a larger --timeline-max-mb",
-        cap_mb, overflowed_ ? fmt::format("at {} ns", overflow_at_) : "in the CPU tracks");
+        cap_mb,
+        overflowed_ ? fmt::format("{:.3f} s after the first event",
+                                  static_cast<double>(overflow_at_ - cpus_.first_ts()) / 1e9)
+                    : std::string("in the CPU tracks"));
     return false;
   }
   const TimelineWindow& window = cpus_.window();
@@ -291,9 +300,12 @@ bool TimelineWriter::Write(std::ostream& out, std::string* error) {
   // slice closes later), and is dropped when the task's CPU is not in the window.
   uint64_t id = 0;
   for (const Flow& f : flows_) {
-    const CpuActivity::Slice* ran = cpus_.RanAt(f.from_host, f.from_tid, f.from_ts);
+    const CpuActivity::Slice* ran = f.from_tid < 0
+                                        ? cpus_.InterruptAt(f.from_host, f.from_ts)
+                                        : cpus_.RanAt(f.from_host, f.from_tid, f.from_ts);
     if (!ran) continue;
     const uint16_t cpu = ran->cpu;
+    const bool from_interrupt = f.from_tid < 0;
     // Inside the slice, not on its edge, where a viewer could bind it to a neighbour.
     const int64_t from_ts = std::max(ran->start, std::min(f.from_ts, ran->end - 1));
     ++id;
@@ -301,8 +313,8 @@ bool TimelineWriter::Write(std::ostream& out, std::string* error) {
     lines.push_back(Line{
         f.from_ts, 0, 2,
         fmt::format(R"({{"ph":"s","id":{},"pid":{},"tid":{},"ts":{},"name":"{}","cat":"path"}})",
-                    id, HostPid(f.from_host), CpuTrack(f.from_host, cpu, false), us(from_ts),
-                    name)});
+                    id, HostPid(f.from_host), CpuTrack(f.from_host, cpu, from_interrupt),
+                    us(from_ts), name)});
     lines.push_back(Line{
         f.to_ts, 0, 2,
         fmt::format(

@@ -24,7 +24,7 @@ namespace waitpath {
 struct TimelineOptions {
   TimelineWindow window;
   int64_t min_wait_ns = 0;  // waits at least this long are drawn as reported waits
-  size_t max_bytes = 256u << 20;
+  size_t max_bytes = 64u << 20;
 };
 
 class TimelineWriter : public AccountingSink {
@@ -72,7 +72,8 @@ class TimelineWriter : public AccountingSink {
   };
   struct Flow {
     uint16_t from_host;
-    int32_t from_tid;  // the task that woke or sent; placed on the CPU it ran on
+    int32_t from_tid;  // the task that woke or sent; placed on the CPU it ran on; -1: an
+                       // interrupt (timer, disk...) woke it: placed on the interrupt's track
     int64_t from_ts;
     Who to;  // the watched task's track
     int64_t to_ts;

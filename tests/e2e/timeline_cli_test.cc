@@ -27,7 +27,8 @@ int64_t Ns(const json& us) {
 struct Timeline {
   json trace;
   std::map<TaskKey, States> states;  // per watched task: ns per state, from its state slices
-  int waits = 0, wake_flows = 0, packet_flows = 0, cpu_slices = 0, interrupt_slices = 0;
+  int waits = 0, wake_flows = 0, packet_flows = 0, interrupt_flows = 0, cpu_slices = 0,
+      interrupt_slices = 0;
   double end_us = 0;  // of the last slice
 };
 
@@ -39,7 +40,12 @@ Timeline Read(const fs::path& file) {
     if (e["ph"] == "M" && e["name"] == "process_name") hosts[e["pid"]] = e["args"]["name"];
   }
   for (const auto& e : t.trace["traceEvents"]) {
-    if (e["ph"] == "s") ++(e["name"] == "packet" ? t.packet_flows : t.wake_flows);
+    if (e["ph"] == "s") {
+      ++(e["name"] == "packet" ? t.packet_flows : t.wake_flows);
+      // From a CPU's interrupts track (odd ids above 2^23): a timer or disk wake-up.
+      const int64_t tid = e["tid"];
+      if (tid >= (int64_t{1} << 23) && tid % 2 == 1) ++t.interrupt_flows;
+    }
     if (e["ph"] != "X") continue;
     t.end_us = std::max(t.end_us, e["ts"].get<double>() + e["dur"].get<double>());
     if (e["cat"] == "state") {
@@ -82,6 +88,7 @@ TEST_F(TimelineCliTest, StateSlicesReproduceTheTruthOnOneHost) {
     EXPECT_GT(t.waits, 0);  // those of at least 1 ms, without --min-wait
     if (std::string(scenario) == "mutex-convoy") {
       EXPECT_GT(t.wake_flows, 0);
+      EXPECT_GT(t.interrupt_flows, 0);  // its sleeps end in an hrtimer
     }
     const json truth = json::parse(std::ifstream(dir / "truth.json"));
     ASSERT_FALSE(truth["tasks"].empty());
