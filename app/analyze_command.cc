@@ -195,7 +195,8 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
                              .count();
     capture->SetFinisher([&](const CaptureMade& made) {
       std::string why;
-      if (!WriteCaptureTimeline(made, options.watch, options.reference, &why))
+      if (!WriteCaptureTimeline(made, options.watch, options.reference, capture_options.min_wait_ns,
+                                &why))
         Say("waitpath: capture {}: no timeline: {}\n", made.dir, why);
     });
     capture->Poll(INT64_MAX, 0, wall);

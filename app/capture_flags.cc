@@ -106,7 +106,7 @@ TraceLocator RelaydOutputLocator(std::string root) {
 }
 
 bool WriteCaptureTimeline(const CaptureMade& capture, const std::vector<std::string>& watch_flags,
-                          const std::string& reference, std::string* error) {
+                          const std::string& reference, int64_t min_wait_ns, std::string* error) {
   std::vector<HostSpec> hosts;
   DiscoverOptions discover;
   discover.warn = [](const std::string&) {};
@@ -121,6 +121,7 @@ bool WriteCaptureTimeline(const CaptureMade& capture, const std::vector<std::str
   TimelineOptions options;
   options.window.from = capture.from_ns;
   options.window.to = capture.to_ns;
+  options.min_wait_ns = min_wait_ns;
   TimelineWriter timeline(accounting, options);
   const std::vector<std::string> names = HostNames(hosts);
   const bool has_reference = std::find(names.begin(), names.end(), reference) != names.end();

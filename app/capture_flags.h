@@ -31,8 +31,9 @@ bool ParseCaptureFlags(const CaptureFlags& flags, bool live, CaptureOptions* opt
 TraceLocator RelaydOutputLocator(std::string root);
 
 // Writes `capture.dir`/timeline.json: the capture analysed as `analyze --timeline --from --to`
-// over its window, watching what `watch` selects; false with `error`.
+// over its window, watching what `watch` selects, waits of at least `min_wait_ns` (the
+// capture's threshold) highlighted; false with `error`.
 bool WriteCaptureTimeline(const CaptureMade& capture, const std::vector<std::string>& watch,
-                          const std::string& reference, std::string* error);
+                          const std::string& reference, int64_t min_wait_ns, std::string* error);
 
 }  // namespace waitpath

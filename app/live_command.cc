@@ -338,7 +338,7 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
     if (capture) {
       capture->SetFinisher([&](const CaptureMade& made) {
         std::string why;
-        if (!WriteCaptureTimeline(made, options.watch, "", &why))
+        if (!WriteCaptureTimeline(made, options.watch, "", capture_options.min_wait_ns, &why))
           Say("waitpath: capture {}: no timeline: {}\n", made.dir, why);
       });
     }
