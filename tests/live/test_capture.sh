@@ -2,7 +2,8 @@
 # Just-in-time capture with real daemons (a private lttng-relayd, a namespaced lttng-sessiond
 # replaying a generated host as UST events, docs/capture.md): a database writer whose 40th
 # disk write takes 80 ms gives exactly one capture, cut from the relayd's stored files;
-# babeltrace2 reads it; `waitpath analyze` of the capture gives the live answer again.
+# babeltrace2 reads it; `waitpath analyze` of the capture gives the live answer again; the
+# capture is counted in waitpath_captures_total.
 # usage: test_capture.sh WAITPATH WAITPATH_GEN WAITPATH_REPLAY SOURCE_DIR
 set -euo pipefail
 W=$1 GEN=$2 REPLAY=$3 SRC=$4
@@ -17,7 +18,7 @@ live_setup capture-test 17600
 cat >"$tmp/slow-disk.toml" <<'TOML'
 name = "slow-disk"
 seed = 3
-duration = "300ms"
+duration = "1500ms"
 watch = ["writer"]
 [[hosts]]
 name = "db"
@@ -32,14 +33,15 @@ cpus = 2
   name = "noise"
   comm = "noise"
   start = "1ms"
-  script = ["repeat 80", "compute 2ms", "sleep 1ms", "end"]
+  script = ["repeat 400", "compute 2ms", "sleep 1ms", "end"]
 TOML
 "$GEN" -q --scenario "$tmp/slow-disk.toml" --out "$tmp/g" >/dev/null
 mkdir -p "$tmp/set"
 cp -r "$tmp/g/db" "$tmp/set/"
 
 start_relayd a
-"$W" live --relayd "$live_url" --all --json --watch comm=db-writer --min-wait 50ms \
+metrics=127.0.0.1:$((base + 3))
+"$W" live --relayd "$live_url" --all --json --watch comm=db-writer --min-wait 50ms --metrics "$metrics" \
   --capture-dir "$tmp/captures" --capture-min-wait 50ms --capture-margin 20ms \
   --capture-traces "$tmp/relay-a" >"$tmp/live.out" 2>"$tmp/live.err" &
 l=$!
@@ -47,6 +49,16 @@ pids+=("$l")
 bash "$SRC/tools/replay/replay-hosts.sh" -r "$relayd_url" -s slowdisk -R "$REPLAY" "$tmp/set" --start-delay-ms 4000 --speed 0.2 \
   >"$tmp/replay.log" 2>&1 &
 pids+=($!)
+# Cut while running: the host's events went 0.5 s past the wait's window (it runs 1.2 s).
+wait_for "$tmp/live.err" "captured " 1 90
+written=$(python3 - "$metrics" <<'PY'
+import sys, urllib.request
+body = urllib.request.urlopen("http://" + sys.argv[1] + "/metrics", timeout=5).read().decode()
+print(sum(int(float(l.rsplit(" ", 1)[1])) for l in body.splitlines()
+          if l.startswith('waitpath_captures_total{outcome="written"}')))
+PY
+)
+[ "$written" -eq 1 ] || { echo "FAIL: waitpath_captures_total{outcome=\"written\"} is $written, want 1"; exit 1; }
 wait_for "$tmp/live.err" "session ended" 1 90
 kill -INT "$l"
 for _ in $(seq 300); do kill -0 "$l" 2>/dev/null || break; sleep 0.1; done
