@@ -185,6 +185,148 @@ void TimelineWriter::OnWatchedWait(const ResolvedWait& wait, std::span<const Pat
   }
 }
 
+// What Write() builds: the trace events with what orders them, and how times and names are
+// spelled in them.
+struct TimelineWriter::Output {
+  int64_t origin = 0;
+  const std::vector<std::string>& hosts;
+  std::vector<Line> lines;
+
+  static std::string Micros(int64_t d) { return fmt::format("{}.{:03}", d / 1000, d % 1000); }
+  std::string Us(int64_t t) const { return Micros(t - origin); }
+  std::string HostName(uint16_t h) const {
+    return h < hosts.size() ? hosts[h] : fmt::format("host {}", h);
+  }
+  static std::string Comm(uint32_t id) { return std::string(StringTable::Global().Get(id)); }
+  std::string Name(const Who& w) const {
+    return w.tid < 0 ? std::string("?")
+                     : fmt::format("{} {}/{}", Comm(w.comm), HostName(w.host), w.tid);
+  }
+  void Meta(int64_t pid, int64_t tid, std::string_view what, const std::string& args) {
+    lines.push_back(Line{std::numeric_limits<int64_t>::min(), 0, 0,
+                         fmt::format(R"({{"ph":"M","pid":{},"tid":{},"name":"{}","args":{{{}}}}})",
+                                     pid, tid, what, args)});
+  }
+};
+
+int64_t TimelineWriter::Origin() const {
+  // Times are written in microseconds from an origin (the window's start, or the first thing
+  // drawn): absolute nanoseconds since the epoch do not fit a double's 53 bits.
+  int64_t origin = cpus_.window().from;
+  if (origin != std::numeric_limits<int64_t>::min()) return origin;
+  origin = std::numeric_limits<int64_t>::max();
+  for (const auto& s : cpus_.slices()) origin = std::min(origin, s.start);
+  for (const auto& s : states_) origin = std::min(origin, s.start);
+  return origin == std::numeric_limits<int64_t>::max() ? 0 : origin;
+}
+
+// Names and order of the tracks: per host a process; its CPUs first, then the watched tasks.
+void TimelineWriter::DrawTracks(Output& o) const {
+  std::vector<std::vector<bool>> cpu_seen;
+  for (const auto& s : cpus_.slices()) {
+    if (s.host >= cpu_seen.size()) cpu_seen.resize(s.host + 1u);
+    if (s.cpu >= cpu_seen[s.host].size()) cpu_seen[s.host].resize(s.cpu + 1u);
+    cpu_seen[s.host][s.cpu] = true;
+  }
+  std::vector<bool> host_seen(std::max(o.hosts.size(), cpu_seen.size()));
+  for (uint16_t h = 0; h < cpu_seen.size(); ++h) host_seen[h] = true;
+  for (const Who& t : threads_) {
+    if (t.host >= host_seen.size()) host_seen.resize(t.host + 1u);
+    host_seen[t.host] = true;
+  }
+  for (uint16_t h = 0; h < host_seen.size(); ++h) {
+    if (!host_seen[h]) continue;
+    o.Meta(HostPid(h), 0, "process_name", "\"name\":" + Quoted(o.HostName(h)));
+    o.Meta(HostPid(h), 0, "process_sort_index", fmt::format("\"sort_index\":{}", h));
+    for (uint16_t cpu = 0; h < cpu_seen.size() && cpu < cpu_seen[h].size(); ++cpu) {
+      if (!cpu_seen[h][cpu]) continue;
+      for (bool irq : {false, true}) {
+        const int64_t tid = CpuTrack(h, cpu, irq);
+        o.Meta(HostPid(h), tid, "thread_name",
+               "\"name\":" + Quoted(fmt::format("CPU {}{}", cpu, irq ? " interrupts" : "")));
+        o.Meta(HostPid(h), tid, "thread_sort_index",
+               fmt::format("\"sort_index\":{}", 2 * cpu + irq));
+      }
+    }
+  }
+  for (const Who& t : threads_) {
+    o.Meta(HostPid(t.host), t.tid, "thread_name", "\"name\":" + Quoted(Output::Comm(t.comm)));
+    o.Meta(HostPid(t.host), t.tid, "thread_sort_index",
+           fmt::format("\"sort_index\":{}", 1'000'000 + t.tid));
+  }
+}
+
+void TimelineWriter::DrawCpus(Output& o) const {
+  for (const auto& s : cpus_.slices()) {
+    const bool task = s.kind == CpuActivity::Kind::kTask;
+    o.lines.push_back(Line{
+        s.start, s.end - s.start, 0,
+        fmt::format(
+            R"({{"ph":"X","pid":{},"tid":{},"ts":{},"dur":{},"name":{},"cat":"{}","args":{{{}}}}})",
+            HostPid(s.host), CpuTrack(s.host, s.cpu, !task), o.Us(s.start),
+            Output::Micros(s.end - s.start), Quoted(Output::Comm(s.name)),
+            task ? "cpu" : "interrupt",
+            task ? fmt::format("\"tid\":{}", s.tid)
+                 : fmt::format("\"kind\":\"{}\",\"over_tid\":{}", KindName(s.kind), s.tid))});
+  }
+}
+
+void TimelineWriter::DrawWatched(Output& o) const {
+  for (const WaitSlice& w : waits_) {
+    std::string name = fmt::format("wait {:.3f} ms ({})", w.duration / 1e6, w.cause);
+    std::string args = fmt::format(R"("cause":"{}","duration_ns":{})", w.cause, w.duration);
+    if (w.waker.tid >= 0) {
+      name += " woken by " + Output::Comm(w.waker.comm);
+      args += ",\"waker\":" + Quoted(o.Name(w.waker));
+    }
+    o.lines.push_back(Line{
+        w.start, w.end - w.start, 0,
+        fmt::format(
+            R"({{"ph":"X","pid":{},"tid":{},"ts":{},"dur":{},"name":{},"cat":"wait","cname":"terrible","args":{{{}}}}})",
+            HostPid(w.track.host), w.track.tid, o.Us(w.start), Output::Micros(w.end - w.start),
+            Quoted(name), args)});
+  }
+  for (const StateSlice& s : states_) {
+    const bool own = s.on.host == s.track.host && s.on.tid == s.track.tid;
+    const std::string_view leaf = LeafName(s.leaf);
+    const std::string name =
+        own ? std::string(leaf) : fmt::format("{} · {}", leaf, Output::Comm(s.on.comm));
+    o.lines.push_back(Line{
+        s.start, s.end - s.start, 1,
+        fmt::format(
+            R"({{"ph":"X","pid":{},"tid":{},"ts":{},"dur":{},"name":{},"cat":"state","cname":"{}","args":{{"state":"{}","on":{}}}}})",
+            HostPid(s.track.host), s.track.tid, o.Us(s.start), Output::Micros(s.end - s.start),
+            Quoted(name), LeafColour(s.leaf), leaf, Quoted(o.Name(s.on)))});
+  }
+}
+
+// A flow starts on the CPU where its task (or, from interrupt context, an interrupt) ran at
+// that time, found after the fact (the CPU slice closes later); dropped when there is none.
+void TimelineWriter::DrawFlows(Output& o) const {
+  uint64_t id = 0;
+  for (const Flow& f : flows_) {
+    const bool from_interrupt = f.from_tid < 0;
+    const CpuActivity::Slice* ran = from_interrupt
+                                        ? cpus_.InterruptAt(f.from_host, f.from_ts)
+                                        : cpus_.RanAt(f.from_host, f.from_tid, f.from_ts);
+    if (!ran) continue;
+    // Inside the slice, not on its edge, where a viewer could bind it to a neighbour.
+    const int64_t from_ts = std::max(ran->start, std::min(f.from_ts, ran->end - 1));
+    ++id;
+    const std::string_view name = f.packet ? "packet" : "wake-up";
+    o.lines.push_back(Line{
+        from_ts, 0, 2,
+        fmt::format(R"({{"ph":"s","id":{},"pid":{},"tid":{},"ts":{},"name":"{}","cat":"path"}})",
+                    id, HostPid(f.from_host), CpuTrack(f.from_host, ran->cpu, from_interrupt),
+                    o.Us(from_ts), name)});
+    o.lines.push_back(Line{
+        f.to_ts, 0, 2,
+        fmt::format(
+            R"({{"ph":"f","bp":"e","id":{},"pid":{},"tid":{},"ts":{},"name":"{}","cat":"path"}})",
+            id, HostPid(f.to.host), f.to.tid, o.Us(f.to_ts), name)});
+  }
+}
+
 bool TimelineWriter::Write(std::ostream& out, std::string* error) {
   cpus_.Finish();
   const size_t cap_mb = options_.max_bytes >> 20;
@@ -198,135 +340,16 @@ bool TimelineWriter::Write(std::ostream& out, std::string* error) {
                     : std::string("in the CPU tracks"));
     return false;
   }
-  const TimelineWindow& window = cpus_.window();
-  // Times are written in microseconds from an origin (the window's start, or the first thing
-  // drawn): absolute nanoseconds since the epoch do not fit a double's 53 bits.
-  int64_t origin = window.from;
-  if (origin == std::numeric_limits<int64_t>::min()) {
-    origin = std::numeric_limits<int64_t>::max();
-    for (const auto& s : cpus_.slices()) origin = std::min(origin, s.start);
-    for (const auto& s : states_) origin = std::min(origin, s.start);
-    if (origin == std::numeric_limits<int64_t>::max()) origin = 0;
-  }
-  auto micros = [](int64_t d) { return fmt::format("{}.{:03}", d / 1000, d % 1000); };
-  auto us = [&](int64_t t) { return micros(t - origin); };
-  const std::vector<std::string>& hosts = accounting_.hosts();
-  auto host_name = [&](uint16_t h) {
-    return h < hosts.size() ? hosts[h] : fmt::format("host {}", h);
-  };
-  auto comm = [](uint32_t id) { return std::string(StringTable::Global().Get(id)); };
-  auto who = [&](const Who& w) {
-    return w.tid < 0 ? std::string("?")
-                     : fmt::format("{} {}/{}", comm(w.comm), host_name(w.host), w.tid);
-  };
-
-  std::vector<Line> lines;
-  // Names and order of the tracks: per host a process; its CPUs first, then the watched tasks.
-  std::vector<std::vector<bool>> cpu_seen;
-  for (const auto& s : cpus_.slices()) {
-    if (s.host >= cpu_seen.size()) cpu_seen.resize(s.host + 1u);
-    if (s.cpu >= cpu_seen[s.host].size()) cpu_seen[s.host].resize(s.cpu + 1u);
-    cpu_seen[s.host][s.cpu] = true;
-  }
-  std::vector<bool> host_seen(std::max(hosts.size(), cpu_seen.size()));
-  for (uint16_t h = 0; h < cpu_seen.size(); ++h) host_seen[h] = true;
-  for (const Who& t : threads_) {
-    if (t.host >= host_seen.size()) host_seen.resize(t.host + 1u);
-    host_seen[t.host] = true;
-  }
-  auto meta = [&](int64_t pid, int64_t tid, std::string_view what, const std::string& value) {
-    lines.push_back(Line{std::numeric_limits<int64_t>::min(), 0, 0,
-                         fmt::format(R"({{"ph":"M","pid":{},"tid":{},"name":"{}","args":{{{}}}}})",
-                                     pid, tid, what, value)});
-  };
-  for (uint16_t h = 0; h < host_seen.size(); ++h) {
-    if (!host_seen[h]) continue;
-    meta(HostPid(h), 0, "process_name", "\"name\":" + Quoted(host_name(h)));
-    meta(HostPid(h), 0, "process_sort_index", fmt::format("\"sort_index\":{}", h));
-    for (uint16_t cpu = 0; h < cpu_seen.size() && cpu < cpu_seen[h].size(); ++cpu) {
-      if (!cpu_seen[h][cpu]) continue;
-      for (bool irq : {false, true}) {
-        const int64_t tid = CpuTrack(h, cpu, irq);
-        meta(HostPid(h), tid, "thread_name",
-             "\"name\":" + Quoted(fmt::format("CPU {}{}", cpu, irq ? " interrupts" : "")));
-        meta(HostPid(h), tid, "thread_sort_index", fmt::format("\"sort_index\":{}", 2 * cpu + irq));
-      }
-    }
-  }
-  for (const Who& t : threads_) {
-    meta(HostPid(t.host), t.tid, "thread_name", "\"name\":" + Quoted(comm(t.comm)));
-    meta(HostPid(t.host), t.tid, "thread_sort_index",
-         fmt::format("\"sort_index\":{}", 1'000'000 + t.tid));
-  }
-
-  for (const auto& s : cpus_.slices()) {
-    const bool task = s.kind == CpuActivity::Kind::kTask;
-    lines.push_back(Line{
-        s.start, s.end - s.start, 0,
-        fmt::format(
-            R"({{"ph":"X","pid":{},"tid":{},"ts":{},"dur":{},"name":{},"cat":"{}","args":{{{}}}}})",
-            HostPid(s.host), CpuTrack(s.host, s.cpu, !task), us(s.start), micros(s.end - s.start),
-            Quoted(comm(s.name)), task ? "cpu" : "interrupt",
-            task ? fmt::format("\"tid\":{}", s.tid)
-                 : fmt::format("\"kind\":\"{}\",\"over_tid\":{}", KindName(s.kind), s.tid))});
-  }
-  for (const WaitSlice& w : waits_) {
-    std::string name = fmt::format("wait {:.3f} ms ({})", w.duration / 1e6, w.cause);
-    std::string args = fmt::format(R"("cause":"{}","duration_ns":{})", w.cause, w.duration);
-    if (w.waker.tid >= 0) {
-      name += " woken by " + comm(w.waker.comm);
-      args += ",\"waker\":" + Quoted(who(w.waker));
-    }
-    lines.push_back(Line{
-        w.start, w.end - w.start, 0,
-        fmt::format(
-            R"({{"ph":"X","pid":{},"tid":{},"ts":{},"dur":{},"name":{},"cat":"wait","cname":"terrible","args":{{{}}}}})",
-            HostPid(w.track.host), w.track.tid, us(w.start), micros(w.end - w.start), Quoted(name),
-            args)});
-  }
-  for (const StateSlice& s : states_) {
-    const bool own = s.on.host == s.track.host && s.on.tid == s.track.tid;
-    const std::string_view leaf = LeafName(s.leaf);
-    const std::string name =
-        own ? std::string(leaf) : fmt::format("{} · {}", leaf, comm(s.on.comm));
-    lines.push_back(Line{
-        s.start, s.end - s.start, 1,
-        fmt::format(
-            R"({{"ph":"X","pid":{},"tid":{},"ts":{},"dur":{},"name":{},"cat":"state","cname":"{}","args":{{"state":"{}","on":{}}}}})",
-            HostPid(s.track.host), s.track.tid, us(s.start), micros(s.end - s.start), Quoted(name),
-            LeafColour(s.leaf), leaf, Quoted(who(s.on)))});
-  }
-  // A flow starts on the CPU where its task ran at that time (found after the fact: the CPU
-  // slice closes later), and is dropped when the task's CPU is not in the window.
-  uint64_t id = 0;
-  for (const Flow& f : flows_) {
-    const CpuActivity::Slice* ran = f.from_tid < 0
-                                        ? cpus_.InterruptAt(f.from_host, f.from_ts)
-                                        : cpus_.RanAt(f.from_host, f.from_tid, f.from_ts);
-    if (!ran) continue;
-    const uint16_t cpu = ran->cpu;
-    const bool from_interrupt = f.from_tid < 0;
-    // Inside the slice, not on its edge, where a viewer could bind it to a neighbour.
-    const int64_t from_ts = std::max(ran->start, std::min(f.from_ts, ran->end - 1));
-    ++id;
-    const std::string_view name = f.packet ? "packet" : "wake-up";
-    lines.push_back(Line{
-        f.from_ts, 0, 2,
-        fmt::format(R"({{"ph":"s","id":{},"pid":{},"tid":{},"ts":{},"name":"{}","cat":"path"}})",
-                    id, HostPid(f.from_host), CpuTrack(f.from_host, cpu, from_interrupt),
-                    us(from_ts), name)});
-    lines.push_back(Line{
-        f.to_ts, 0, 2,
-        fmt::format(
-            R"({{"ph":"f","bp":"e","id":{},"pid":{},"tid":{},"ts":{},"name":"{}","cat":"path"}})",
-            id, HostPid(f.to.host), f.to.tid, us(f.to_ts), name)});
-  }
-  std::stable_sort(lines.begin(), lines.end(), [](const Line& a, const Line& b) {
+  Output o{Origin(), accounting_.hosts(), {}};
+  DrawTracks(o);
+  DrawCpus(o);
+  DrawWatched(o);
+  DrawFlows(o);
+  std::stable_sort(o.lines.begin(), o.lines.end(), [](const Line& a, const Line& b) {
     return std::tie(a.ts, b.dur, a.level) < std::tie(b.ts, a.dur, b.level);
   });
-
   size_t bytes = 0;
-  for (const Line& l : lines) bytes += l.json.size() + 2;
+  for (const Line& l : o.lines) bytes += l.json.size() + 2;
   if (bytes > options_.max_bytes) {
     *error = fmt::format(
         "--timeline: the timeline would be {} MB, larger than --timeline-max-mb {}; give a "
@@ -334,15 +357,15 @@ bool TimelineWriter::Write(std::ostream& out, std::string* error) {
         (bytes + (1u << 20) - 1) >> 20, cap_mb);
     return false;
   }
+  const std::vector<std::string>& hosts = accounting_.hosts();
+  const std::string reference = !reference_.empty() ? reference_
+                                : hosts.empty()     ? std::string("?")
+                                                    : hosts[0];
   out << "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"waitpath\",\"origin_ns\":\""
-      << origin << "\",\"clock\":"
-      << Quoted("reference host " + (!reference_.empty() ? reference_
-                                     : hosts.empty()     ? std::string("?")
-                                                         : hosts[0]))
-      << "},\n"
+      << o.origin << "\",\"clock\":" << Quoted("reference host " + reference) << "},\n"
       << "\"traceEvents\":[\n";
-  for (size_t i = 0; i < lines.size(); ++i)
-    out << lines[i].json << (i + 1 < lines.size() ? ",\n" : "\n");
+  for (size_t i = 0; i < o.lines.size(); ++i)
+    out << o.lines[i].json << (i + 1 < o.lines.size() ? ",\n" : "\n");
   out << "]}\n";
   return true;
 }

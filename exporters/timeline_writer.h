@@ -80,7 +80,14 @@ class TimelineWriter : public AccountingSink {
     bool packet;
   };
 
+  struct Output;  // what Write() builds (timeline_writer.cc)
+
   Who WhoIs(Utid u) const;
+  int64_t Origin() const;
+  void DrawTracks(Output& o) const;
+  void DrawCpus(Output& o) const;
+  void DrawWatched(Output& o) const;  // the watched tasks' states and reported waits
+  void DrawFlows(Output& o) const;
   void NoteThread(const Who& w);
   bool Reserve(size_t bytes);  // false (and overflowed_) past the cap
 
