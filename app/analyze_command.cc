@@ -83,6 +83,17 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
     return 2;
   }
   engine_options.max_history_bytes = options.max_history_mb << 20;
+  TimelineOptions timeline_options;
+  if (!ParseTimelineFlags(options.timeline, report_options.min_wait_ns, &timeline_options,
+                          &error)) {
+    Say("waitpath: {}\n", error);
+    return 2;
+  }
+  CaptureOptions capture_options;
+  if (!ParseCaptureFlags(options.capture, false, &capture_options, &error)) {
+    Say("waitpath: {}\n", error);
+    return 2;
+  }
   int64_t linger_ns = -1;
   if (!metrics_flags.linger.empty() &&
       !ParseDurationFlag("--metrics-linger", metrics_flags.linger, &linger_ns, &error)) {
@@ -103,6 +114,22 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
   Engine engine(engine_options);
   WatchedAccounting accounting(engine, std::move(watch), names);
   AnalysisReport report(accounting, report_options, std::cout);
+  std::unique_ptr<TimelineWriter> timeline;
+  if (!options.timeline.file.empty()) {
+    timeline = std::make_unique<TimelineWriter>(accounting, timeline_options);
+    timeline->SetReference(options.reference.empty() ? names[0] : options.reference);
+  }
+  std::unique_ptr<WaitCapture> capture;
+  if (!capture_options.dir.empty()) {
+    // Recorded traces: captures are cut from the traces given.
+    capture = std::make_unique<WaitCapture>(accounting, capture_options,
+                                            [&hosts](const std::string& host) {
+                                              for (const HostSpec& h : hosts) {
+                                                if (h.hostname == host) return h.trace_dirs;
+                                              }
+                                              return std::vector<std::string>{};
+                                            });
+  }
   std::unique_ptr<MetricsExporter> metrics;
   std::unique_ptr<MetricsServer> server;
   if (want_metrics) {
@@ -131,6 +158,7 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
   pipeline.keep_decoded_bytes = options.keep_decoded_mb << 20;
   std::vector<HostStats> stats;
   EngineFeed feed(engine);
+  if (timeline) feed.SetCpuActivity(&timeline->cpus());
   feed.on_clocks = [&](const std::vector<HostClock>& clocks) {
     // Several hosts: times are in the reference host's clock; say how well each maps to it.
     // Text: what the times are in, and how well each host maps to it.
@@ -142,6 +170,7 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
       }
       std::cout << '\n';
     }
+    if (capture) capture->SetClocks(clocks);
     for (const HostClock& c : clocks) {
       if (report_options.json) std::cout << ClockJson(c) << '\n';
       if (metrics)
@@ -160,9 +189,31 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
     return 2;
   }
   accounting.Finish();
+  if (capture) {
+    const int64_t wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+    capture->SetFinisher([&](const CaptureMade& made) {
+      std::string why;
+      if (!WriteCaptureTimeline(made, options.watch, options.reference, capture_options.min_wait_ns,
+                                &why))
+        Say("waitpath: capture {}: no timeline: {}\n", made.dir, why);
+    });
+    capture->Poll(INT64_MAX, 0, wall);
+    const CaptureCounters& c = capture->counters();
+    fmt::print(stderr,
+               "waitpath: {} capture(s) written in {} ({} skipped over --capture-max-per-hour, "
+               "{} removed under --capture-max-mb)\n",
+               c.written, capture_options.dir, c.skipped_rate, c.removed);
+    if (metrics) metrics->ObserveCaptures(c);
+  }
   if (metrics) metrics->Finish();
 
   int code = ReportHostErrors(stats, HostCheck::kReadAndAnalyse);
+  if (timeline && !WriteTimelineFile(*timeline, options.timeline.file, &error)) {
+    Say("waitpath: {}\n", error);
+    code = 1;
+  }
   if (!metrics_flags.file.empty()) {
     std::ofstream file(metrics_flags.file);
     metrics->WriteText(file);
@@ -244,6 +295,18 @@ Command AddAnalyzeCommand(CLI::App& app) {
                   "them (two machines with one hostname)")
       ->check(CLI::IsMember({"hostname", "dir"}))
       ->capture_default_str();
+  cmd->add_option("--timeline", o->timeline.file,
+                  "Write a timeline there: Chrome trace-event JSON for ui.perfetto.dev or "
+                  "chrome://tracing (docs/timeline.md)");
+  cmd->add_option("--from", o->timeline.from,
+                  "Timeline from this time: nanoseconds since the epoch, or a duration from the "
+                  "first event (e.g. 1.5s)");
+  cmd->add_option("--to", o->timeline.to, "Timeline up to this time (as --from)");
+  cmd->add_option("--timeline-max-mb", o->timeline.max_mb,
+                  "Refuse a timeline larger than this (narrow it with --from/--to)")
+      ->capture_default_str()
+      ->check(IntegerRange(1, 1 << 20));
+  AddCaptureFlags(cmd, &o->capture, false);
   cmd->add_option("TRACE", o->traces, "Trace directories")->required();
   return Command{cmd, [o, m] { return RunAnalyzeWithMetrics(*o, *m); }};
 }

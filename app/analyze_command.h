@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "app/capture_flags.h"
+#include "app/timeline_flags.h"
 #include "base/time_format.h"
 #include "stream/pipeline.h"
 
@@ -24,6 +26,8 @@ struct AnalyzeOptions {
       kDefaultKeepDecodedMb;  // several hosts: reuse the sync pass's decoded events
   std::string reference;      // several hosts: the reference clock's host (default: the first)
   std::string host_from = "hostname";  // or "dir": hosts named by their directory
+  TimelineFlags timeline;              // --timeline FILE [--from T] [--to T] [--timeline-max-mb]
+  CaptureFlags capture;                // --capture-dir DIR --capture-min-wait DUR...
 };
 
 int RunAnalyze(const AnalyzeOptions& options);

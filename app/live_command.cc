@@ -101,10 +101,14 @@ class LiveSessions : public EngineFeed {
     }
   }
 
+  // Captures of slow waits (--capture-dir), cut once the engine is past their window.
+  void SetCapture(WaitCapture* capture) { capture_ = capture; }
+
   // Feeds whatever the readers have read to the engine; waits up to `timeout_us` for more.
   void Pump(int64_t timeout_us) {
     pipeline_.Pump(timeout_us);
     Report();
+    Capture(false);
   }
 
   void StopAll() {
@@ -112,6 +116,7 @@ class LiveSessions : public EngineFeed {
     stopping_ = true;
     pipeline_.Drain();
     Report();
+    Capture(true);
   }
 
   // The pipeline's sink: clocks, batches, ends, on top of feeding the engine.
@@ -126,6 +131,7 @@ class LiveSessions : public EngineFeed {
     synchronized_ = true;
     clocks_ = clocks;
     EngineFeed::OnClocks(clocks);
+    if (capture_) capture_->SetClocks(clocks);
     if (!metrics_) return;
     for (const HostClock& c : clocks) {
       metrics_->health().SetClockSync(c.host, std::string(SyncQualityName(c.quality)),
@@ -138,6 +144,8 @@ class LiveSessions : public EngineFeed {
   void OnBatchDone(const Batch& batch) override {
     if (batch.host >= emitted_ns_.size()) emitted_ns_.resize(batch.host + 1u, 0);
     if (batch.counters.emitted_ns != 0) emitted_ns_[batch.host] = batch.counters.emitted_ns;
+    if (capture_ && !batch.events.empty())
+      capture_->ObserveClockOffset(batch.host, batch.events.back().ts, batch.clock_offset_ns);
     if (!metrics_) return;
     metrics_->ObserveBatch(batch);
     const auto wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -218,6 +226,22 @@ class LiveSessions : public EngineFeed {
     for (size_t h = 0; h < pipeline_.source_count(); ++h) ReportRelayd(h);
     ReportLag();
   }
+  // The relayd stores a packet before a live viewer can read it, so once the engine has
+  // events past a wait's window, the packets of that window are on disk; `kSettleNs` more for
+  // the CPUs whose packets close later (an idle CPU's packet closes at the live timer).
+  void Capture(bool all) {
+    static constexpr int64_t kSettleNs = 500'000'000;
+    if (!capture_ || capture_->pending() == 0) return;
+    int64_t now = INT64_MIN;
+    for (uint16_t h = 0; h < accounting_.hosts().size(); ++h)
+      now = std::max(now, engine_.host_now(h));
+    const int64_t wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+    for (const CaptureMade& made : capture_->Poll(all ? INT64_MAX : now, kSettleNs, wall))
+      Say("waitpath: captured {}\n", made.dir);
+    if (metrics_) metrics_->ObserveCaptures(capture_->counters());
+  }
 
   // A reader's relayd connection: lost (once, however long it stays away) and reattached.
   void ReportRelayd(size_t h) {
@@ -273,9 +297,10 @@ class LiveSessions : public EngineFeed {
     }
   }
 
-  Engine& engine_;
+  const Engine& engine_;
   const LiveOptions& options_;
   WatchedAccounting& accounting_;
+  WaitCapture* capture_ = nullptr;
   MetricsExporter* metrics_;
   std::vector<std::string> labels_;              // "host (session name)", for messages
   std::vector<RelaydLink::Counts> relayd_seen_;  // per source, as last reported
@@ -344,6 +369,11 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
   }
   LiveOptions live_options = options;
   if (!ParseDurationFlag("--max-lag", options.max_lag, &live_options.max_lag_ns, &error)) {
+    Say("waitpath: {}\n", error);
+    return 2;
+  }
+  CaptureOptions capture_options;
+  if (!ParseCaptureFlags(options.capture, options.traces.empty(), &capture_options, &error)) {
     Say("waitpath: {}\n", error);
     return 2;
   }
@@ -418,9 +448,22 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
   WaitFanout listeners(metrics ? std::vector<WaitListener*>{&accounting, metrics.get()}
                                : std::vector<WaitListener*>{&accounting});
   engine.SetListener(&listeners);
+  std::unique_ptr<WaitCapture> capture;
+  if (!capture_options.dir.empty()) {
+    capture = std::make_unique<WaitCapture>(accounting, capture_options,
+                                            RelaydOutputLocator(options.capture.traces));
+  }
   status.source = "relayd " + options.relayd;
   {
     LiveSessions sessions(live_options, engine, accounting, metrics.get());
+    if (capture) {
+      capture->SetFinisher([&](const CaptureMade& made) {
+        std::string why;
+        if (!WriteCaptureTimeline(made, options.watch, "", capture_options.min_wait_ns, &why))
+          Say("waitpath: capture {}: no timeline: {}\n", made.dir, why);
+      });
+    }
+    sessions.SetCapture(capture.get());
     std::optional<TerminalScreen> terminal;
     if (view) terminal.emplace();
     auto next_discovery = std::chrono::steady_clock::now();
@@ -503,6 +546,7 @@ Command AddLiveCommand(CLI::App& app) {
       ->check(CLI::IsMember({"process", "cgroup"}))
       ->capture_default_str();
   AddCommonFlags(cmd, o.get());
+  AddCaptureFlags(cmd, &o->capture, true);
   return Command{cmd, [o] {
                    if (!o->all && o->sessions.empty()) {
                      Say("waitpath: live: give --session NAME or --all\n");

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "app/capture_flags.h"
 #include "base/time_format.h"
 
 namespace waitpath {
@@ -32,6 +33,7 @@ struct LiveOptions {
   // --plain (or output that is not a terminal) prints lines instead.
   bool plain = false;
   std::string states;  // --state disk,network: waits whose headline state is one of these
+  CaptureFlags capture;  // live: --capture-dir DIR --capture-min-wait DUR --capture-traces DIR
 };
 
 // Runs until `*stop` becomes true, or SIGINT/SIGTERM when `stop` is null (base/stop_signal.h;

@@ -1,5 +1,6 @@
 #include "exporters/metrics.h"
 
+#include <prometheus/counter.h>
 #include <prometheus/gauge.h>
 #include <prometheus/text_serializer.h>
 
@@ -53,6 +54,31 @@ MetricsExporter::MetricsExporter(const Engine& engine, WatchedAccounting& accoun
       .Register(*registry_)
       .Add({{"version", WAITPATH_VERSION}})
       .Set(1);
+}
+
+void MetricsExporter::ObserveCaptures(const CaptureCounters& counts) {
+  static constexpr const char* kOutcomes[] = {"written",          "skipped_rate",
+                                              "skipped_no_trace", "skipped_failed",
+                                              "skipped_too_big",  "removed"};
+  if (capture_series_.empty()) {
+    auto& family = prometheus::BuildCounter()
+                       .Name("waitpath_captures_total")
+                       .Help(
+                           "Just-in-time captures of slow waits: written, skipped (by reason), "
+                           "and old ones removed under --capture-max-mb")
+                       .Register(*registry_);
+    for (const char* outcome : kOutcomes)
+      capture_series_.push_back(&family.Add({{"outcome", outcome}}));
+  }
+  const uint64_t now[] = {counts.written,        counts.skipped_rate,    counts.skipped_no_trace,
+                          counts.skipped_failed, counts.skipped_too_big, counts.removed};
+  const uint64_t seen[] = {captures_seen_.written,          captures_seen_.skipped_rate,
+                           captures_seen_.skipped_no_trace, captures_seen_.skipped_failed,
+                           captures_seen_.skipped_too_big,  captures_seen_.removed};
+  for (size_t i = 0; i < std::size(kOutcomes); ++i) {
+    if (now[i] > seen[i]) capture_series_[i]->Increment(static_cast<double>(now[i] - seen[i]));
+  }
+  captures_seen_ = counts;
 }
 
 void MetricsExporter::AddHost(const std::string& name) {

@@ -26,6 +26,7 @@
 
 #include "exporters/metrics_active_path.h"
 #include "exporters/metrics_health.h"
+#include "exporters/wait_capture.h"
 #include "exporters/watched_accounting.h"
 #include "incremental/engine.h"
 #include "live/batch.h"
@@ -57,6 +58,8 @@ class MetricsExporter : public WaitListener {
 
   // A host of the accounting not known yet (ids follow the engine's).
   void AddHost(const std::string& name);
+  // The just-in-time captures' counts (live --capture-dir): waitpath_captures_total{outcome}.
+  void ObserveCaptures(const CaptureCounters& counts);
 
   // Any thread.
   PipelineHealthMetrics& health() { return *health_; }
@@ -81,6 +84,8 @@ class MetricsExporter : public WaitListener {
   // Per host: when its last analysed replayed event was emitted (ReaderCounters::emitted_ns;
   // 0: not a replayed host). A replay's events carry their original times, years before now.
   std::vector<int64_t> emitted_ns_;
+  CaptureCounters captures_seen_;
+  std::vector<prometheus::Counter*> capture_series_;  // in CaptureCounters' order
   EngineHealthSnapshot snapshot_;
 };
 

@@ -221,6 +221,7 @@ void MergingSink::OnEvent(PortCursor& p, const bt_message* m) {
     input_.counters.emitted_ns = ts;
     ts = e.ts;
     cpu = e.cpu;
+    b.clock_offset_ns = p.head_ts - ts;
     input_.cpus.NoteReplayedCpu(cpu);
     if (e.kind == EventKind::kLost && e.a > 0)
       input_.counters.discarded += static_cast<uint64_t>(e.a);
