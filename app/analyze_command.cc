@@ -83,6 +83,19 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
     return 2;
   }
   engine_options.max_history_bytes = options.max_history_mb << 20;
+  // Spans (docs/requests.md): JSON has a record per span; text the per-operation summary, and
+  // span lines with --min-span or --operation. Folded and CSV rows are tasks' only.
+  SpanReportOptions span_options;
+  span_options.json = report_options.json;
+  span_options.records = report_options.json;
+  span_options.top = options.top;
+  const bool rows = report_options.format == TaskFormat::kFolded ||
+                    report_options.format == TaskFormat::kCsv;
+  if (!ParseSpanFlags(options.min_span, options.operation, &span_options, &error)) {
+    Say("waitpath: {}\n", error);
+    return 2;
+  }
+  if (rows) span_options.records = span_options.summary = false;
   int64_t linger_ns = -1;
   if (!metrics_flags.linger.empty() &&
       !ParseDurationFlag("--metrics-linger", metrics_flags.linger, &linger_ns, &error)) {
@@ -103,6 +116,7 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
   Engine engine(engine_options);
   WatchedAccounting accounting(engine, std::move(watch), names);
   AnalysisReport report(accounting, report_options, std::cout);
+  SpanReport spans(engine, accounting.hosts(), span_options, std::cout);
   std::unique_ptr<MetricsExporter> metrics;
   std::unique_ptr<MetricsServer> server;
   if (want_metrics) {
@@ -124,6 +138,9 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
   WaitFanout listeners(metrics ? std::vector<WaitListener*>{&accounting, metrics.get()}
                                : std::vector<WaitListener*>{&accounting});
   engine.SetListener(&listeners);
+  SpanFanout span_listeners(metrics ? std::vector<SpanListener*>{&spans, metrics->requests()}
+                                    : std::vector<SpanListener*>{&spans});
+  engine.SetSpanListener(&span_listeners);
 
   PipelineOptions pipeline;
   pipeline.reader.verbose = options.verbose;
@@ -160,6 +177,7 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
     return 2;
   }
   accounting.Finish();
+  spans.Finish();
   if (metrics) metrics->Finish();
 
   int code = ReportHostErrors(stats, HostCheck::kReadAndAnalyse);
@@ -202,6 +220,7 @@ Command AddAnalyzeCommand(CLI::App& app) {
       ->allow_extra_args(false);
   cmd->add_option("--min-wait", o->min_wait, "Also report each wait at least this long (e.g. 5ms)")
       ->check(DurationCheck(false));
+  AddSpanFlags(cmd, &o->min_span, &o->operation);
   cmd->add_option("--top", o->top, "Tasks listed per watched task (by time on its path)")
       ->capture_default_str()
       ->check(IntegerRange(1, 1'000'000'000));

@@ -258,6 +258,16 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
     Say("waitpath: {}\n", error);
     return 2;
   }
+  // Spans (docs/requests.md): tail writes a record per span (--min-span, --operation filter
+  // them); live as analyze does: JSON records, the per-operation summary when stopped.
+  SpanReportOptions span_options;
+  span_options.json = options.json;
+  span_options.records = options.tail || options.json;
+  span_options.summary = !options.tail;
+  if (!ParseSpanFlags(options.min_span, options.operation, &span_options, &error)) {
+    Say("waitpath: {}\n", error);
+    return 2;
+  }
   Engine engine(engine_options);
 
   // Recorded traces (`tail TRACE...`): the offline pipeline, waits printed as they resolve.
@@ -270,6 +280,8 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
     const std::vector<std::string> names = HostNames(hosts);
     WatchedAccounting accounting(engine, std::move(watch), names);
     AnalysisReport report(accounting, report_options, std::cout);
+    SpanReport spans(engine, accounting.hosts(), span_options, std::cout);
+    engine.SetSpanListener(&spans);
     engine.SetListener(&accounting);
     PipelineOptions pipeline;
     pipeline.reader.verbose = options.verbose;
@@ -280,11 +292,13 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
       return 2;
     }
     accounting.Finish();
+    spans.Finish();
     return ReportHostErrors(stats);
   }
 
   WatchedAccounting accounting(engine, watch, {});
   AnalysisReport report(accounting, report_options, std::cout);
+  SpanReport spans(engine, accounting.hosts(), span_options, std::cout);
   std::unique_ptr<MetricsExporter> metrics;
   std::unique_ptr<MetricsServer> server;
   if (!options.metrics.empty()) {
@@ -296,6 +310,9 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
   WaitFanout listeners(metrics ? std::vector<WaitListener*>{&accounting, metrics.get()}
                                : std::vector<WaitListener*>{&accounting});
   engine.SetListener(&listeners);
+  SpanFanout span_listeners(metrics ? std::vector<SpanListener*>{&spans, metrics->requests()}
+                                    : std::vector<SpanListener*>{&spans});
+  engine.SetSpanListener(&span_listeners);
   {
     LiveSessions sessions(live_options, engine, accounting, metrics.get());
     auto next_discovery = std::chrono::steady_clock::now();
@@ -310,6 +327,7 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
     sessions.StopAll();
   }
   accounting.Finish();
+  spans.Finish();
   if (metrics) metrics->Finish();
   return StdoutClosed() ? kExitOutputClosed : 0;
 }
@@ -324,6 +342,7 @@ void AddCommonFlags(CLI::App* cmd, LiveOptions* o) {
   cmd->add_option("--min-wait", o->min_wait, "Report each wait at least this long (e.g. 5ms)")
       ->check(DurationCheck(false));
   cmd->add_flag("--json", o->json, "JSON Lines");
+  AddSpanFlags(cmd, &o->min_span, &o->operation);
   cmd->add_option("--retention", o->retention, "History kept behind the newest event")
       ->capture_default_str()
       ->check(DurationCheck(true));

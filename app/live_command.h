@@ -28,6 +28,8 @@ struct LiveOptions {
   int64_t max_lag_ns = 0;       // parsed by RunLive
   bool verbose = false;
   TimeFormat time_format;
+  std::string min_span;   // --min-span: span records at least this long
+  std::string operation;  // --operation: span records of matching operations only
 };
 
 // Runs until `*stop` becomes true, or SIGINT/SIGTERM when `stop` is null (base/stop_signal.h;

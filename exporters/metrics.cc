@@ -39,7 +39,8 @@ MetricsExporter::MetricsExporter(const Engine& engine, WatchedAccounting& accoun
       health_(std::make_shared<PipelineHealthMetrics>()),
       collectable_(std::make_shared<Concatenation>(
           std::vector<std::shared_ptr<prometheus::Collectable>>{health_, registry_})),
-      active_path_(*registry_, accounting, options.max_processes, options.label_by_cgroup) {
+      active_path_(*registry_, accounting, options.max_processes, options.label_by_cgroup),
+      requests_(*registry_, engine, accounting.hosts(), options.max_processes) {
   for (const std::string& name : accounting.hosts()) {
     names_.push_back(name);
     waits_by_host_.push_back(0);
