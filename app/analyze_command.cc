@@ -89,8 +89,8 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
   span_options.json = report_options.json;
   span_options.records = report_options.json;
   span_options.top = options.top;
-  const bool rows = report_options.format == TaskFormat::kFolded ||
-                    report_options.format == TaskFormat::kCsv;
+  const bool rows =
+      report_options.format == TaskFormat::kFolded || report_options.format == TaskFormat::kCsv;
   if (!ParseSpanFlags(options.min_span, options.operation, &span_options, &error)) {
     Say("waitpath: {}\n", error);
     return 2;

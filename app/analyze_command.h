@@ -24,8 +24,8 @@ struct AnalyzeOptions {
       kDefaultKeepDecodedMb;  // several hosts: reuse the sync pass's decoded events
   std::string reference;      // several hosts: the reference clock's host (default: the first)
   std::string host_from = "hostname";  // or "dir": hosts named by their directory
-  std::string min_span;   // --min-span: a record per span at least this long (text)
-  std::string operation;  // --operation: span records of matching operations only
+  std::string min_span;                // --min-span: a record per span at least this long (text)
+  std::string operation;               // --operation: span records of matching operations only
 };
 
 int RunAnalyze(const AnalyzeOptions& options);

@@ -29,8 +29,9 @@ bool ParseReportFlags(const std::vector<std::string>& watch_flags, const std::st
 }
 
 void AddSpanFlags(CLI::App* command, std::string* min_span, std::string* operation) {
-  command->add_option("--min-span", *min_span,
-                      "Write a record for each application span at least this long (e.g. 5ms)")
+  command
+      ->add_option("--min-span", *min_span,
+                   "Write a record for each application span at least this long (e.g. 5ms)")
       ->check(DurationCheck(false));
   command->add_option("--operation", *operation,
                       "Only span records whose operation name matches this RE2 pattern (whole "
@@ -39,8 +40,7 @@ void AddSpanFlags(CLI::App* command, std::string* min_span, std::string* operati
 
 bool ParseSpanFlags(const std::string& min_span, const std::string& operation,
                     SpanReportOptions* spans, std::string* error) {
-  if (!min_span.empty() &&
-      !ParseDurationFlag("--min-span", min_span, &spans->min_span_ns, error)) {
+  if (!min_span.empty() && !ParseDurationFlag("--min-span", min_span, &spans->min_span_ns, error)) {
     return false;
   }
   if (!operation.empty() && !SpanReport::CheckOperation(operation, error)) return false;

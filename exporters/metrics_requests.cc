@@ -48,9 +48,10 @@ RequestMetrics::Series& RequestMetrics::SeriesOf(uint16_t host, uint32_t process
                          {"operation", operations_.Name(operation)},
                          {"state", std::string(LeafName(static_cast<Leaf>(i)))}});
     }
-    it->second.duration = &duration_.Add(
-        {{"host", h}, {"process", processes_.Name(process)}, {"operation", operations_.Name(operation)}},
-        DurationBuckets());
+    it->second.duration = &duration_.Add({{"host", h},
+                                          {"process", processes_.Name(process)},
+                                          {"operation", operations_.Name(operation)}},
+                                         DurationBuckets());
   }
   return it->second;
 }

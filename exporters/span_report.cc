@@ -50,11 +50,15 @@ std::vector<std::pair<std::string, int64_t>> Top(const std::map<std::string, int
   return v;
 }
 
-std::string Dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+std::string Dump(const Json& j) {
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
 
 }  // namespace
 
-std::string SpanIdHex(uint64_t id) { return fmt::format("{:016x}", id); }
+std::string SpanIdHex(uint64_t id) {
+  return fmt::format("{:016x}", id);
+}
 std::string TraceIdHex(const SpanIds& ids) {
   return fmt::format("{:016x}{:016x}", ids.trace_hi, ids.trace_lo);
 }
@@ -98,7 +102,8 @@ void SpanReport::OnSpan(const ResolvedSpan& span) {
   std::vector<std::pair<Utid, StateVec>> by_task;
   for (const PathSegment& p : span.path) {
     const Utid u = p.task == kNoTask ? span.task : p.task;
-    auto it = std::find_if(by_task.begin(), by_task.end(), [&](const auto& b) { return b.first == u; });
+    auto it =
+        std::find_if(by_task.begin(), by_task.end(), [&](const auto& b) { return b.first == u; });
     if (it == by_task.end()) it = by_task.insert(by_task.end(), {u, StateVec{}});
     it->second[p.leaf] += p.end - p.start;
   }
@@ -164,9 +169,10 @@ void SpanReport::OnSpan(const ResolvedSpan& span) {
              hosts_[t.host], t.tid, static_cast<double>(duration) / 1e6,
              Shares(span.breakdown, duration));
   for (size_t i = 0; i < by_task.size() && i < options_.top; ++i) {
-    fmt::print(out_, "  {:>5.1f}%  {}\n",
-               100.0 * static_cast<double>(by_task[i].second.total()) / static_cast<double>(duration),
-               Who(by_task[i].first));
+    fmt::print(
+        out_, "  {:>5.1f}%  {}\n",
+        100.0 * static_cast<double>(by_task[i].second.total()) / static_cast<double>(duration),
+        Who(by_task[i].first));
   }
   for (size_t i = 0; i < span.blocked_by.size() && i < options_.top; ++i) {
     const SpanBlocker& b = span.blocked_by[i];

@@ -4,11 +4,12 @@
 // span input's quality counters (docs/requests.md).
 #pragma once
 
+#include <re2/re2.h>
+
 #include <cstdint>
 #include <map>
-#include <ostream>
-#include <re2/re2.h>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -18,11 +19,11 @@ namespace waitpath {
 
 struct SpanReportOptions {
   bool json = false;
-  bool records = true;        // one record per span; false: the summary only
-  bool summary = true;        // per-operation summary at Finish (text or JSON)
-  int64_t min_span_ns = 0;    // records of shorter spans are not written (still summarized)
-  std::string operation;      // RE2 the whole operation name must match ("" = every span)
-  size_t top = 10;            // by_task / blocked_by entries per record, rows per summary list
+  bool records = true;      // one record per span; false: the summary only
+  bool summary = true;      // per-operation summary at Finish (text or JSON)
+  int64_t min_span_ns = 0;  // records of shorter spans are not written (still summarized)
+  std::string operation;    // RE2 the whole operation name must match ("" = every span)
+  size_t top = 10;          // by_task / blocked_by entries per record, rows per summary list
 };
 
 class SpanReport : public SpanListener {
@@ -62,7 +63,7 @@ class SpanReport : public SpanListener {
   std::ostream& out_;
   std::unique_ptr<RE2> operation_re_;
   std::map<std::pair<std::string, std::string>, OperationStats> operations_;  // (host, operation)
-  std::map<std::pair<uint16_t, int32_t>, IdleThread> idle_;              // (host, tid)
+  std::map<std::pair<uint16_t, int32_t>, IdleThread> idle_;                   // (host, tid)
   uint64_t written_ = 0;
   uint64_t seen_ = 0;
 };

@@ -34,8 +34,8 @@ struct SpanTrackerOptions {
 // What identifies a span to people: its ids and operation, and where it began.
 struct SpanIdentity {
   uint64_t span_id = 0;
-  SpanIds ids;              // trace id, parent span id
-  uint32_t name = ~0u;      // interned operation name, ~0u: none
+  SpanIds ids;          // trace id, parent span id
+  uint32_t name = ~0u;  // interned operation name, ~0u: none
   uint16_t host = 0;
 };
 
@@ -52,20 +52,20 @@ struct ResolvedSpan {
   Utid end_task = kNoTask;
   int64_t start = 0, end = 0;
   uint32_t handoffs = 0;
-  StateVec breakdown;                   // sums to end - start
-  std::span<const PathSegment> path;    // tiles [start, end), in order
+  StateVec breakdown;                       // sums to end - start
+  std::span<const PathSegment> path;        // tiles [start, end), in order
   std::span<const SpanBlocker> blocked_by;  // by time, longest first
 };
 
 struct SpanCounters {
   uint64_t begun = 0;
-  uint64_t ended = 0;              // resolved and told
-  uint64_t unmatched_ends = 0;     // end of a span id not open (never begun, dropped, ended twice)
+  uint64_t ended = 0;           // resolved and told
+  uint64_t unmatched_ends = 0;  // end of a span id not open (never begun, dropped, ended twice)
   uint64_t unmatched_handoffs = 0;
-  uint64_t reused_ids = 0;         // begin of an id still open: the older span is dropped
-  uint64_t dropped_full = 0;       // begins dropped because max_open spans were open
-  uint64_t thread_ended = 0;       // open spans dropped: the thread holding them ended
-  uint64_t without_thread = 0;     // span events without a vtid/tid context
+  uint64_t reused_ids = 0;      // begin of an id still open: the older span is dropped
+  uint64_t dropped_full = 0;    // begins dropped because max_open spans were open
+  uint64_t thread_ended = 0;    // open spans dropped: the thread holding them ended
+  uint64_t without_thread = 0;  // span events without a vtid/tid context
 };
 
 class SpanListener {
@@ -115,7 +115,7 @@ class SpanTracker {
     Utid task = kNoTask;    // began it
     Utid holder = kNoTask;  // holds it now
     int64_t start = 0;
-    int64_t mark = 0;       // the last span event: the next piece starts here
+    int64_t mark = 0;  // the last span event: the next piece starts here
     uint32_t handoffs = 0;
     std::vector<Piece> pieces;  // before `mark` (handoffs only: empty without one)
   };

@@ -29,7 +29,8 @@ struct Idle {
 class Recorder : public SpanListener {
  public:
   void OnSpan(const ResolvedSpan& span) override {
-    Seen s{span, {span.path.begin(), span.path.end()},
+    Seen s{span,
+           {span.path.begin(), span.path.end()},
            {span.blocked_by.begin(), span.blocked_by.end()}};
     s.span.path = {};
     s.span.blocked_by = {};
@@ -129,8 +130,8 @@ TEST_F(SpanTrackerTest, NestedSpanIsBlamedInItsParentOnly) {
 TEST_F(SpanTrackerTest, HandoffFollowsTheThreadThatTakesTheRequest) {
   Push({SwitchEvent(0, 1, 0, kW, kRunnable), SwitchEvent(50, 1, kW, 0, kSleeping),
         SwitchEvent(60, 0, 0, kT, kRunnable), Begin(100, 0, kT, 3),
-        WakeEvent(EventKind::kSchedWaking, 150, 0, kW, 1), SwitchEvent(160, 1, 0, kW, kRunnable), Handoff(170, 1, kW, 3),
-        SwitchEvent(180, 0, kT, 0, kSleeping), End(300, 1, kW, 3)});
+        WakeEvent(EventKind::kSchedWaking, 150, 0, kW, 1), SwitchEvent(160, 1, 0, kW, kRunnable),
+        Handoff(170, 1, kW, 3), SwitchEvent(180, 0, kT, 0, kSleeping), End(300, 1, kW, 3)});
   ASSERT_EQ(recorder_.spans.size(), 1u);
   const Seen& s = recorder_.spans[0];
   EXPECT_EQ(s.span.handoffs, 1u);

@@ -480,8 +480,8 @@ const EventDecoder::ClassInfo& EventDecoder::Resolve(const bt_event_class* event
       // stream's event context; tid/pid contexts are accepted too. A span event never says
       // which task is current for the engine: the UST stream is not the kernel's CPU stream.
       info.cur_tid = info.cur_pid = FieldRef{};
-      const bt_field_class* specific = bt_event_class_borrow_specific_context_field_class_const(
-          event_class);
+      const bt_field_class* specific =
+          bt_event_class_borrow_specific_context_field_class_const(event_class);
       const auto f = AsSpan(info);
       f.tid() = ResolveAny(common, R::kCommonContext, {"vtid", "tid"});
       if (!f.tid().valid()) f.tid() = ResolveAny(specific, R::kSpecificContext, {"vtid", "tid"});

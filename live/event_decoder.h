@@ -100,7 +100,7 @@ class EventDecoder {
     // Packet key fields (network_header or seed-era top-level seq/ack_seq/flags).
     FieldRef saddr, daddr, sport, dport, seq, ack_seq, flags, ip_len;
     FieldRef trace_hi, trace_lo, parent_span;  // span begins
-    bool stock_packet = false;  // net_dev_queue, netif_receive_skb (not the kmod's)
+    bool stock_packet = false;                 // net_dev_queue, netif_receive_skb (not the kmod's)
     // waitpath_replay:event: its flat payload is read by member index instead.
     bool replay = false;
     ReplayLayout replay_layout;

@@ -176,8 +176,8 @@ struct SpanView {
   E& e;
   auto& tid() const { return e.a; }
   auto& pid() const { return e.b; }
-  auto& name() const { return e.c; }  // begin: the operation, interned; -1 otherwise
-  auto& ids() const { return e.d; }   // begin: index of its SpanIds in Batch::spans, -1 if none
+  auto& name() const { return e.c; }     // begin: the operation, interned; -1 otherwise
+  auto& ids() const { return e.d; }      // begin: index of its SpanIds in Batch::spans, -1 if none
   auto& span_id() const { return e.x; }  // the 64-bit span id, as signed
 };
 

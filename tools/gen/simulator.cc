@@ -96,7 +96,7 @@ class Simulator::Impl {
     kReap,
     kExitNotify,
     kDie,
-    kSpanBegin,    // a = index in span_names_
+    kSpanBegin,  // a = index in span_names_
     kSpanEnd,
     kSpanHandoff,  // ref = the task handing over
   };

@@ -20,7 +20,8 @@ nlohmann::json States(const LeafVector& v, bool all_keys) {
 std::string Hex(uint64_t v, int width) {
   static const char* digits = "0123456789abcdef";
   std::string out(static_cast<size_t>(width), '0');
-  for (int i = width - 1; i >= 0 && v != 0; --i, v >>= 4) out[static_cast<size_t>(i)] = digits[v & 15];
+  for (int i = width - 1; i >= 0 && v != 0; --i, v >>= 4)
+    out[static_cast<size_t>(i)] = digits[v & 15];
   return out;
 }
 
