@@ -145,6 +145,36 @@ TEST_F(SpanScenarioTest, CrossHostSpansMatchTruthWithinSyncAccuracy) {
   EXPECT_GT(blocked, 10);
 }
 
+// The request metrics count each span's breakdown: per operation, their sum over states is
+// the sum of the spans' durations (idle time is not counted).
+TEST_F(SpanScenarioTest, RequestMetricsSumToSpanDurations) {
+  const fs::path dir = Generate("requests");
+  const fs::path metrics = dir / "metrics.txt";
+  CommandResult r =
+      RunWaitpath("analyze --json --metrics-file " + metrics.string() + " " + dir.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, double> want;
+  for (const auto& rec : JsonLines(r.out)) {
+    if (rec["type"] == "span") want[rec["name"]] += rec["duration_ns"].get<double>() * 1e-9;
+  }
+  std::map<std::string, double> seconds, observed;
+  std::ifstream in(metrics);
+  const std::regex counter(
+      R"re(^waitpath_request_seconds_total\{.*operation="([^"]*)".*\} (\S+))re");
+  const std::regex sum(
+      R"re(^waitpath_request_duration_seconds_sum\{.*operation="([^"]*)".*\} (\S+))re");
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (std::regex_search(line, m, counter)) seconds[m[1]] += std::stod(m[2]);
+    if (std::regex_search(line, m, sum)) observed[m[1]] += std::stod(m[2]);
+  }
+  ASSERT_EQ(seconds.size(), 3u);  // checkout, db, compact
+  for (const auto& [op, s] : want) {
+    EXPECT_NEAR(seconds[op], s, 1e-6) << op;
+    EXPECT_NEAR(observed[op], s, 1e-6) << op;
+  }
+}
+
 TEST_F(SpanScenarioTest, TailWritesSpansFilteredByDurationAndOperation) {
   const fs::path dir = Generate("requests");
   CommandResult r =

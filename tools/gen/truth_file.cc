@@ -56,25 +56,33 @@ nlohmann::json Spans(const Scenario& scenario, const SimulationResult& sim, cons
     }
     if (s.end < 0) held.push_back({holder, since, sim.end, i});
   }
-  // Per task, the innermost span held over each elementary interval (the latest begun).
+  // Per task, the innermost span held over each elementary interval (the latest begun), by a
+  // sweep over the task's intervals in order of their starts.
+  std::map<int32_t, std::vector<const Held*>> by_task_held;
+  for (const Held& h : held) by_task_held[h.task].push_back(&h);
   std::map<int32_t, std::vector<Held>> inner;
-  for (const Held& h : held) inner[h.task];
-  for (auto& [task, out] : inner) {
+  for (auto& [task, hs] : by_task_held) {
+    std::vector<Held>& out = inner[task];
+    std::sort(hs.begin(), hs.end(),
+              [](const Held* x, const Held* y) { return x->start < y->start; });
     std::vector<Ns> cuts;
-    for (const Held& h : held) {
-      if (h.task == task) cuts.insert(cuts.end(), {h.start, h.end});
-    }
+    for (const Held* h : hs) cuts.insert(cuts.end(), {h->start, h->end});
     std::sort(cuts.begin(), cuts.end());
     cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    std::multimap<Ns, const Held*> active;  // by start: the innermost is the last
+    size_t next = 0;
     for (size_t c = 0; c + 1 < cuts.size(); ++c) {
-      const Held* best = nullptr;
-      for (const Held& h : held) {
-        if (h.task == task && h.start <= cuts[c] && h.end >= cuts[c + 1] &&
-            (!best || h.start >= best->start)) {
-          best = &h;
-        }
+      while (next < hs.size() && hs[next]->start <= cuts[c]) {
+        active.emplace(hs[next]->start, hs[next]);
+        ++next;
       }
-      if (best) out.push_back({task, cuts[c], cuts[c + 1], best->span});
+      // Intervals over by now (lazily: only the innermost's end matters).
+      while (!active.empty() && std::prev(active.end())->second->end <= cuts[c]) {
+        active.erase(std::prev(active.end()));
+      }
+      if (!active.empty()) {
+        out.push_back({task, cuts[c], cuts[c + 1], std::prev(active.end())->second->span});
+      }
     }
   }
 
@@ -93,12 +101,15 @@ nlohmann::json Spans(const Scenario& scenario, const SimulationResult& sim, cons
         for (size_t l = 0; l < kLeafCount; ++l) by_task[who][l] += v[l];
       }
       for (const auto& [who, intervals] : inner) {
-        for (const Held& h : intervals) {
-          const Ns a = std::max(mark, h.start), b = std::min(t, h.end);
-          if (a >= b || h.span == i) continue;
+        // A task's innermost intervals are disjoint and in order: those overlapping the piece.
+        auto h = std::partition_point(intervals.begin(), intervals.end(),
+                                      [&](const Held& x) { return x.end <= mark; });
+        for (; h != intervals.end() && h->start < t; ++h) {
+          const Ns a = std::max(mark, h->start), b = std::min(t, h->end);
+          if (a >= b || h->span == i) continue;
           const PathBreakdown part = truth.Compute(task, a, b);
           if (auto it = part.by_task.find(who); it != part.by_task.end()) {
-            blocked[h.span] += Total(it->second);
+            blocked[h->span] += Total(it->second);
           }
         }
       }

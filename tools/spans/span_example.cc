@@ -33,13 +33,11 @@ struct Queue {
 
 void Worker(Queue* q) {
   for (;;) {
-    std::optional<waitpath::Span> request;
-    {
-      std::unique_lock lock(q->mutex);
-      q->ready.wait(lock, [&] { return !q->items.empty(); });
-      request = std::move(q->items.front());
-      q->items.pop_front();
-    }
+    std::unique_lock lock(q->mutex);
+    q->ready.wait(lock, [&] { return !q->items.empty(); });
+    std::optional<waitpath::Span> request = std::move(q->items.front());
+    q->items.pop_front();
+    lock.unlock();
     if (!request) return;
     request->Handoff();
     {

@@ -1,0 +1,103 @@
+#!/bin/bash
+# The span example traced for real: a private lttng-sessiond (own mount and UTS namespaces)
+# records waitpath-span-example's waitpath_span:* events with the vtid/vpid contexts, as
+# `configs/lttng/waitpath-session.sh --spans` configures them; waitpath must decode every span
+# with its ids, thread and handoff (docs/requests.md). The kernel tracer is not needed: without
+# kernel events each span's path is its threads' own time (the engine knows nothing else).
+#
+# usage: test_span_example.sh WAITPATH SPAN_EXAMPLE
+# Exit 77 (skipped) when LTTng or namespaces are not available.
+set -u
+
+waitpath=$1 example=$2
+requests=20
+
+skip() {
+  echo "SKIP: $*"
+  exit 77
+}
+
+if [ -z "${WAITPATH_SPAN_TEST_IN_NS:-}" ]; then
+  for tool in lttng-sessiond lttng unshare mount jq; do
+    command -v "$tool" >/dev/null || skip "$tool not found (apt-get install lttng-tools jq)"
+  done
+  [ "$(id -u)" -eq 0 ] || skip "needs root (private mount and UTS namespaces for the session daemon)"
+  unshare -m -u true 2>/dev/null || skip "cannot create mount/UTS namespaces here"
+  exec unshare -m -u --propagation private env WAITPATH_SPAN_TEST_IN_NS=1 "$0" "$@"
+fi
+
+work=$(mktemp -d /tmp/waitpath-span-test.XXXXXX)
+sessiond_pid=""
+cleanup() {
+  if [ -n "$sessiond_pid" ] && kill -0 "$sessiond_pid" 2>/dev/null; then
+    kill "$sessiond_pid"
+    for _ in $(seq 50); do
+      kill -0 "$sessiond_pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -0 "$sessiond_pid" 2>/dev/null && kill -9 "$sessiond_pid"
+  fi
+  umount /dev/shm 2>/dev/null
+  umount /var/run/lttng 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+fail() {
+  echo "FAIL: $*"
+  exit 1
+}
+
+mkdir -p "$work/run" "$work/home" /var/run/lttng
+mount --bind "$work/run" /var/run/lttng || skip "cannot bind-mount /var/run/lttng"
+mount -t tmpfs tmpfs /dev/shm || skip "cannot mount a private /dev/shm"
+export LTTNG_HOME="$work/home"
+hostname spanhost || fail "cannot set the hostname"
+
+lttng-sessiond -d --no-kernel || fail "lttng-sessiond did not start"
+sessiond_pid=$(cat "$work/run/lttng-sessiond.pid" 2>/dev/null)
+[ -n "$sessiond_pid" ] || fail "no pid file from lttng-sessiond in $work/run"
+
+lttng create spans --output="$work/trace" >/dev/null || fail "lttng create"
+lttng enable-channel --userspace --buffers-uid --subbuf-size=256K --num-subbuf=4 \
+  waitpath_spans >/dev/null || fail "enable-channel"
+lttng enable-event --userspace --channel=waitpath_spans 'waitpath_span:*,jaeger_ust:*' \
+  >/dev/null || fail "enable-event"
+lttng add-context --userspace --channel=waitpath_spans --type=vtid --type=vpid >/dev/null ||
+  fail "add-context"
+lttng start >/dev/null || fail "start"
+"$example" "$requests" >"$work/example.log" 2>&1 || fail "the example failed: $(cat "$work/example.log")"
+lttng stop >/dev/null || fail "stop"
+lttng destroy >/dev/null || fail "destroy"
+
+kinds=$("$waitpath" stats --json "$work/trace" | jq -c '.kinds')
+want_begin=$((2 * requests)) want_handoff=$requests
+[ "$(jq '.span_begin' <<<"$kinds")" = "$want_begin" ] &&
+  [ "$(jq '.span_end' <<<"$kinds")" = "$want_begin" ] &&
+  [ "$(jq '.span_handoff' <<<"$kinds")" = "$want_handoff" ] ||
+  fail "stats: expected $want_begin begins and ends, $want_handoff handoffs: $kinds"
+
+# No kernel events: analyze says so (exit 1) but still resolves every span.
+"$waitpath" analyze --json "$work/trace" >"$work/analyze.jsonl" 2>"$work/analyze.err"
+jq -c 'select(.type == "span")' "$work/analyze.jsonl" >"$work/spans.jsonl"
+[ "$(wc -l <"$work/spans.jsonl")" -eq "$want_begin" ] ||
+  fail "expected $want_begin span records: $(head -c 2000 "$work/analyze.jsonl") $(cat "$work/analyze.err")"
+pid=$(jq -r 'select(.name == "GET /cart") | .pid' "$work/spans.jsonl" | sort -u)
+[ "$(wc -l <<<"$pid")" -eq 1 ] || fail "one process expected: $pid"
+jq -e -s --argjson n "$requests" '
+  (map(select(.name == "GET /cart")) | length == $n
+     and all(.handoffs == 1 and .end_tid != .tid and .parent == null
+             and (.trace_id | startswith("4bf92f3577b34da6a3ce929d0e0e47"))
+             and ([.breakdown_ns[]] | add) == .duration_ns)) and
+  (map(select(.name == "db query")) | length == $n
+     and all(.parent != null and .duration_ns >= 1000000))' "$work/spans.jsonl" >/dev/null ||
+  fail "span records do not say what the example did: $(head -c 3000 "$work/spans.jsonl")"
+# Each db query is a child of its request and ran in the thread that took the request over.
+jq -e -s '
+  (map(select(.name == "GET /cart") | {key: .span_id, value: .end_tid}) | from_entries) as $worker
+  | map(select(.name == "db query")) | all($worker[.parent] == .tid)' "$work/spans.jsonl" \
+  >/dev/null || fail "db query spans are not their requests' children in the worker"
+jq -e 'select(.type == "span_input") | .ended == 40 and .unmatched_ends == 0' \
+  "$work/analyze.jsonl" >/dev/null || fail "span_input: $(grep span_input "$work/analyze.jsonl")"
+echo "ok: $requests requests traced with lttng-ust: $kinds"
