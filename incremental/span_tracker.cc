@@ -28,19 +28,23 @@ void SpanTracker::Hold(Utid u, const SpanIdentity& span, int64_t ts) {
     t.idle_since = kOpen;
   }
   ++t.holding;
-  // Intervals that ended before the horizon can no longer be on a path being resolved.
-  if (t.held.size() >= 16) {
-    const int64_t horizon = resolver_.horizon();
-    std::erase_if(t.held, [&](const Held& h) { return h.end < horizon; });
-  }
-  t.held.push_back(Held{span, ts, kOpen});
+  t.open.push_back(Held{span, ts, kOpen});
 }
 
 void SpanTracker::Release(Utid u, const SpanIdentity& span, int64_t ts) {
   ThreadState& t = Thread(u);
-  for (auto it = t.held.rbegin(); it != t.held.rend(); ++it) {
-    if (it->end == kOpen && Same(it->span, span)) {
-      it->end = ts;
+  for (auto it = t.open.rbegin(); it != t.open.rend(); ++it) {
+    if (Same(it->span, span)) {
+      Held h = *it;
+      h.end = std::max(ts, h.start);
+      t.open.erase(std::next(it).base());
+      // Intervals that ended before the horizon can no longer be on a path being resolved.
+      const int64_t horizon = resolver_.horizon();
+      while (!t.closed.empty() && t.closed.front().end < horizon) t.closed.pop_front();
+      // In time order but for a dropped span (released at its last event): kept sorted.
+      auto at = std::upper_bound(t.closed.begin(), t.closed.end(), h.end,
+                                 [](int64_t end, const Held& x) { return end < x.end; });
+      t.closed.insert(at, h);
       break;
     }
   }
@@ -128,27 +132,32 @@ void SpanTracker::PushEnd(uint16_t host, Utid u, int64_t ts, uint64_t span_id) {
 // (the latest begun) when several are.
 void SpanTracker::Blame(const OpenSpan& s) {
   blockers_.clear();
-  std::vector<const Held*> candidates;
-  std::vector<int64_t> cuts;
   for (const PathSegment& p : path_) {
     if (p.task == kNoTask || p.task >= threads_.size()) continue;
-    candidates.clear();
-    for (const Held& h : threads_[p.task].held) {
-      if (h.start < p.end && h.end > p.start) candidates.push_back(&h);
+    const ThreadState& t = threads_[p.task];
+    candidates_.clear();
+    for (const Held& h : t.open) {
+      if (h.start < p.end) candidates_.push_back(&h);
     }
-    if (candidates.empty()) continue;
-    cuts.assign({p.start, p.end});
-    for (const Held* h : candidates) {
-      if (h->start > p.start && h->start < p.end) cuts.push_back(h->start);
-      if (h->end > p.start && h->end < p.end) cuts.push_back(h->end);
+    auto h = std::partition_point(t.closed.begin(), t.closed.end(),
+                                  [&](const Held& x) { return x.end <= p.start; });
+    for (; h != t.closed.end(); ++h) {
+      if (h->start < p.end) candidates_.push_back(&*h);
     }
-    std::sort(cuts.begin(), cuts.end());
-    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
-    for (size_t i = 0; i + 1 < cuts.size(); ++i) {
+    if (candidates_.empty()) continue;
+    cuts_.assign({p.start, p.end});
+    for (const Held* c : candidates_) {
+      if (c->start > p.start && c->start < p.end) cuts_.push_back(c->start);
+      if (c->end > p.start && c->end < p.end) cuts_.push_back(c->end);
+    }
+    std::sort(cuts_.begin(), cuts_.end());
+    cuts_.erase(std::unique(cuts_.begin(), cuts_.end()), cuts_.end());
+    for (size_t i = 0; i + 1 < cuts_.size(); ++i) {
       const Held* inner = nullptr;
-      for (const Held* h : candidates) {
-        if (h->start <= cuts[i] && h->end >= cuts[i + 1] && (!inner || h->start >= inner->start)) {
-          inner = h;
+      for (const Held* c : candidates_) {
+        if (c->start <= cuts_[i] && c->end >= cuts_[i + 1] &&
+            (!inner || c->start >= inner->start)) {
+          inner = c;
         }
       }
       // Time inside this span itself (innermost there) is nobody else's.
@@ -156,7 +165,7 @@ void SpanTracker::Blame(const OpenSpan& s) {
       auto b = std::find_if(blockers_.begin(), blockers_.end(),
                             [&](const SpanBlocker& x) { return Same(x.span, inner->span); });
       if (b == blockers_.end()) b = blockers_.insert(blockers_.end(), SpanBlocker{inner->span, 0});
-      b->ns += cuts[i + 1] - cuts[i];
+      b->ns += cuts_[i + 1] - cuts_[i];
     }
   }
   std::sort(blockers_.begin(), blockers_.end(),

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <limits>
 #include <span>
 #include <unordered_map>
@@ -125,7 +126,11 @@ class SpanTracker {
     int64_t start, end;
   };
   struct ThreadState {
-    std::vector<Held> held;
+    // Open ones (end kOpen: as deep as spans nest) and closed ones in order of their ends (they
+    // close in time order), from the horizon on: a path piece [a, b) meets the closed ones
+    // ending after a, found by a binary search, and no older one.
+    std::vector<Held> open;
+    std::deque<Held> closed;
     uint32_t holding = 0;  // open spans held now
     int64_t idle_since = kOpen;
   };
@@ -158,6 +163,8 @@ class SpanTracker {
   // Scratch of one resolution, reused.
   std::vector<PathSegment> path_;
   std::vector<SpanBlocker> blockers_;
+  std::vector<const Held*> candidates_;
+  std::vector<int64_t> cuts_;
 };
 
 }  // namespace waitpath
