@@ -59,17 +59,25 @@ lttng-sessiond -d --no-kernel || fail "lttng-sessiond did not start"
 sessiond_pid=$(cat "$work/run/lttng-sessiond.pid" 2>/dev/null)
 [ -n "$sessiond_pid" ] || fail "no pid file from lttng-sessiond in $work/run"
 
-lttng create spans --output="$work/trace" >/dev/null || fail "lttng create"
-lttng enable-channel --userspace --buffers-uid --subbuf-size=256K --num-subbuf=4 \
-  waitpath_spans >/dev/null || fail "enable-channel"
-lttng enable-event --userspace --channel=waitpath_spans 'waitpath_span:*,jaeger_ust:*' \
-  >/dev/null || fail "enable-event"
-lttng add-context --userspace --channel=waitpath_spans --type=vtid --type=vpid >/dev/null ||
-  fail "add-context"
-lttng start >/dev/null || fail "start"
-"$example" "$requests" >"$work/example.log" 2>&1 || fail "the example failed: $(cat "$work/example.log")"
-lttng stop >/dev/null || fail "stop"
-lttng destroy >/dev/null || fail "destroy"
+# record NAME EXAMPLE_ARGS...: the example's spans into $work/NAME.
+record() {
+  local name=$1
+  shift
+  lttng create "$name" --output="$work/$name" >/dev/null || fail "$name: lttng create"
+  lttng enable-channel --userspace --buffers-uid --subbuf-size=256K --num-subbuf=4 \
+    waitpath_spans >/dev/null || fail "$name: enable-channel"
+  lttng enable-event --userspace --channel=waitpath_spans 'waitpath_span:*,jaeger_ust:*' \
+    >/dev/null || fail "$name: enable-event"
+  lttng add-context --userspace --channel=waitpath_spans --type=vtid --type=vpid >/dev/null ||
+    fail "$name: add-context"
+  lttng start >/dev/null || fail "$name: start"
+  "$example" "$@" >"$work/$name.log" 2>&1 || fail "$name: the example failed: $(cat "$work/$name.log")"
+  lttng stop >/dev/null || fail "$name: stop"
+  lttng destroy >/dev/null || fail "$name: destroy"
+}
+
+record trace "$requests"
+record jaeger "$requests" --jaeger
 
 kinds=$("$waitpath" stats --json "$work/trace" | jq -c '.kinds')
 want_begin=$((2 * requests)) want_handoff=$requests
@@ -101,3 +109,21 @@ jq -e -s '
 jq -e 'select(.type == "span_input") | .ended == 40 and .unmatched_ends == 0' \
   "$work/analyze.jsonl" >/dev/null || fail "span_input: $(grep span_input "$work/analyze.jsonl")"
 echo "ok: $requests requests traced with lttng-ust: $kinds"
+
+# jaeger_ust:start_span/end_span: the same spans, without parents or handoffs; a request ends
+# in the worker, which ran the db query.
+jkinds=$("$waitpath" stats --json "$work/jaeger" | jq -c '.kinds')
+[ "$(jq '.span_begin' <<<"$jkinds")" = "$want_begin" ] &&
+  [ "$(jq '.span_end' <<<"$jkinds")" = "$want_begin" ] &&
+  [ "$(jq '.span_handoff // 0' <<<"$jkinds")" = 0 ] || fail "jaeger stats: $jkinds"
+"$waitpath" analyze --json "$work/jaeger" 2>/dev/null | jq -c 'select(.type == "span")' \
+  >"$work/jaeger.jsonl"
+jq -e -s --argjson n "$requests" '
+  (map(select(.name == "GET /cart")) | length == $n
+     and all(.handoffs == 0 and .end_tid != .tid and .parent == null
+             and (.trace_id | startswith("4bf92f3577b34da6a3ce929d0e0e47"))
+             and ([.breakdown_ns[]] | add) == .duration_ns)) and
+  (map(select(.name == "db query")) | length == $n and all(.parent == null))' \
+  "$work/jaeger.jsonl" >/dev/null ||
+  fail "jaeger span records: $(head -c 3000 "$work/jaeger.jsonl")"
+echo "ok: the same with jaeger_ust events: $jkinds"
