@@ -169,6 +169,25 @@ TEST_F(SpanTrackerTest, BadSpanInputIsCountedNeverResolved) {
   EXPECT_EQ(recorder_.spans[0].span.start, 40);
 }
 
+// A reused id drops the older span: the interval its thread held ends at its last event, out of
+// time order, and is still found by later blame lookups.
+TEST_F(SpanTrackerTest, DroppedSpanStillBlamesWhereItWasHeld) {
+  Push({SwitchEvent(0, 0, 0, kT, kRunnable), SwitchEvent(0, 1, 0, kW, kRunnable),
+        Begin(100, 1, kW, 7), Begin(150, 1, kW, 8), End(180, 1, kW, 8),
+        Begin(200, 1, kW, 7),  // reuses 7: the span begun at 100 is dropped (held 100..100)
+        Begin(300, 0, kT, 1), SwitchEvent(310, 0, kT, 0, kSleeping),
+        WakeEvent(EventKind::kSchedWaking, 400, 1, kT, 0), SwitchEvent(410, 0, 0, kT, kRunnable),
+        End(500, 0, kT, 1)});
+  const SpanCounters& c = engine_.spans().counters();
+  EXPECT_EQ(c.reused_ids, 1u);
+  ASSERT_EQ(recorder_.spans.size(), 2u);
+  const Seen& t = recorder_.spans[1];
+  // [310, 400): T waited for W, which held the second span 7 then.
+  ASSERT_EQ(t.blocked_by.size(), 1u);
+  EXPECT_EQ(t.blocked_by[0].span.span_id, 7u);
+  EXPECT_EQ(t.blocked_by[0].ns, 90);
+}
+
 TEST(SpanTrackerCap, BeginsBeyondTheCapAreDroppedAndCounted) {
   TaskTable tasks;
   std::vector<TaskHistory> histories;
