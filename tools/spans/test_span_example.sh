@@ -5,6 +5,9 @@
 # with its ids, thread and handoff (docs/requests.md). The kernel tracer is not needed: without
 # kernel events each span's path is its threads' own time (the engine knows nothing else).
 #
+# Then the same live: a private lttng-relayd, a live session, `waitpath live --json` writes a
+# span record for each span as it ends.
+#
 # usage: test_span_example.sh WAITPATH SPAN_EXAMPLE
 # Exit 77 (skipped) when LTTng or namespaces are not available.
 set -u
@@ -27,8 +30,9 @@ if [ -z "${WAITPATH_SPAN_TEST_IN_NS:-}" ]; then
 fi
 
 work=$(mktemp -d /tmp/waitpath-span-test.XXXXXX)
-sessiond_pid=""
+sessiond_pid="" relayd_pid="" live_pid=""
 cleanup() {
+  for p in $live_pid $relayd_pid; do kill "$p" 2>/dev/null; done
   if [ -n "$sessiond_pid" ] && kill -0 "$sessiond_pid" 2>/dev/null; then
     kill "$sessiond_pid"
     for _ in $(seq 50); do
@@ -127,3 +131,44 @@ jq -e -s --argjson n "$requests" '
   "$work/jaeger.jsonl" >/dev/null ||
   fail "jaeger span records: $(head -c 3000 "$work/jaeger.jsonl")"
 echo "ok: the same with jaeger_ust events: $jkinds"
+
+# Live: the session streams to a private relayd, `waitpath live` follows it.
+base=$((17000 + ($$ % 200) * 8))
+lttng-relayd -C tcp://127.0.0.1:$base -D tcp://127.0.0.1:$((base + 1)) \
+  -L tcp://127.0.0.1:$((base + 2)) -o "$work/relay" >"$work/relayd.log" 2>&1 &
+relayd_pid=$!
+sleep 1
+"$waitpath" live --relayd "net://127.0.0.1:$((base + 2))" --all --json >"$work/live.jsonl" \
+  2>"$work/live.err" &
+live_pid=$!
+lttng create live-spans --live=200000 --set-url="net://127.0.0.1:$base:$((base + 1))" \
+  >/dev/null || fail "live: lttng create"
+lttng enable-channel --userspace --buffers-uid --subbuf-size=256K --num-subbuf=4 \
+  waitpath_spans >/dev/null || fail "live: enable-channel"
+lttng enable-event --userspace --channel=waitpath_spans 'waitpath_span:*' >/dev/null ||
+  fail "live: enable-event"
+lttng add-context --userspace --channel=waitpath_spans --type=vtid --type=vpid >/dev/null ||
+  fail "live: add-context"
+lttng start >/dev/null || fail "live: start"
+sleep 2  # attached before the spans
+"$example" "$requests" >"$work/live-example.log" 2>&1 || fail "live: the example failed"
+lttng stop >/dev/null || fail "live: stop"
+lttng destroy >/dev/null || fail "live: destroy"
+for _ in $(seq 300); do
+  [ "$(grep -c '"type":"span"' "$work/live.jsonl")" -ge "$want_begin" ] && break
+  sleep 0.1
+done
+kill -INT "$live_pid"
+for _ in $(seq 100); do
+  kill -0 "$live_pid" 2>/dev/null || break
+  sleep 0.1
+done
+live_pid=""
+got=$(grep -c '"type":"span"' "$work/live.jsonl")
+[ "$got" -eq "$want_begin" ] ||
+  fail "live: $got span records, expected $want_begin: $(cat "$work/live.err") $(head -c 2000 "$work/live.jsonl")"
+jq -e -s --argjson n "$requests" 'map(select(.type == "span" and .name == "GET /cart"
+  and .handoffs == 1)) | length == $n' "$work/live.jsonl" >/dev/null ||
+  fail "live: span records differ from the example's: $(head -c 2000 "$work/live.jsonl")"
+echo "ok: live: $got span records from the relayd"
+
