@@ -93,7 +93,16 @@ TEST_F(SpanScenarioTest, SingleHostSpansEqualTruthExactly) {
   EXPECT_EQ((*input)["unmatched_ends"], 0);
   EXPECT_EQ((*input)["unmatched_handoffs"], 0);
   EXPECT_EQ((*input)["ended"], truth["spans"].size());
-  EXPECT_NE(Find(records, "span_idle"), nullptr);
+  // Idle time of the threads that carry spans, exact too.
+  std::map<int, json> idle;
+  for (const auto& rec : records) {
+    if (rec["type"] == "span_idle") idle[rec["tid"]] = rec["breakdown_ns"];
+  }
+  ASSERT_FALSE(truth["span_idle"].empty());
+  EXPECT_EQ(idle.size(), truth["span_idle"].size());
+  for (const auto& t : truth["span_idle"]) {
+    EXPECT_EQ(idle[t["tid"].get<int>()], t["breakdown_ns"]) << t["task"];
+  }
   EXPECT_NE(Find(records, "operation"), nullptr);
 }
 

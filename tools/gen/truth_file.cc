@@ -41,9 +41,7 @@ struct Held {
 // The spans' truth (docs/requests.md): each piece of a span, up to a handoff or its end, is
 // the path of the task that emitted that event, from the span's previous event on; blocked_by
 // is the time those paths spent in a task while it held another span (its innermost one).
-nlohmann::json Spans(const Scenario& scenario, const SimulationResult& sim, const HostClock& ref,
-                     const ActivePathTruth& truth) {
-  using nlohmann::json;
+std::vector<Held> HeldIntervals(const SimulationResult& sim) {
   std::vector<Held> held;
   for (size_t i = 0; i < sim.spans.size(); ++i) {
     const SpanInfo& s = sim.spans[i];
@@ -56,6 +54,41 @@ nlohmann::json Spans(const Scenario& scenario, const SimulationResult& sim, cons
     }
     if (s.end < 0) held.push_back({holder, since, sim.end, i});
   }
+  return held;
+}
+
+// A task that held spans and holds none is idle until it holds one again: its path over the
+// gaps between the union of its held intervals.
+nlohmann::json SpanIdle(const Scenario& scenario, const SimulationResult& sim,
+                        const ActivePathTruth& truth) {
+  std::map<int32_t, std::vector<std::pair<Ns, Ns>>> by_task;
+  for (const Held& h : HeldIntervals(sim)) by_task[h.task].push_back({h.start, h.end});
+  nlohmann::json out = nlohmann::json::array();
+  for (auto& [task, intervals] : by_task) {
+    std::sort(intervals.begin(), intervals.end());
+    LeafVector idle{};
+    Ns covered = intervals.front().second;
+    for (const auto& [a, b] : intervals) {
+      if (a > covered) {
+        const PathBreakdown gap = truth.Compute(task, covered, a);
+        for (size_t l = 0; l < kLeafCount; ++l) idle[l] += gap.total[l];
+      }
+      covered = std::max(covered, b);
+    }
+    if (Total(idle) == 0) continue;
+    const TaskInfo& t = sim.tasks[static_cast<size_t>(task)];
+    out.push_back({{"host", scenario.hosts[static_cast<size_t>(t.host)].name},
+                   {"tid", t.tid},
+                   {"task", t.name},
+                   {"breakdown_ns", States(idle, true)}});
+  }
+  return out;
+}
+
+nlohmann::json Spans(const Scenario& scenario, const SimulationResult& sim, const HostClock& ref,
+                     const ActivePathTruth& truth) {
+  using nlohmann::json;
+  const std::vector<Held> held = HeldIntervals(sim);
   // Per task, the innermost span held over each elementary interval (the latest begun), by a
   // sweep over the task's intervals in order of their starts.
   std::map<int32_t, std::vector<const Held*>> by_task_held;
@@ -232,6 +265,7 @@ nlohmann::json TruthFile::Build(const Scenario& scenario, const SimulationResult
   }
   out["tasks"] = jtasks;
   out["spans"] = Spans(scenario, sim, clocks.front(), truth);
+  out["span_idle"] = SpanIdle(scenario, sim, truth);
   return out;
 }
 
