@@ -111,8 +111,19 @@ void SpanReport::OnSpan(const ResolvedSpan& span) {
     return a.second.total() > b.second.total();
   });
 
-  OperationStats& o = operations_[{hosts_[span.span.host], op}];
-  o.durations.push_back(duration);
+  std::pair<std::string, std::string> key{hosts_[span.span.host], op};
+  if (operations_.size() >= kMaxOperations && !operations_.count(key)) key.second = "other";
+  OperationStats& o = operations_[key];
+  ++o.spans;
+  o.total_ns += duration;
+  if (o.durations.size() < kMaxSamples) {
+    o.durations.push_back(duration);
+  } else {
+    rng_ ^= rng_ << 13;
+    rng_ ^= rng_ >> 7;
+    rng_ ^= rng_ << 17;
+    if (const uint64_t k = rng_ % o.spans; k < kMaxSamples) o.durations[k] = duration;
+  }
   o.breakdown += span.breakdown;
   for (const auto& [u, states] : by_task) o.by_task[Who(u)] += states.total();
   for (const SpanBlocker& b : span.blocked_by) {
@@ -204,7 +215,7 @@ void SpanReport::WriteSummary() {
       j["type"] = "operation";
       j["host"] = key.first;
       j["name"] = key.second;
-      j["spans"] = o.durations.size();
+      j["spans"] = o.spans;
       j["p50_ns"] = Percentile(o.durations, 50);
       j["p99_ns"] = Percentile(o.durations, 99);
       j["breakdown_ns"] = StatesJson(o.breakdown, false);
@@ -243,10 +254,9 @@ void SpanReport::WriteSummary() {
   }
   fmt::print(out_, "requests (spans) by operation:\n");
   for (const auto& [key, o] : operations_) {
-    int64_t total = 0;
-    for (int64_t d : o.durations) total += d;
+    const int64_t total = o.total_ns;
     fmt::print(out_, "  {} on {}: {} spans, p50 {:.3f} ms, p99 {:.3f} ms\n", key.second, key.first,
-               o.durations.size(), static_cast<double>(Percentile(o.durations, 50)) / 1e6,
+               o.spans, static_cast<double>(Percentile(o.durations, 50)) / 1e6,
                static_cast<double>(Percentile(o.durations, 99)) / 1e6);
     fmt::print(out_, "    breakdown: {}\n", Shares(o.breakdown, total));
     for (const auto& [who, ns] : Top(o.by_task, std::min<size_t>(options_.top, 5))) {

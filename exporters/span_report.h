@@ -43,7 +43,11 @@ class SpanReport : public SpanListener {
 
  private:
   struct OperationStats {
-    std::vector<int64_t> durations;  // of every span of it (for p50/p99)
+    // Durations for p50/p99: every span's up to kMaxSamples, then a uniform sample of them
+    // (reservoir), so that a long `live` run stays bounded.
+    std::vector<int64_t> durations;
+    uint64_t spans = 0;
+    int64_t total_ns = 0;
     StateVec breakdown;
     std::map<std::string, int64_t> by_task;     // "host/comm" -> ns
     std::map<std::string, int64_t> blocked_by;  // "host:operation" -> ns
@@ -52,6 +56,9 @@ class SpanReport : public SpanListener {
     std::string who;  // "host/comm/tid"
     StateVec states;
   };
+
+  static constexpr size_t kMaxSamples = 100'000;
+  static constexpr size_t kMaxOperations = 1000;  // (host, operation) rows; later ones: "other"
 
   std::string OperationName(uint32_t name) const;
   std::string Who(Utid u) const;
@@ -66,6 +73,7 @@ class SpanReport : public SpanListener {
   std::map<std::pair<uint16_t, int32_t>, IdleThread> idle_;                   // (host, tid)
   uint64_t written_ = 0;
   uint64_t seen_ = 0;
+  uint64_t rng_ = 0x9e3779b97f4a7c15ULL;  // reservoir sampling, deterministic
 };
 
 // Hex forms of span and trace ids, as tracers print them.

@@ -80,5 +80,39 @@ TEST(SpanReport, MinSpanAndOperationFilterRecordsNotTheSummary) {
   EXPECT_EQ(r[1]["type"], "operation");
 }
 
+// p50/p99 by nearest rank over the operation's spans; their breakdowns summed.
+TEST(SpanReport, OperationSummaryHasPercentilesAndSums) {
+  Engine engine;
+  const std::vector<std::string> hosts{"web"};
+  std::ostringstream out;
+  SpanReportOptions options;
+  options.json = true;
+  options.records = false;
+  SpanReport report(engine, hosts, options, out);
+  engine.SetSpanListener(&report);
+  const auto op = static_cast<int32_t>(StringTable::Global().Intern("op"));
+  Batch b;
+  b.counters.dialect = kDialectHasWaking | kDialectHasSwitch;
+  b.events = {SwitchEvent(0, 0, 0, 10, kRunnable)};
+  int64_t t = 100;
+  for (uint64_t i = 1; i <= 5; ++i) {  // durations 100, 200, ..., 500
+    b.events.push_back(SpanEvent(EventKind::kSpanBegin, t, 0, 10, i, op));
+    t += 100 * static_cast<int64_t>(i);
+    b.events.push_back(SpanEvent(EventKind::kSpanEnd, t, 0, 10, i));
+    t += 10;
+  }
+  engine.Push(b);
+  report.Finish();
+  std::istringstream in(out.str());
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  const auto j = nlohmann::json::parse(line);
+  EXPECT_EQ(j["type"], "operation");
+  EXPECT_EQ(j["spans"], 5);
+  EXPECT_EQ(j["p50_ns"], 300);
+  EXPECT_EQ(j["p99_ns"], 500);
+  EXPECT_EQ(j["breakdown_ns"]["running"], 1500);
+}
+
 }  // namespace
 }  // namespace waitpath
