@@ -89,6 +89,7 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
   span_options.json = report_options.json;
   span_options.records = report_options.json;
   span_options.top = options.top;
+  span_options.time_format = report_options.time_format;
   const bool rows =
       report_options.format == TaskFormat::kFolded || report_options.format == TaskFormat::kCsv;
   if (!ParseSpanFlags(options.min_span, options.operation, &span_options, &error)) {

@@ -264,6 +264,7 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
   span_options.json = options.json;
   span_options.records = options.tail || options.json;
   span_options.summary = !options.tail;
+  span_options.time_format = options.time_format;
   if (!ParseSpanFlags(options.min_span, options.operation, &span_options, &error)) {
     Say("waitpath: {}\n", error);
     return 2;

@@ -176,7 +176,9 @@ void SpanReport::OnSpan(const ResolvedSpan& span) {
     out_ << Dump(j) << '\n';
     return;
   }
-  fmt::print(out_, "span {} {} {}/{} {:.3f} ms: {}\n", SpanIdHex(span.span.span_id), op,
+  // As a wait line of `tail`: when it ended, what, where, how long, and where the time went.
+  fmt::print(out_, "{} span {} {} {}/{} {:.3f} ms: {}\n",
+             FormatTime(span.end, options_.time_format), SpanIdHex(span.span.span_id), op,
              hosts_[t.host], t.tid, static_cast<double>(duration) / 1e6,
              Shares(span.breakdown, duration));
   for (size_t i = 0; i < by_task.size() && i < options_.top; ++i) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "base/time_format.h"
 #include "incremental/engine.h"
 
 namespace waitpath {
@@ -24,6 +25,7 @@ struct SpanReportOptions {
   int64_t min_span_ns = 0;  // records of shorter spans are not written (still summarized)
   std::string operation;    // RE2 the whole operation name must match ("" = every span)
   size_t top = 10;          // by_task / blocked_by entries per record, rows per summary list
+  TimeFormat time_format;   // of the span lines' end times (text)
 };
 
 class SpanReport : public SpanListener {
