@@ -85,6 +85,9 @@ void MetricsExporter::ObserveEngine(std::optional<int64_t> wall_now_ns) {
   s.history_evicted_reads = engine_.resolver().counters().evicted_reads;
   s.inferred_switches = c.inferred_switches;
   s.tasks_released = c.tasks_released;
+  const SpanCounters& spans = engine_.spans().counters();
+  s.span_input_errors = spans.unmatched_ends + spans.unmatched_handoffs + spans.reused_ids +
+                        spans.dropped_full + spans.thread_ended + spans.without_thread;
 
   // The engine counts packets for all hosts together: only a single host can be labelled
   // (once a second host appears, the figures stay as they were). Per-peer counts would need

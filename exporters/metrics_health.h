@@ -39,6 +39,7 @@ struct EngineHealthSnapshot {
   uint64_t history_evicted_reads = 0;
   uint64_t inferred_switches = 0;
   uint64_t tasks_released = 0;
+  uint64_t span_input_errors = 0;  // incremental/span_tracker.h SpanCounters, all reasons
   // The engine counts packets for all hosts together: reported for a single host only (its
   // own peer), from when there is one.
   std::string packets_host;  // "" when not reported
