@@ -94,6 +94,20 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
     Say("waitpath: {}\n", error);
     return 2;
   }
+  // Spans (docs/requests.md): JSON has a record per span; text the per-operation summary, and
+  // span lines with --min-span or --operation. Folded and CSV rows are tasks' only.
+  SpanReportOptions span_options;
+  span_options.json = report_options.json;
+  span_options.records = report_options.json;
+  span_options.top = options.top;
+  span_options.time_format = report_options.time_format;
+  const bool rows =
+      report_options.format == TaskFormat::kFolded || report_options.format == TaskFormat::kCsv;
+  if (!ParseSpanFlags(options.min_span, options.operation, &span_options, &error)) {
+    Say("waitpath: {}\n", error);
+    return 2;
+  }
+  if (rows) span_options.records = span_options.summary = false;
   int64_t linger_ns = -1;
   if (!metrics_flags.linger.empty() &&
       !ParseDurationFlag("--metrics-linger", metrics_flags.linger, &linger_ns, &error)) {
@@ -130,6 +144,7 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
                                               return std::vector<std::string>{};
                                             });
   }
+  SpanReport spans(engine, accounting.hosts(), span_options, std::cout);
   std::unique_ptr<MetricsExporter> metrics;
   std::unique_ptr<MetricsServer> server;
   if (want_metrics) {
@@ -151,6 +166,9 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
   WaitFanout listeners(metrics ? std::vector<WaitListener*>{&accounting, metrics.get()}
                                : std::vector<WaitListener*>{&accounting});
   engine.SetListener(&listeners);
+  SpanFanout span_listeners(metrics ? std::vector<SpanListener*>{&spans, metrics->requests()}
+                                    : std::vector<SpanListener*>{&spans});
+  engine.SetSpanListener(&span_listeners);
 
   PipelineOptions pipeline;
   pipeline.reader.verbose = options.verbose;
@@ -207,6 +225,7 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
                c.written, capture_options.dir, c.skipped_rate, c.removed);
     if (metrics) metrics->ObserveCaptures(c);
   }
+  spans.Finish();
   if (metrics) metrics->Finish();
 
   int code = ReportHostErrors(stats, HostCheck::kReadAndAnalyse);
@@ -253,6 +272,7 @@ Command AddAnalyzeCommand(CLI::App& app) {
       ->allow_extra_args(false);
   cmd->add_option("--min-wait", o->min_wait, "Also report each wait at least this long (e.g. 5ms)")
       ->check(DurationCheck(false));
+  AddSpanFlags(cmd, &o->min_span, &o->operation);
   cmd->add_option("--top", o->top, "Tasks listed per watched task (by time on its path)")
       ->capture_default_str()
       ->check(IntegerRange(1, 1'000'000'000));

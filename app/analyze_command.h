@@ -28,6 +28,8 @@ struct AnalyzeOptions {
   std::string host_from = "hostname";  // or "dir": hosts named by their directory
   TimelineFlags timeline;              // --timeline FILE [--from T] [--to T] [--timeline-max-mb]
   CaptureFlags capture;                // --capture-dir DIR --capture-min-wait DUR...
+  std::string min_span;                // --min-span: a record per span at least this long (text)
+  std::string operation;               // --operation: span records of matching operations only
 };
 
 int RunAnalyze(const AnalyzeOptions& options);

@@ -377,9 +377,23 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
     Say("waitpath: {}\n", error);
     return 2;
   }
+  // Spans (docs/requests.md): tail writes a record per span (--min-span, --operation filter
+  // them); live as analyze does: JSON records, the per-operation summary when stopped.
+  SpanReportOptions span_options;
+  span_options.json = options.json;
+  span_options.records = options.tail || options.json;
+  span_options.summary = !options.tail;
+  span_options.time_format = options.time_format;
+  if (!ParseSpanFlags(options.min_span, options.operation, &span_options, &error)) {
+    Say("waitpath: {}\n", error);
+    return 2;
+  }
   Engine engine(engine_options);
   // A person at a terminal gets the full-screen view; pipes, files and --plain get lines.
   const bool screen = !options.json && !options.plain && TerminalScreen::Usable();
+  // Span records would tear the screen: the view leaves them to --plain and --json (the
+  // per-operation summary still follows the view's summary at the end).
+  if (screen) span_options.records = false;
   TriageOptions triage;
   triage.min_wait_ns = std::max<int64_t>(0, report_options.min_wait_ns);
   triage.states = report_options.states;
@@ -404,6 +418,8 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
     } else {
       report.emplace(accounting, report_options, std::cout);
     }
+    SpanReport spans(engine, accounting.hosts(), span_options, std::cout);
+    engine.SetSpanListener(&spans);
     engine.SetListener(&accounting);
     PipelineOptions pipeline;
     pipeline.reader.verbose = options.verbose;
@@ -414,6 +430,7 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
       return 2;
     }
     accounting.Finish();
+    spans.Finish();
     if (view) {
       status.source =
           fmt::format("{} host{} from recorded traces", hosts.size(), hosts.size() == 1 ? "" : "s");
@@ -437,6 +454,7 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
   } else {
     report.emplace(accounting, report_options, std::cout);
   }
+  SpanReport spans(engine, accounting.hosts(), span_options, std::cout);
   std::unique_ptr<MetricsExporter> metrics;
   std::unique_ptr<MetricsServer> server;
   if (!options.metrics.empty()) {
@@ -454,6 +472,9 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
                                             RelaydOutputLocator(options.capture.traces));
   }
   status.source = "relayd " + options.relayd;
+  SpanFanout span_listeners(metrics ? std::vector<SpanListener*>{&spans, metrics->requests()}
+                                    : std::vector<SpanListener*>{&spans});
+  engine.SetSpanListener(&span_listeners);
   {
     LiveSessions sessions(live_options, engine, accounting, metrics.get());
     if (capture) {
@@ -490,6 +511,7 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
     terminal.reset();  // back to the normal screen before anything else is printed
   }
   accounting.Finish();
+  spans.Finish();
   if (metrics) metrics->Finish();
   if (view && !StdoutClosed()) PrintSummary(*view, status);
   return StdoutClosed() ? kExitOutputClosed : 0;
@@ -510,6 +532,7 @@ void AddCommonFlags(CLI::App* cmd, LiveOptions* o) {
   cmd->add_option("--state", o->states,
                   "Only waits whose headline state is one of these (e.g. disk,network)")
       ->check(StateListCheck());
+  AddSpanFlags(cmd, &o->min_span, &o->operation);
   cmd->add_option("--retention", o->retention, "History kept behind the newest event")
       ->capture_default_str()
       ->check(DurationCheck(true));

@@ -34,6 +34,8 @@ struct LiveOptions {
   bool plain = false;
   std::string states;  // --state disk,network: waits whose headline state is one of these
   CaptureFlags capture;  // live: --capture-dir DIR --capture-min-wait DUR --capture-traces DIR
+  std::string min_span;   // --min-span: span records at least this long
+  std::string operation;  // --operation: span records of matching operations only
 };
 
 // Runs until `*stop` becomes true, or SIGINT/SIGTERM when `stop` is null (base/stop_signal.h;

@@ -40,7 +40,8 @@ MetricsExporter::MetricsExporter(const Engine& engine, WatchedAccounting& accoun
       health_(std::make_shared<PipelineHealthMetrics>()),
       collectable_(std::make_shared<Concatenation>(
           std::vector<std::shared_ptr<prometheus::Collectable>>{health_, registry_})),
-      active_path_(*registry_, accounting, options.max_processes, options.label_by_cgroup) {
+      active_path_(*registry_, accounting, options.max_processes, options.label_by_cgroup),
+      requests_(*registry_, engine, accounting.hosts(), options.max_processes) {
   for (const std::string& name : accounting.hosts()) {
     names_.push_back(name);
     waits_by_host_.push_back(0);
@@ -113,6 +114,9 @@ void MetricsExporter::ObserveEngine(std::optional<int64_t> wall_now_ns) {
   s.history_evicted_reads = engine_.resolver().counters().evicted_reads;
   s.inferred_switches = c.inferred_switches;
   s.tasks_released = c.tasks_released;
+  const SpanCounters& spans = engine_.spans().counters();
+  s.span_input_errors = spans.unmatched_ends + spans.unmatched_handoffs + spans.reused_ids +
+                        spans.dropped_full + spans.thread_ended + spans.without_thread;
 
   const PacketMatcherCounters& packets = engine_.packets().counters();
   s.packets_matched = packets.matched_by_pair;

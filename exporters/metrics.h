@@ -27,6 +27,7 @@
 #include "exporters/metrics_active_path.h"
 #include "exporters/metrics_health.h"
 #include "exporters/wait_capture.h"
+#include "exporters/metrics_requests.h"
 #include "exporters/watched_accounting.h"
 #include "incremental/engine.h"
 #include "live/batch.h"
@@ -61,6 +62,9 @@ class MetricsExporter : public WaitListener {
   // The just-in-time captures' counts (live --capture-dir): waitpath_captures_total{outcome}.
   void ObserveCaptures(const CaptureCounters& counts);
 
+  // The request metrics: give them the engine's spans (SpanFanout).
+  SpanListener* requests() { return &requests_; }
+
   // Any thread.
   PipelineHealthMetrics& health() { return *health_; }
   // Everything /metrics serves (the health families, then the active-path ones): give it to
@@ -75,6 +79,7 @@ class MetricsExporter : public WaitListener {
   std::shared_ptr<PipelineHealthMetrics> health_;
   std::shared_ptr<prometheus::Collectable> collectable_;  // both
   ActivePathMetrics active_path_;
+  RequestMetrics requests_;
   // Engine thread only: host names (by engine id), waits per host (counted as they resolve),
   // whether each host's input ended, and the snapshot being filled (its buffers reused from one
   // call to the next).

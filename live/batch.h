@@ -36,6 +36,7 @@ struct Batch {
   uint16_t host = 0;
   std::vector<Event> events;
   std::vector<PacketKey> packets;  // Event::a of packet events indexes this
+  std::vector<SpanIds> spans;      // AsSpan(e).ids() of span begins indexes this
   ReaderCounters counters;         // as of the end of this batch
   // Every later event of this host has ts >= watermark (advanced by events and by
   // babeltrace2 inactivity messages in live mode).

@@ -206,7 +206,7 @@ void MergingSink::OnEvent(PortCursor& p, const bt_message* m) {
   ++p.events;
   Batch& b = input_.batches.Current();
   Event& e = b.events.emplace_back();
-  const bool used = decoder_.Decode(bt_message_event_borrow_event_const(m), e, b.packets);
+  const bool used = decoder_.Decode(bt_message_event_borrow_event_const(m), e, b.packets, &b.spans);
   if (!used) {
     b.events.pop_back();
     ++input_.counters.unknown;
