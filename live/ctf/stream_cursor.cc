@@ -25,11 +25,18 @@ std::string Hex(uint64_t v) {
 // `size` bits (1..64) at bit `pos` of `p`: CTF's little-endian bit order (from the least
 // significant bit of each byte) or big-endian (from the most significant). The caller has
 // checked that the bytes are there.
-inline uint64_t ReadBits(const uint8_t* base, uint64_t pos, unsigned size, bool big) {
+inline uint64_t ReadBits(const uint8_t* base, uint64_t file_bytes, uint64_t pos, unsigned size,
+                         bool big) {
   const uint8_t* p = base + (pos >> 3);
   const unsigned shift = static_cast<unsigned>(pos & 7);
-  const unsigned nbytes = (shift + size + 7) / 8;
   const uint64_t mask = size == 64 ? ~uint64_t{0} : (uint64_t{1} << size) - 1;
+  // The usual case: one 8-byte load (bytes past the field but inside the file are harmless).
+  if (!big && shift + size <= 64 && (pos >> 3) + 8 <= file_bytes) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    return (w >> shift) & mask;
+  }
+  const unsigned nbytes = (shift + size + 7) / 8;
   if (!big) {
     uint64_t lo = 0;
     std::memcpy(&lo, p, std::min(nbytes, 8u));  // x86/ARM little-endian hosts
@@ -75,6 +82,12 @@ bool TraceDecoder::Open(const std::string& dir, std::string* error) {
     sp.common_context = plan_->Compile(sc.event_context, S::kCommonContext, true);
     for (int32_t p : {sp.packet_context, sp.event_header, sp.common_context}) plan_->Finish(p);
     sp.events.resize(sc.events.size());
+    // Event ids are small and dense (LTTng, perf): a table; a sparse id is looked up.
+    if (!sc.events.empty() && sc.events.back().id < 65536) {
+      sp.index_by_id.assign(static_cast<size_t>(sc.events.back().id) + 1, -1);
+      for (size_t i = 0; i < sc.events.size(); ++i)
+        sp.index_by_id[static_cast<size_t>(sc.events[i].id)] = static_cast<int32_t>(i);
+    }
     streams_.push_back(std::move(sp));
   }
   if (!plan_->error().empty()) {
@@ -112,6 +125,13 @@ bool TraceDecoder::Open(const std::string& dir, std::string* error) {
   }
   std::sort(files_.begin(), files_.end());
   return true;
+}
+
+int32_t StreamPlan::IndexOf(uint64_t id) const {
+  if (id < index_by_id.size()) return index_by_id[static_cast<size_t>(id)];
+  if (!index_by_id.empty()) return -1;
+  const EventClass* ec = sc->Find(id);
+  return ec ? static_cast<int32_t>(ec - sc->events.data()) : -1;
 }
 
 StreamPlan* TraceDecoder::FindStream(uint64_t id) {
@@ -218,7 +238,7 @@ bool StreamCursor::Run(int32_t program) {
         break;
       case Op::kInt: {
         if (op.size > end_ - pos_) return Fail("an integer past the packet's content");
-        uint64_t v = ReadBits(data_, pos_, op.size, op.flags & Op::kBig);
+        uint64_t v = ReadBits(data_, size_, pos_, op.size, op.flags & Op::kBig);
         pos_ += op.size;
         if ((op.flags & Op::kSigned) && op.size < 64) {
           const uint64_t m = uint64_t{1} << (op.size - 1);
@@ -277,7 +297,8 @@ bool StreamCursor::Run(int32_t program) {
         if (n > (end_ - pos_) / op.size) return Fail("an array past the packet's content");
         uint64_t v = 0;
         for (uint64_t i = 0; i < n && i < 4; ++i)
-          v = (v << 8) | (ReadBits(data_, pos_ + i * op.size, op.size, op.flags & Op::kBig) & 0xff);
+          v = (v << 8) |
+              (ReadBits(data_, size_, pos_ + i * op.size, op.size, op.flags & Op::kBig) & 0xff);
         values_[static_cast<size_t>(op.slot)] = Value{v & 0xffffffffu, 0, epoch_};
         pos_ += n * op.size;
         break;
@@ -432,11 +453,11 @@ StreamCursor::Item StreamCursor::Next() {
           ok = Fail("an event without an id");
       }
       if (ok) {
-        const EventClass* ec = sp.sc->Find(id);
-        if (!ec) {
+        const int32_t index = sp.IndexOf(id);
+        if (index < 0) {
           ok = Fail("no event class with id " + std::to_string(id));
         } else {
-          event_ = &trace_.Event(sp, static_cast<size_t>(ec - sp.sc->events.data()), &dialect_);
+          event_ = &trace_.Event(sp, static_cast<size_t>(index), &dialect_);
           if (values_.size() < static_cast<size_t>(trace_.plan().slots()))
             values_.resize(static_cast<size_t>(trace_.plan().slots()));
           if (!trace_.plan().error().empty()) {

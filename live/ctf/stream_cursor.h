@@ -32,7 +32,10 @@ struct StreamPlan {
   int32_t packet_context = -1, event_header = -1, common_context = -1;
   // Packet-context fields babeltrace2 gives a meaning to (invalid when absent).
   FieldHandle ts_begin, ts_end, discarded, packet_size, content_size, cpu_id;
-  std::vector<EventPlan> events;  // parallel to sc->events
+  std::vector<EventPlan> events;     // parallel to sc->events
+  std::vector<int32_t> index_by_id;  // event id -> index in events (-1: none)
+  // The index of event class `id` in events, -1 when the stream class has none.
+  int32_t IndexOf(uint64_t id) const;
 };
 
 // One trace directory: its metadata and plans. Not thread-safe (one host reader owns it).
