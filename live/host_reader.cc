@@ -46,7 +46,7 @@ void HostReader::Push(Batch* batch) {
   // Backpressure keeps memory bounded when the consumer is slower than the reader.
   while (queue_.size_approx() >= options_.max_queued_batches &&
          !stop_.load(std::memory_order_relaxed)) {
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    space_.wait(2000);  // us: a batch came back, or look again (a stop, a kept batch)
   }
   queue_.enqueue(token_, batch);
   ready_->signal();

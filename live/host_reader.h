@@ -66,7 +66,10 @@ class HostReader {
 
   BatchQueue& queue() { return queue_; }
   // Gives a consumed batch back for reuse (any thread).
-  void Recycle(Batch* batch) { pool_.Give(batch); }
+  void Recycle(Batch* batch) {
+    pool_.Give(batch);
+    space_.signal();
+  }
   const HostSpec& spec() const { return spec_; }
   uint16_t host_id() const { return host_id_; }
 
@@ -118,6 +121,10 @@ class HostReader {
   moodycamel::LightweightSemaphore* ready_;
   BatchQueue queue_;
   BatchPool pool_;
+  // Signalled as batches come back: a reader ahead of its consumer (the native decoder is)
+  // waits on it instead of waking every 200 us, which cost up to 0.7 s of system time per
+  // analyze of 4.5 M events on this shared VM.
+  moodycamel::LightweightSemaphore space_;
   moodycamel::ProducerToken token_;
   std::atomic<bool> stop_{false};
   RelaydLink link_;  // the reader thread's

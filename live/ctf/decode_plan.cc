@@ -283,6 +283,8 @@ bool DecodePlan::Optimize(int32_t program, uint32_t* fixed_align, uint64_t* fixe
           skip(op.size);
           continue;
         }
+        if (op.slot >= 0 && !(op.flags & (Op::kBig | Op::kClock | Op::kEventId)))
+          op.code = Op::kIntFast;
         out.push_back(op);
         continue;
       case Op::kString:
@@ -342,6 +344,10 @@ bool DecodePlan::Optimize(int32_t program, uint32_t* fixed_align, uint64_t* fixe
         known = 1;
         continue;
       }
+      case Op::kIntFast:
+        out.push_back(op);
+        known = std::min<uint64_t>(known, LowBit(op.size));
+        continue;
       case Op::kSkipArray:
         out.push_back(op);
         known = std::min<uint64_t>(known, LowBit(op.sub_bits));

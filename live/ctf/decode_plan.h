@@ -21,6 +21,7 @@ struct Op {
     kAlign,     // arg: bits (a power of two)
     kSkip,      // arg: bits
     kInt,       // size bits into slot (when >= 0); flags: signed, big endian, clock, event id
+    kIntFast,   // kInt little-endian into a slot, neither clock nor event id (the common case)
     kString,    // NUL-terminated, into slot (offset and length) when >= 0
     kText,      // bytes (text array/sequence): `arg` of them, or slot `count` many; into slot
     kAddress,   // integers (array/sequence of `size` bits each): the first four as an IPv4 address

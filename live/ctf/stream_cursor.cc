@@ -228,6 +228,19 @@ bool StreamCursor::Run(int32_t program) {
   const DecodePlan& plan = trace_.plan();
   for (const Op& op : plan.program(program)) {
     switch (op.code) {
+      case Op::kIntFast: {
+        // Kept in registers: the position, the end, the slots (nothing else writes them here).
+        const uint64_t pos = pos_;
+        if (op.size > end_ - pos) return Fail("an integer past the packet's content");
+        uint64_t v = ReadBits(data_, size_, pos, op.size, false);
+        pos_ = pos + op.size;
+        if ((op.flags & Op::kSigned) && op.size < 64) {
+          const uint64_t m = uint64_t{1} << (op.size - 1);
+          v = (v ^ m) - m;
+        }
+        values_[static_cast<size_t>(op.slot)] = Value{v, 0, epoch_};
+        break;
+      }
       case Op::kAlign:
         pos_ = (pos_ + op.arg - 1) & ~(op.arg - 1);
         if (pos_ > end_) return Fail("alignment past the packet's content");
