@@ -1,5 +1,6 @@
 #include "live/ctf/native_reader.h"
 
+#include <filesystem>
 #include <limits>
 
 #include "live/loss_marker.h"
@@ -44,6 +45,21 @@ NativeReader::~NativeReader() {
 }
 
 bool NativeReader::Open(const std::vector<std::string>& dirs, std::string* why) {
+  // LTTng's tracefile rotation splits one stream instance over several files, which babeltrace2
+  // reads as one stream (one port); each file here would be its own.
+  for (size_t i = 0; i < input_.streams.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      const StreamPackets& a = input_.streams[i];
+      const StreamPackets& b = input_.streams[j];
+      if (a.instance && b.instance && *a.instance == *b.instance && a.stream_id == b.stream_id &&
+          std::filesystem::path(a.path).parent_path() ==
+              std::filesystem::path(b.path).parent_path()) {
+        *why = a.path + ": stream instance " + std::to_string(*a.instance) +
+               " is split over several files (rotated), which the native decoder does not join";
+        return false;
+      }
+    }
+  }
   for (const std::string& dir : dirs) {
     auto trace = std::make_unique<ctf::TraceDecoder>();
     if (!trace->Open(dir, why)) return false;
