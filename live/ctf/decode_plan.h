@@ -98,6 +98,8 @@ class DecodePlan {
   // The clock mapped by the scopes compiled so far ("" none).
   const std::string& clock() const { return clock_; }
   const std::string& error() const { return error_; }
+  // The last compile's error was taken (an event class that cannot be read): go on with others.
+  void ClearError() { error_.clear(); }
 
   const std::vector<Op>& program(int32_t p) const { return programs_[static_cast<size_t>(p)]; }
   const VariantTable& variant(int32_t v) const { return variants_[static_cast<size_t>(v)]; }

@@ -175,6 +175,12 @@ EventPlan& TraceDecoder::Event(StreamPlan& stream, size_t index, uint32_t* diale
       *dialect |= ResolveClassFields<FieldHandle>(ec.name, kind, ipi_type, find, &ep.fields);
     }
   }
+  if (!plan_->error().empty()) {
+    ep.error = stream.sc->events[index].name + ": " + plan_->error();
+    ep.known = false;
+    plan_->ClearError();
+    return ep;
+  }
   plan_->Finish(ep.context);
   plan_->Finish(ep.payload);
   return ep;
@@ -470,14 +476,13 @@ StreamCursor::Item StreamCursor::Next() {
         if (index < 0) {
           ok = Fail("no event class with id " + std::to_string(id));
         } else {
-          event_ = &trace_.Event(sp, static_cast<size_t>(index), &dialect_);
+          EventPlan& ep = sp.events[static_cast<size_t>(index)];
+          if (!ep.compiled) trace_.Event(sp, static_cast<size_t>(index), &dialect_);
+          // Slots grow as classes compile, by this cursor or another of the trace.
           if (values_.size() < static_cast<size_t>(trace_.plan().slots()))
             values_.resize(static_cast<size_t>(trace_.plan().slots()));
-          if (!trace_.plan().error().empty()) {
-            ok = Fail(trace_.plan().error());
-          } else {
-            ok = Run(event_->context) && Run(event_->payload);
-          }
+          event_ = &ep;
+          ok = ep.error.empty() ? Run(ep.context) && Run(ep.payload) : Fail(ep.error);
         }
       }
     }

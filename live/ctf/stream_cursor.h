@@ -20,8 +20,9 @@ namespace waitpath::ctf {
 // What one event class means to waitpath, compiled the first time one of its events is read.
 struct EventPlan {
   bool compiled = false;
-  bool known = false;                  // of a kind the analysis uses
-  bool replay = false;                 // waitpath_replay:event: `replay` holds its members
+  bool known = false;   // of a kind the analysis uses
+  bool replay = false;  // waitpath_replay:event: `replay` holds its members
+  std::string error;    // its layout cannot be decoded (e.g. a variant tag not found)
   int32_t context = -1, payload = -1;  // programs
   ClassFields<FieldHandle> fields;
   std::vector<FieldHandle> replay_fields;  // in ReplayField order
