@@ -200,7 +200,6 @@ class Parser {
     EventClass ev;
     StreamClass sc;
     Clock clock;
-    bool has_stream_id = false;
     while (!Is("}")) {
       if (AtEnd()) Fail("ends inside a '" + block + "' block");
       if (Declaration()) continue;
@@ -232,17 +231,13 @@ class Parser {
         if (key == "offset_s") clock.offset_s = static_cast<int64_t>(UintValue(value));
         if (key == "offset") clock.offset = static_cast<int64_t>(UintValue(value));
       } else if (block == "stream") {
-        if (key == "id") {
-          sc.id = UintValue(value);
-          has_stream_id = true;
-        }
+        if (key == "id") sc.id = UintValue(value);
       } else if (block == "event") {
         if (key == "name") ev.name = value;
         if (key == "id") ev.id = UintValue(value);
         if (key == "stream_id") ev.stream_id = UintValue(value);
       }
     }
-    (void)has_stream_id;
     if (block == "clock") {
       if (clock.freq == 0) Fail("clock '" + clock.name + "' of frequency 0");
       m_.clocks.push_back(clock);

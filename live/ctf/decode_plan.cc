@@ -218,7 +218,7 @@ void DecodePlan::Emit(Context& cx, TypeId type_id, int32_t program, const std::s
       ++cx.in_array;
       Emit(cx, t.element, op.sub, key);
       --cx.in_array;
-      // Registered as a whole so that Find sees it (an address is its only use).
+      // Elements of other types: not Event fields (Find skips what is inside arrays).
       out().push_back(op);
       break;
     }
