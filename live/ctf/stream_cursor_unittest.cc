@@ -42,13 +42,17 @@ event { name = "other"; id = 1; stream_id = 0; fields := struct {
   uint16_t _len; uint8_t _data[_len]; uint32_t _after; }; };
 )";
 
-// Writes CTF's little-endian bit order.
+// Writes CTF's bit orders: little-endian (from each byte's least significant bit, the value's
+// least significant bit first) or big-endian (from the most significant, most significant first).
 class Bits {
  public:
+  explicit Bits(bool big = false) : big_(big) {}
   void Put(uint64_t v, unsigned size) {
     for (unsigned i = 0; i < size; ++i) {
       if (pos_ / 8 >= bytes_.size()) bytes_.push_back(0);
-      if ((v >> i) & 1) bytes_[pos_ / 8] |= static_cast<uint8_t>(1u << (pos_ % 8));
+      const unsigned bit = big_ ? size - 1 - i : i;
+      const unsigned at = big_ ? 7 - pos_ % 8 : pos_ % 8;
+      if ((v >> bit) & 1) bytes_[pos_ / 8] |= static_cast<uint8_t>(1u << at);
       ++pos_;
     }
   }
@@ -63,10 +67,12 @@ class Bits {
   std::vector<uint8_t>& bytes() { return bytes_; }
   // Overwrites 64 bits at `bit` (byte-aligned).
   void Patch(size_t bit, uint64_t v) {
-    for (int i = 0; i < 8; ++i) bytes_[bit / 8 + i] = static_cast<uint8_t>(v >> (8 * i));
+    for (int i = 0; i < 8; ++i)
+      bytes_[bit / 8 + i] = static_cast<uint8_t>(v >> (8 * (big_ ? 7 - i : i)));
   }
 
  private:
+  bool big_;
   std::vector<uint8_t> bytes_;
   size_t pos_ = 0;
 };
@@ -126,6 +132,8 @@ class StreamCursorTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
+  void WriteMetadata(const std::string& text) { std::ofstream(dir_ / "metadata") << text; }
+
   void WriteStream(Bits& b, size_t cut = 0) {
     std::ofstream out(dir_ / "channel0_3", std::ios::binary);
     out.write(reinterpret_cast<const char*>(b.bytes().data()),
@@ -176,6 +184,33 @@ TEST_F(StreamCursorTest, DecodesEventsAndFollowsTheClock) {
   // timestamp_begin set the clock: low 27 bits 0x1000101 above its own 0x1000100.
   EXPECT_EQ(c.timestamp(), 0x9000101u);
   EXPECT_EQ(c.Next(), Item::kEnd);
+}
+
+TEST_F(StreamCursorTest, BigEndianTraces) {
+  std::string meta = kMetadata;
+  meta.replace(meta.find("byte_order = le"), 15, "byte_order = be");
+  WriteMetadata(meta);
+  Bits b(/*big=*/true);
+  WritePacket(b, {0x100, 0x9000000, 0, {0x7FFFFF0, 0x10}, 0x8000000});
+  WriteStream(b);
+  TraceDecoder trace;
+  std::string error;
+  ASSERT_TRUE(trace.Open(dir_.string(), &error)) << error;
+  StreamCursor c(trace, trace.files()[0]);
+  using Item = StreamCursor::Item;
+  ASSERT_EQ(c.Next(), Item::kPacket) << c.error();
+  EXPECT_EQ(c.packet_cpu(), 3);
+  ASSERT_EQ(c.Next(), Item::kEvent) << c.error();
+  EXPECT_EQ(c.timestamp(), 0x7FFFFF0u);
+  const ClassFields<FieldHandle>& f = c.event().fields;
+  EXPECT_EQ(static_cast<int64_t>(c.Raw(f.a)), -7);
+  EXPECT_EQ(c.Raw(f.b), 42u);
+  EXPECT_EQ(c.Text(f.c), "swapper/3");
+  ASSERT_EQ(c.Next(), Item::kEvent);
+  EXPECT_EQ(c.timestamp(), (uint64_t{1} << 27) + 0x10);
+  ASSERT_EQ(c.Next(), Item::kEvent);
+  EXPECT_EQ(c.timestamp(), 0x8000000u);
+  EXPECT_EQ(c.Next(), Item::kEnd) << c.error();
 }
 
 TEST_F(StreamCursorTest, ReportsDamageAndGoesOn) {
