@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <utility>
 
@@ -545,6 +546,22 @@ class Parser {
 
 }  // namespace
 
+// Damaged text must not break the one-line message: control bytes are shown as \xNN.
+std::string PrintableText(const std::string& s) {
+  std::string out;
+  for (const char ch : s) {
+    const auto u = static_cast<unsigned char>(ch);
+    if (u < 0x20 || u == 0x7f) {
+      char buf[8];
+      snprintf(buf, sizeof buf, "\\x%02x", u);
+      out += buf;
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
 const EventClass* StreamClass::Find(uint64_t event_id) const {
   auto it = std::lower_bound(events.begin(), events.end(), event_id,
                              [](const EventClass& e, uint64_t id) { return e.id < id; });
@@ -576,7 +593,7 @@ bool ParseTsdl(const std::string& text, Metadata* out, std::string* error) {
     *error =
         "metadata line " +
         std::to_string(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n') + 1) +
-        ": " + e.message;
+        ": " + PrintableText(e.message);
     return false;
   }
   return true;

@@ -74,6 +74,9 @@ struct Metadata {
   const Clock* FindClock(const std::string& name) const;
 };
 
+// `s` with control bytes shown as \xNN: names and errors from damaged input stay one line.
+std::string PrintableText(const std::string& s);
+
 // Parses TSDL text (already out of its metadata packets). On failure returns false and
 // `error` says where (line) and what.
 bool ParseTsdl(const std::string& text, Metadata* out, std::string* error);

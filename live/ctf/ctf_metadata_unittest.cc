@@ -211,6 +211,14 @@ TEST(CtfMetadata, RefusesWhatItCannotRead) {
   }
 }
 
+TEST(CtfMetadata, ErrorsStayOnOneLine) {
+  Metadata m;
+  std::string error;
+  EXPECT_FALSE(ParseTsdl("trace { major \n\x01 1; };", &m, &error));
+  EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+  EXPECT_NE(error.find("\\x01"), std::string::npos) << error;
+}
+
 // Every shared trace's and fixture's metadata (packetized or not) parses.
 TEST(CtfMetadata, LoadsEveryRecordedTrace) {
   namespace fs = std::filesystem;

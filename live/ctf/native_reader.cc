@@ -62,7 +62,10 @@ bool NativeReader::Open(const std::vector<std::string>& dirs, std::string* why) 
   }
   for (const std::string& dir : dirs) {
     auto trace = std::make_unique<ctf::TraceDecoder>();
-    if (!trace->Open(dir, why)) return false;
+    if (!trace->Open(dir, why)) {
+      *why = ctf::PrintableText(*why);
+      return false;
+    }
     for (const std::string& file : trace->files()) {
       Port p;
       p.cursor = std::make_unique<ctf::StreamCursor>(*trace, file);
@@ -153,8 +156,8 @@ void NativeReader::OnPacket(Port& p) {
 
 void NativeReader::OnDamage(Port& p) {
   if (input_.warn) {
-    input_.warn(p.cursor->error() + ": the rest of that packet skipped (a loss on CPU " +
-                std::to_string(p.cpu) + ")");
+    input_.warn(ctf::PrintableText(p.cursor->error()) +
+                ": the rest of that packet skipped (a loss on CPU " + std::to_string(p.cpu) + ")");
   }
   const int64_t last = input_.time.last();
   const int64_t at = last == std::numeric_limits<int64_t>::min() ? 0 : last;
