@@ -178,6 +178,25 @@ TEST_F(HostileInputTest, GarbledEventsStopOnlyTheirStream) {
                     "--decoder babeltrace2 ");
 }
 
+// Found by tools/fuzz (seed 2, case 304): one flipped bit in the perf pipe fixture made a CPU's
+// current task one whose history had not begun, and `analyze` crashed on its next interrupt
+// exit (incremental/engine.cc, Engine::Current). Both decoders now give an answer.
+TEST_F(HostileInputTest, FlippedBitInAPerfStreamIsAnsweredNotACrash) {
+  const fs::path dir = Copy(kFixtures + "/perf/pipe");
+  std::fstream f(dir / "perf_stream_0", std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(0x3bd);
+  const char byte = static_cast<char>(f.get());
+  f.seekp(0x3bd);
+  f.put(static_cast<char>(byte ^ 0x80));
+  f.close();
+  for (const std::string decoder : {"native", "babeltrace2"}) {
+    const CommandResult r =
+        RunWaitpath("analyze --json --decoder " + decoder + " " + dir.string(), kLimit);
+    EXPECT_EQ(r.exit_code, 0) << decoder << ": " << r.err;
+    EXPECT_GE(Lines(r.out), 1u) << decoder;
+  }
+}
+
 TEST_F(HostileInputTest, RandomBytesInOneStreamCostAtMostThatStream) {
   NEED("hello-lost");
   const CommandResult clean = RunWaitpath("stats --json " + kShared + "/hello-lost", kLimit);
