@@ -2,8 +2,8 @@
 # waitpath live over a session far longer than its retention, with real daemons (a private
 # lttng-relayd, one namespaced lttng-sessiond per replayed host; the kernel tracer cannot run
 # here, so a generated two-host trace is replayed as UST events by waitpath-replay, looped,
-# the same tids coming back every round): with --retention 1ms, far shorter than the replayed
-# 10 rounds of trace, every record keeps the invariants (tests/tools/check_records.py), no
+# the same tids coming back every round): with --retention 1us, far shorter than its waits and the
+# replayed 10 rounds of trace, every record keeps the invariants (tests/tools/check_records.py), no
 # metric counter is negative, and the reads into evicted history are counted.
 # usage: test_live_long.sh WAITPATH WAITPATH_GEN WAITPATH_REPLAY SOURCE_DIR
 set -euo pipefail
@@ -19,7 +19,7 @@ metrics=127.0.0.1:$((base + 3))
 start_relayd a
 
 "$GEN" --scenario "$SRC/tools/gen/scenarios/rpc.toml" --out "$tmp/set" >/dev/null
-"$W" live --relayd "$live_url" --all --json --min-wait 0ns --retention 1ms --metrics "$metrics" \
+"$W" live --relayd "$live_url" --all --json --min-wait 0ns --retention 1us --metrics "$metrics" \
   >"$tmp/live.out" 2>"$tmp/live.err" &
 live=$!
 pids+=("$live")
