@@ -276,7 +276,11 @@ constexpr std::string_view kReplayFieldNames[ReplayLayout::kFieldCount] = {"form
                                                                            "seq",
                                                                            "ack_seq",
                                                                            "tcp_flags",
-                                                                           "ip_len"};
+                                                                           "ip_len",
+                                                                           "has_span_ids",
+                                                                           "trace_hi",
+                                                                           "trace_lo",
+                                                                           "parent_span"};
 
 // False when a member is missing or of another type: such a class is not ours (or from a
 // future format) and is skipped like any unknown class.
@@ -285,6 +289,10 @@ bool ResolveReplayLayout(const bt_field_class* payload, ReplayLayout* layout) {
   for (int f = 0; f < ReplayLayout::kFieldCount; ++f) {
     FieldStep step{};
     const bt_field_class* fc = Child(payload, kReplayFieldNames[f], &step);
+    if (!fc && f >= ReplayLayout::kFirstOptional) {
+      layout->index[f] = ReplayLayout::kAbsent;
+      continue;
+    }
     if (!fc) return false;
     const bt_field_class_type type = bt_field_class_get_type(fc);
     const bool want_string = f == ReplayLayout::kCStr || f == ReplayLayout::kDStr;
@@ -520,7 +528,7 @@ bool EventDecoder::Decode(const bt_event* event, Event& out, std::vector<PacketK
   }
   const ClassInfo& info = *last_info_;
   if (!info.known) return false;
-  if (info.replay) return DecodeReplayed(event, info.replay_layout, out, packets);
+  if (info.replay) return DecodeReplayed(event, info.replay_layout, out, packets, spans);
 
   auto str = [&](const FieldRef& ref) -> int32_t {
     if (ref.leaf != FieldRef::Leaf::kString) return -1;
@@ -596,7 +604,7 @@ bool EventDecoder::Decode(const bt_event* event, Event& out, std::vector<PacketK
 // A replayed event already is an Event: copy it over, interning its names and re-creating its
 // packet key in this batch's table.
 bool EventDecoder::DecodeReplayed(const bt_event* event, const ReplayLayout& layout, Event& out,
-                                  std::vector<PacketKey>& packets) {
+                                  std::vector<PacketKey>& packets, std::vector<SpanIds>* spans) {
   using F = ReplayLayout;
   const bt_field* payload = bt_event_borrow_payload_field_const(event);
   auto member = [&](F::Field f) {
@@ -607,8 +615,11 @@ bool EventDecoder::DecodeReplayed(const bt_event* event, const ReplayLayout& lay
     return layout.is_signed[f] ? bt_field_integer_signed_get_value(m)
                                : static_cast<int64_t>(bt_field_integer_unsigned_get_value(m));
   };
-  // A record of another format version may mean other things by the same names.
-  if (get(F::kFormatVersion) != kReplayFormatVersion) return false;
+  auto has = [&](F::Field f) { return layout.index[f] != F::kAbsent; };
+  // A record of another format version may mean other things by the same names; version 1
+  // differs only for span begins (below).
+  const int64_t version = get(F::kFormatVersion);
+  if (version < kReplayFormatOldestVersion || version > kReplayFormatVersion) return false;
   const int64_t kind = get(F::kKind);
   if (kind < 0 || kind >= kEventKindCount) return false;
 
@@ -625,7 +636,10 @@ bool EventDecoder::DecodeReplayed(const bt_event* event, const ReplayLayout& lay
   out.d = static_cast<int32_t>(get(F::kD));
   out.x = get(F::kX);
   // c/d of -1 say the original had no such name.
-  if (ReplayCIsString(out.kind) && out.c >= 0) {
+  if (out.kind == EventKind::kSpanBegin && version < 2) {
+    // Version 1 carried the replayer's own string index as the name, and no ids.
+    out.c = -1;
+  } else if (ReplayCIsString(out.kind) && out.c >= 0) {
     out.c = static_cast<int32_t>(strings_.Intern(bt_field_string_get_value(member(F::kCStr))));
   }
   if (ReplayDIsString(out.kind) && out.d >= 0) {
@@ -649,6 +663,15 @@ bool EventDecoder::DecodeReplayed(const bt_event* event, const ReplayLayout& lay
       }
       AsPacket(out).key() = static_cast<int32_t>(packets.size());
       packets.push_back(key);
+    }
+  }
+  if (out.kind == EventKind::kSpanBegin) {
+    AsSpan(out).ids() = -1;
+    if (spans && version >= 2 && has(F::kHasSpanIds) && get(F::kHasSpanIds)) {
+      AsSpan(out).ids() = static_cast<int32_t>(spans->size());
+      spans->push_back(SpanIds{static_cast<uint64_t>(get(F::kTraceHi)),
+                               static_cast<uint64_t>(get(F::kTraceLo)),
+                               static_cast<uint64_t>(get(F::kParentSpan))});
     }
   }
   // The original host's dialect decides how the engine reads the events (e.g. whether

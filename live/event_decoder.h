@@ -62,8 +62,15 @@ struct ReplayLayout {
     kAckSeq,
     kTcpFlags,
     kIpLen,
+    // Format 2 on (span begins); absent from version-1 classes.
+    kHasSpanIds,
+    kTraceHi,
+    kTraceLo,
+    kParentSpan,
     kFieldCount
   };
+  static constexpr int kFirstOptional = kHasSpanIds;
+  static constexpr uint16_t kAbsent = 0xffff;
   std::array<uint16_t, kFieldCount> index{};
   std::array<bool, kFieldCount> is_signed{};
 };
@@ -107,7 +114,7 @@ class EventDecoder {
   };
 
   bool DecodeReplayed(const bt_event* event, const ReplayLayout& layout, Event& out,
-                      std::vector<PacketKey>& packets);
+                      std::vector<PacketKey>& packets, std::vector<SpanIds>* spans);
 
   const ClassInfo& Resolve(const bt_event_class* event_class);
 

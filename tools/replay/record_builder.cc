@@ -70,6 +70,18 @@ ReplayRecord BuildReplayRecord(const Event& e, const Batch& batch, uint32_t dial
       }
       AsPacket(f).key() = -1;
       break;
+    case EventKind::kSpanBegin:
+      // Like the packet key: the ids travel, the batch-local index does not.
+      if (const int32_t ids = AsSpan(e).ids();
+          ids >= 0 && static_cast<size_t>(ids) < batch.spans.size()) {
+        const SpanIds& s = batch.spans[static_cast<size_t>(ids)];
+        f.has_span_ids = 1;
+        f.trace_hi = s.trace_hi;
+        f.trace_lo = s.trace_lo;
+        f.parent_span = s.parent;
+      }
+      AsSpan(f).ids() = -1;
+      break;
     default:
       break;
   }
