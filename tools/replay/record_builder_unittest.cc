@@ -142,6 +142,15 @@ TEST(RecordBuilder, SpanBeginCarriesItsNameAndIds) {
   EXPECT_EQ(r.fields.trace_lo, 0xfedcba9876543210ULL);
   EXPECT_EQ(r.fields.parent_span, 0x42u);
 
+  // A later round: new span and trace ids, consistently (the parent's id moves with it).
+  const ReplayRecord later = BuildReplayRecord(e, batch, 0, 0, 2);
+  EXPECT_EQ(static_cast<uint64_t>(later.fields.x), 0x8000000000000101ULL + 2 * kRoundSpanStride);
+  EXPECT_EQ(later.fields.trace_hi, 0x0123456789abcdefULL);
+  EXPECT_EQ(later.fields.trace_lo, 0xfedcba9876543210ULL + 2 * kRoundSpanStride);
+  EXPECT_EQ(later.fields.parent_span, 0x42u + 2 * kRoundSpanStride);
+  batch.spans[1].parent = 0;  // a root stays a root
+  EXPECT_EQ(BuildReplayRecord(e, batch, 0, 0, 2).fields.parent_span, 0u);
+
   span.ids() = -1;  // a begin without ids (e.g. read without a span table)
   EXPECT_EQ(BuildReplayRecord(e, batch, 0, 0).fields.has_span_ids, 0);
 }
@@ -159,6 +168,8 @@ TEST(RecordBuilder, SpanEndAndHandoffCarryTheSpanIdOnly) {
     EXPECT_EQ(std::string(r.c_str), "");
     EXPECT_EQ(r.fields.x, 0x101);
     EXPECT_EQ(r.fields.has_span_ids, 0);
+    EXPECT_EQ(static_cast<uint64_t>(BuildReplayRecord(e, Batch{}, 0, 0, 1).fields.x),
+              0x101 + kRoundSpanStride);
   }
 }
 
