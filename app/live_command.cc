@@ -426,6 +426,7 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
     engine.SetListener(&accounting);
     PipelineOptions pipeline;
     pipeline.reader.verbose = options.verbose;
+    pipeline.reader.decoder = DecoderChoice(options.decoder);
     EngineFeed feed(engine);
     std::vector<HostStats> stats;
     if (!AnalyseTraces(hosts, pipeline, feed, &stats, &error)) {
@@ -596,6 +597,7 @@ Command AddTailCommand(CLI::App& app) {
       ->check(RelaydUrlCheck());
   cmd->add_option("--session", o->sessions, "Only these sessions (default: all)");
   AddCommonFlags(cmd, o.get());
+  AddDecoderOption(cmd, &o->decoder);
   cmd->add_option("TRACE", o->traces, "Recorded traces instead of a relayd");
   return Command{cmd, [o] {
                    if (!o->sessions.empty()) o->all = false;

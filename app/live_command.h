@@ -28,12 +28,13 @@ struct LiveOptions {
   std::string max_lag = "10s";  // a host further behind is not waited for
   int64_t max_lag_ns = 0;       // parsed by RunLive
   bool verbose = false;
+  std::string decoder = "auto";  // --decoder: of recorded traces
   TimeFormat time_format;
   // In a terminal, tail/live/demo draw a full-screen view (exporters/terminal_screen.h);
   // --plain (or output that is not a terminal) prints lines instead.
   bool plain = false;
-  std::string states;  // --state disk,network: waits whose headline state is one of these
-  CaptureFlags capture;  // live: --capture-dir DIR --capture-min-wait DUR --capture-traces DIR
+  std::string states;     // --state disk,network: waits whose headline state is one of these
+  CaptureFlags capture;   // live: --capture-dir DIR --capture-min-wait DUR --capture-traces DIR
   std::string min_span;   // --min-span: span records at least this long
   std::string operation;  // --operation: span records of matching operations only
 };
