@@ -419,7 +419,10 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
       report.emplace(accounting, report_options, std::cout);
     }
     SpanReport spans(engine, accounting.hosts(), span_options, std::cout);
-    engine.SetSpanListener(&spans);
+    // The view lists the slowest requests too.
+    SpanFanout span_listeners(view ? std::vector<SpanListener*>{&spans, &*view}
+                                   : std::vector<SpanListener*>{&spans});
+    engine.SetSpanListener(&span_listeners);
     engine.SetListener(&accounting);
     PipelineOptions pipeline;
     pipeline.reader.verbose = options.verbose;
@@ -473,8 +476,10 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
                                             RelaydOutputLocator(options.capture.traces));
   }
   status.source = "relayd " + options.relayd;
-  SpanFanout span_listeners(metrics ? std::vector<SpanListener*>{&spans, metrics->requests()}
-                                    : std::vector<SpanListener*>{&spans});
+  std::vector<SpanListener*> span_sinks{&spans};
+  if (metrics) span_sinks.push_back(metrics->requests());
+  if (view) span_sinks.push_back(&*view);  // the slowest requests
+  SpanFanout span_listeners(std::move(span_sinks));
   engine.SetSpanListener(&span_listeners);
   {
     LiveSessions sessions(live_options, engine, accounting, metrics.get());

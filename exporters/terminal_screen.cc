@@ -57,6 +57,9 @@ std::string ShortTime(int64_t ns, const TimeFormat& format) {
   return t;
 }
 
+// Lines of the slowest requests (with their title) on a bounded screen.
+constexpr int kRequestRows = 6;
+
 std::string Rate(double per_s) {
   if (per_s >= 1e6) return fmt::format("{:.1f}M", per_s / 1e6);
   if (per_s >= 1e3) return fmt::format("{:.1f}k", per_s / 1e3);
@@ -106,10 +109,13 @@ std::vector<std::string> RenderTriage(const TriageView& view, const ScreenStatus
   for (const Column& c : kColumns) header += fmt::format(" {:>7}", c.title);
   header += fmt::format(" {:>8}", "untraced");
   put(header);
-  // Rows: as many as leave the slowest waits at least 8 lines (plus their title).
+  // Rows: as many as leave the slowest waits at least 8 lines (plus their title), and the
+  // slowest requests theirs when there are spans.
+  const bool requests = view.requests_seen() > 0;
+  const int request_lines = requests ? kRequestRows + 1 : 0;
   const int used = static_cast<int>(lines.size());
   const size_t process_rows =
-      bounded ? static_cast<size_t>(std::clamp(height - used - 14, 1, 12)) : 20;
+      bounded ? static_cast<size_t>(std::clamp(height - used - 14 - request_lines, 1, 12)) : 20;
   uint64_t untraced_waits = 0;
   for (size_t i = 0; i < processes.size(); ++i) {
     const TriageProcess& p = processes[i];
@@ -138,6 +144,22 @@ std::vector<std::string> RenderTriage(const TriageView& view, const ScreenStatus
                     untraced_waits));
   }
   put("");
+
+  // The slowest requests (application spans), with where their time went across hosts.
+  if (requests) {
+    put(
+        fmt::format("SLOWEST REQUESTS ({}): root spans, headline = largest state of the "
+                    "request's active path, and where",
+                    recent ? fmt::format("last {} s", window_s) : std::string("since the start")));
+    const std::vector<TriageRequest> slow =
+        view.SlowestRequests(bounded ? kRequestRows - 1 : 20, recent);
+    for (const TriageRequest& r : slow) {
+      put(fmt::format("{:<12}  {:<28} {:>10}  {}", ShortTime(r.end, status.time_format),
+                      r.operation, FormatWaitDuration(r.duration), r.headline));
+    }
+    if (slow.empty()) put("(none in the window)");
+    put("");
+  }
 
   // The slowest waits, with what to act on.
   put(

@@ -17,8 +17,31 @@ int64_t SecondOf(int64_t ts) {
   return ts >= 0 ? ts / kSecond : -((-ts + kSecond - 1) / kSecond);
 }
 
-bool Slower(const TriageWait& a, const TriageWait& b) {
+// TriageWait and TriageRequest alike.
+template <class T>
+bool Slower(const T& a, const T& b) {
   return a.duration != b.duration ? a.duration > b.duration : a.end < b.end;
+}
+
+// Keeps the `cap` slowest in a min-heap on "slower": its front is the fastest kept, the
+// first to go.
+template <class T>
+void Keep(std::vector<T>& heap, size_t cap, T w) {
+  auto cmp = [](const T& a, const T& b) { return Slower(a, b); };
+  if (heap.size() < cap) {
+    heap.push_back(std::move(w));
+    std::push_heap(heap.begin(), heap.end(), cmp);
+  } else if (Slower(w, heap.front())) {
+    std::pop_heap(heap.begin(), heap.end(), cmp);
+    heap.back() = std::move(w);
+    std::push_heap(heap.begin(), heap.end(), cmp);
+  }
+}
+
+// Whether `d` would make it into a heap of at most `cap`.
+template <class T>
+bool WouldKeep(const std::vector<T>& heap, size_t cap, int64_t d) {
+  return heap.size() < cap || d > heap.front().duration;
 }
 
 }  // namespace
@@ -46,6 +69,7 @@ TriageView::Second& TriageView::BucketOf(int64_t ts) {
   if (s.index != index) {
     s.index = index;
     s.slowest.clear();
+    s.requests.clear();
     for (TriageProcess& p : s.processes) p = TriageProcess{};
   }
   return s;
@@ -115,9 +139,8 @@ void TriageView::OnWatchedWait(const ResolvedWait& wait, std::span<const PathSeg
   }
   if (d < options_.min_wait_ns) return;
   // Only a wait that could be shown pays for its headline and names.
-  const bool could_show =
-      s.slowest.size() < options_.slowest_per_second || d > s.slowest.front().duration ||
-      slowest_ever_.size() < options_.slowest_per_second || d > slowest_ever_.front().duration;
+  const bool could_show = WouldKeep(s.slowest, options_.slowest_per_second, d) ||
+                          WouldKeep(slowest_ever_, options_.slowest_per_second, d);
   if (!could_show) return;
   const WaitHeadline h = HeadlineOf(wait, path);
   if (options_.states != 0 && !(options_.states & (1u << static_cast<int>(h.leaf)))) return;
@@ -138,17 +161,55 @@ void TriageView::OnWatchedWait(const ResolvedWait& wait, std::span<const PathSeg
   Keep(s.slowest, options_.slowest_per_second, std::move(w));
 }
 
-void TriageView::Keep(std::vector<TriageWait>& heap, size_t cap, TriageWait w) {
-  // A min-heap on "slower": its front is the fastest kept, the first to go.
-  auto cmp = [](const TriageWait& a, const TriageWait& b) { return Slower(a, b); };
-  if (heap.size() < cap) {
-    heap.push_back(std::move(w));
-    std::push_heap(heap.begin(), heap.end(), cmp);
-  } else if (Slower(w, heap.front())) {
-    std::pop_heap(heap.begin(), heap.end(), cmp);
-    heap.back() = std::move(w);
-    std::push_heap(heap.begin(), heap.end(), cmp);
+void TriageView::OnSpan(const ResolvedSpan& span) {
+  // A request is a root span: a child's time is already in its request's path (across hosts,
+  // when the context travelled with the request), so listing it too would say it twice.
+  if (span.span.ids.parent != 0) return;
+  ++requests_seen_;
+  now_ = std::max(now_, span.end);
+  const int64_t d = span.end - span.start;
+  Second& s = BucketOf(span.end);
+  if (!WouldKeep(s.requests, options_.slowest_per_second, d) &&
+      !WouldKeep(requests_ever_, options_.slowest_per_second, d)) {
+    return;
   }
+  // The headline reads a span as a wait: its breakdown and the path that tiles it. Its link
+  // says nothing (it is no wake-up), so it never reads as an untraced peer.
+  ResolvedWait as_wait{};
+  as_wait.task = span.task;
+  as_wait.start = span.start;
+  as_wait.end = span.end;
+  as_wait.link.type = WaitLink::Type::kNone;
+  as_wait.breakdown = span.breakdown;
+  const WaitHeadline h = HeadlineOf(as_wait, span.path);
+  auto host = [this](uint16_t id) -> std::string_view {
+    return id < accounting_.hosts().size() ? std::string_view(accounting_.hosts()[id]) : "?";
+  };
+  const Task& where = engine_.tasks()[h.where == kNoTask ? span.task : h.where];
+  TriageRequest r;
+  r.end = span.end;
+  r.duration = d;
+  r.operation = fmt::format(
+      "{}:{}", host(span.span.host),
+      span.span.name == ~0u ? std::string_view("?") : StringTable::Global().Get(span.span.name));
+  r.headline = FormatHeadline(
+      h, fmt::format("{}/{}", host(where.host), StringTable::Global().Get(where.comm)));
+  Keep(requests_ever_, options_.slowest_per_second, r);
+  Keep(s.requests, options_.slowest_per_second, std::move(r));
+}
+
+std::vector<TriageRequest> TriageView::SlowestRequests(size_t n, bool recent) const {
+  std::vector<TriageRequest> out;
+  if (recent) {
+    for (const Second& s : seconds_) {
+      if (InWindow(s)) out.insert(out.end(), s.requests.begin(), s.requests.end());
+    }
+  } else {
+    out = requests_ever_;
+  }
+  std::sort(out.begin(), out.end(), Slower<TriageRequest>);
+  if (out.size() > n) out.resize(n);
+  return out;
 }
 
 std::vector<TriageWait> TriageView::Slowest(size_t n, bool recent) const {
@@ -160,7 +221,7 @@ std::vector<TriageWait> TriageView::Slowest(size_t n, bool recent) const {
   } else {
     out = slowest_ever_;
   }
-  std::sort(out.begin(), out.end(), Slower);
+  std::sort(out.begin(), out.end(), Slower<TriageWait>);
   if (out.size() > n) out.resize(n);
   return out;
 }

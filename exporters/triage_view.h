@@ -1,5 +1,6 @@
 // What the terminal view of `tail`, `live` and `demo` shows (exporters/terminal_screen.h),
-// kept as waits resolve: the slowest recent waits with their headlines, each watched
+// kept as waits resolve: the slowest recent requests (root spans, when the traces carry
+// application spans) and waits with their headlines, each watched
 // process's time by state over the recent window and since the start, and waits on untraced
 // peers apart (they are idle, not slow: docs/analyze.md). Bounded: per second of stream time
 // only the slowest waits are kept, for a window of seconds; processes beyond a cap share a
@@ -15,6 +16,7 @@
 
 #include "exporters/wait_headline.h"
 #include "exporters/watched_accounting.h"
+#include "incremental/span_tracker.h"
 
 namespace waitpath {
 
@@ -33,6 +35,13 @@ struct TriageWait {
   std::string headline;        // "disk 55% on db/postgres (network 15%)"
 };
 
+// A request: a span without a parent (its children are pieces of it, in its path).
+struct TriageRequest {
+  int64_t end = 0, duration = 0;
+  std::string operation;  // "client:checkout" (host:name)
+  std::string headline;   // "disk 52% on db/postgres (network 20%)", across hosts
+};
+
 // A process's time by state (what its watched threads' paths spent), its waits, and its waits
 // on untraced peers (part of `states[network]`).
 struct TriageProcess {
@@ -46,7 +55,7 @@ struct TriageProcess {
   void Add(const TriageProcess& other);
 };
 
-class TriageView : public AccountingSink {
+class TriageView : public AccountingSink, public SpanListener {
  public:
   // Registers itself with `accounting`.
   TriageView(WatchedAccounting& accounting, TriageOptions options);
@@ -54,6 +63,7 @@ class TriageView : public AccountingSink {
   void OnAccounted(Utid u, int64_t from, int64_t to, const StateVec& states,
                    std::span<const PathSegment> path) override;
   void OnWatchedWait(const ResolvedWait& wait, std::span<const PathSegment> path) override;
+  void OnSpan(const ResolvedSpan& span) override;
 
   // The newest wait end seen (stream time): where the window ends.
   int64_t now() const { return now_; }
@@ -64,6 +74,9 @@ class TriageView : public AccountingSink {
   std::vector<TriageProcess> Processes(bool recent) const;
   uint64_t waits_seen() const { return waits_seen_; }
   uint64_t waits_shown() const { return waits_shown_; }
+  // The slowest requests that ended in the window (recent) or since the start, slowest first.
+  std::vector<TriageRequest> SlowestRequests(size_t n, bool recent) const;
+  uint64_t requests_seen() const { return requests_seen_; }
 
  private:
   static constexpr size_t kSeconds = 64;  // ring of per-second buckets (>= the window)
@@ -71,11 +84,11 @@ class TriageView : public AccountingSink {
     int64_t index = INT64_MIN;             // stream-time second this bucket holds
     std::vector<TriageWait> slowest;       // a min-heap by duration, at most slowest_per_second
     std::vector<TriageProcess> processes;  // by row
+    std::vector<TriageRequest> requests;   // a min-heap by duration, like `slowest`
   };
 
   Second& BucketOf(int64_t ts);
   uint32_t RowOf(Utid u);
-  static void Keep(std::vector<TriageWait>& heap, size_t cap, TriageWait w);
   bool InWindow(const Second& s) const;
 
   WatchedAccounting& accounting_;
@@ -84,9 +97,10 @@ class TriageView : public AccountingSink {
   int64_t now_ = INT64_MIN;
   std::array<Second, kSeconds> seconds_;
   std::vector<TriageWait> slowest_ever_;         // min-heap
+  std::vector<TriageRequest> requests_ever_;     // min-heap
   std::vector<TriageProcess> totals_;            // by row
   std::unordered_map<uint64_t, uint32_t> rows_;  // (host << 32 | comm) -> row
-  uint64_t waits_seen_ = 0, waits_shown_ = 0;
+  uint64_t waits_seen_ = 0, waits_shown_ = 0, requests_seen_ = 0;
 };
 
 }  // namespace waitpath

@@ -195,5 +195,59 @@ TEST_F(TriageViewTest, RendersAScreenThatFits) {
   EXPECT_EQ(summary.back().find("q or Ctrl-C"), std::string::npos);
 }
 
+// A span of `task` named `name` over [end - length, end), all of it `leaf` in `where`'s path.
+ResolvedSpan Span(Utid task, Utid where, const char* name, uint64_t parent, int64_t end,
+                  int64_t length, Leaf leaf, std::vector<PathSegment>* path) {
+  ResolvedSpan s;
+  s.span.span_id = 0x100 + static_cast<uint64_t>(end);
+  s.span.ids.parent = parent;
+  s.span.name = StringTable::Global().Intern(name);
+  s.task = s.end_task = task;
+  s.start = end - length;
+  s.end = end;
+  s.breakdown[leaf] = length;
+  *path = {{where, leaf, end - length, end, 0}};
+  s.path = *path;
+  return s;
+}
+
+TEST_F(TriageViewTest, SlowestRequestsAreRootSpansWithTheirHeadline) {
+  TriageView view(accounting_, TriageOptions{});
+  std::vector<PathSegment> path;
+  view.OnSpan(Span(web_, db_, "checkout", 0, 100 * kMs, 9 * kMs, Leaf::kDisk, &path));
+  view.OnSpan(Span(web_, web_, "checkout", 0, 200 * kMs, 4 * kMs, Leaf::kRunning, &path));
+  // A child span is part of its request: not listed.
+  view.OnSpan(Span(db_, db_, "query", 0x101, 99 * kMs, 50 * kMs, Leaf::kDisk, &path));
+  EXPECT_EQ(view.requests_seen(), 2u);
+  const std::vector<TriageRequest> slow = view.SlowestRequests(10, true);
+  ASSERT_EQ(slow.size(), 2u);
+  EXPECT_EQ(slow[0].duration, 9 * kMs);
+  EXPECT_EQ(slow[0].operation, "box:checkout");
+  EXPECT_EQ(slow[0].headline, "disk 100% on box/db");
+  EXPECT_EQ(slow[1].headline, "running 100% on box/web");
+
+  ScreenStatus status;
+  status.source = "test";
+  status.time_format.gmt = true;
+  const std::vector<std::string> lines = RenderTriage(view, status, 120, 40);
+  ASSERT_EQ(lines.size(), 40u);
+  int title = -1;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    EXPECT_LE(lines[i].size(), 120u) << lines[i];
+    if (lines[i].rfind("SLOWEST REQUESTS (last 10 s)", 0) == 0) title = static_cast<int>(i);
+  }
+  ASSERT_GT(title, 0);
+  EXPECT_NE(lines[title + 1].find("box:checkout"), std::string::npos) << lines[title + 1];
+  EXPECT_NE(lines[title + 1].find("9.000 ms  disk 100% on box/db"), std::string::npos)
+      << lines[title + 1];
+}
+
+TEST_F(TriageViewTest, NoRequestSectionWithoutSpans) {
+  TriageView view(accounting_, TriageOptions{});
+  Resolve(view, web_, 100 * kMs, 3 * kMs, Leaf::kDisk);
+  for (const std::string& line : RenderTriage(view, ScreenStatus{}, 120, 40))
+    EXPECT_EQ(line.find("SLOWEST REQUESTS"), std::string::npos) << line;
+}
+
 }  // namespace
 }  // namespace waitpath

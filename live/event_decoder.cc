@@ -138,6 +138,10 @@ bool ResolveReplayLayout(const bt_field_class* payload, ReplayLayout* layout) {
   for (int f = 0; f < kReplayFieldCount; ++f) {
     FieldStep step{};
     const bt_field_class* fc = Child(payload, kReplayFieldNames[f], &step);
+    if (!fc && ReplayFieldIsOptional(f)) {
+      layout->index[f] = ReplayLayout::kAbsent;
+      continue;
+    }
     if (!fc) return false;
     const bt_field_class_type type = bt_field_class_get_type(fc);
     const bool want_string = ReplayFieldIsString(f);
@@ -222,7 +226,7 @@ bool EventDecoder::Decode(const bt_event* event, Event& out, std::vector<PacketK
   }
   const ClassInfo& info = *last_info_;
   if (!info.known) return false;
-  if (info.replay) return DecodeReplayed(event, info.replay_layout, out, packets);
+  if (info.replay) return DecodeReplayed(event, info.replay_layout, out, packets, spans);
 
   FieldReader read(event, strings_);
   BuildEvent(info, read, dialect_, out, packets, spans);
@@ -232,13 +236,14 @@ bool EventDecoder::Decode(const bt_event* event, Event& out, std::vector<PacketK
 // A replayed event already is an Event: copy it over, interning its names and re-creating its
 // packet key in this batch's table.
 bool EventDecoder::DecodeReplayed(const bt_event* event, const ReplayLayout& layout, Event& out,
-                                  std::vector<PacketKey>& packets) {
+                                  std::vector<PacketKey>& packets, std::vector<SpanIds>* spans) {
   const bt_field* payload = bt_event_borrow_payload_field_const(event);
   auto member = [&](ReplayField f) {
     return bt_field_structure_borrow_member_field_by_index_const(
         payload, layout.index[static_cast<size_t>(f)]);
   };
   auto get = [&](ReplayField f) -> int64_t {
+    if (layout.index[static_cast<size_t>(f)] == ReplayLayout::kAbsent) return 0;
     const bt_field* m = member(f);
     return layout.is_signed[static_cast<size_t>(f)]
                ? bt_field_integer_signed_get_value(m)
@@ -247,7 +252,7 @@ bool EventDecoder::DecodeReplayed(const bt_event* event, const ReplayLayout& lay
   auto str = [&](ReplayField f) {
     return static_cast<int32_t>(strings_.Intern(bt_field_string_get_value(member(f))));
   };
-  return BuildReplayedEvent(get, str, out, packets, &dialect_);
+  return BuildReplayedEvent(get, str, out, packets, &dialect_, spans);
 }
 
 }  // namespace waitpath

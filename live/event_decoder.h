@@ -39,6 +39,7 @@ struct FieldRef {
 // Member indices of the flat waitpath_replay:event payload (live/replay_format.h), resolved by
 // name once per event class, in ReplayField order.
 struct ReplayLayout {
+  static constexpr uint16_t kAbsent = 0xffff;  // an optional member the class lacks
   std::array<uint16_t, kReplayFieldCount> index{};
   std::array<bool, kReplayFieldCount> is_signed{};
 };
@@ -76,7 +77,7 @@ class EventDecoder {
 
   class FieldReader;
   bool DecodeReplayed(const bt_event* event, const ReplayLayout& layout, Event& out,
-                      std::vector<PacketKey>& packets);
+                      std::vector<PacketKey>& packets, std::vector<SpanIds>* spans);
 
   const ClassInfo& Resolve(const bt_event_class* event_class);
 

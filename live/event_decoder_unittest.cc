@@ -83,7 +83,8 @@ struct Decoded {
   int64_t cpu = -1;   // packet context cpu_id
   bool used = false;  // Decode's answer: of a class the analysis uses
   Event event{};
-  std::optional<PacketKey> key;  // the packet key Decode appended, if any
+  std::optional<PacketKey> key;     // the packet key Decode appended, if any
+  std::optional<SpanIds> span_ids;  // the span ids Decode appended, if any
 };
 
 struct DecodedTrace {
@@ -143,8 +144,10 @@ bt_graph_simple_sink_component_consume_func_status Consume(bt_message_iterator* 
                                            &d.ts);
       d.cpu = PacketCpu(event);
       std::vector<PacketKey> packets;
-      d.used = state->decoder.Decode(event, d.event, packets);
+      std::vector<SpanIds> spans;
+      d.used = state->decoder.Decode(event, d.event, packets, &spans);
       if (!packets.empty()) d.key = packets.back();
+      if (!spans.empty()) d.span_ids = spans.back();
       state->out->events.push_back(std::move(d));
     }
     bt_message_put_ref(m);
@@ -641,6 +644,89 @@ TEST(EventDecoderRealTrace, PerfBlockRequestsAndDeviceIrq) {
 // Discarded events are not events: babeltrace2 reports them as discarded-events messages, which
 // the reader's sink turns into `lost` markers (live/loss_marker.h, host_reader_unittest.cc's
 // DiscardedEventsBecomeLossMarkers); none of these fixtures lost any.
+
+// --- A replayed trace (tests/fixtures/replay/requests, README there): what lttng-ust wrote for
+// waitpath-replay's format 2, span events among the kernel ones. Times are the original ones
+// (orig_ts), which the decoded event carries.
+
+// The one decoded event of `kind` at original time `ts`.
+const Decoded* FindReplayed(const DecodedTrace& trace, EventKind kind, int64_t ts) {
+  const Decoded* found = nullptr;
+  int n = 0;
+  for (const Decoded& d : trace.events) {
+    if (d.used && d.event.kind == kind && d.event.ts == ts) {
+      found = &d;
+      ++n;
+    }
+  }
+  EXPECT_EQ(n, 1) << EventKindName(kind) << " at " << ts;
+  return n == 1 ? found : nullptr;
+}
+
+TEST(EventDecoderRealTrace, ReplayedReadsEveryRecord) {
+  WAITPATH_FIXTURE_OR_SKIP(trace, "replay/requests");
+  EXPECT_EQ(trace.events.size(), 137u);
+  int begins = 0, ends = 0, handoffs = 0;
+  for (const Decoded& d : trace.events) {
+    EXPECT_TRUE(d.used) << d.name;
+    begins += d.event.kind == EventKind::kSpanBegin;
+    ends += d.event.kind == EventKind::kSpanEnd;
+    handoffs += d.event.kind == EventKind::kSpanHandoff;
+  }
+  EXPECT_EQ(begins, 10);
+  EXPECT_EQ(ends, 9);
+  EXPECT_EQ(handoffs, 2);
+  EXPECT_TRUE(trace.dialect & kDialectReplayed);
+  EXPECT_TRUE(trace.dialect & kDialectHasSwitch);
+}
+
+TEST(EventDecoderRealTrace, ReplayedSpanBeginsKeepTheirNamesAndIds) {
+  WAITPATH_FIXTURE_OR_SKIP(trace, "replay/requests");
+  // A root: the acceptor's checkout.
+  const Decoded* root = FindReplayed(trace, EventKind::kSpanBegin, 1700000000001207951);
+  ASSERT_NE(root, nullptr);
+  EXPECT_EQ(root->event.cpu, 0);
+  EXPECT_EQ(AsSpan(root->event).tid(), 1000);
+  EXPECT_EQ(AsSpan(root->event).pid(), 1000);
+  EXPECT_EQ(Name(AsSpan(root->event).name()), "checkout");
+  EXPECT_EQ(AsSpan(root->event).span_id(), 0x100);
+  ASSERT_TRUE(root->span_ids.has_value());
+  EXPECT_EQ(AsSpan(root->event).ids(), 0);  // the batch's table, rebuilt (one per event here)
+  EXPECT_EQ(root->span_ids->trace_hi, 0x7a17000000000000u);
+  EXPECT_EQ(root->span_ids->trace_lo, 0x1000u);
+  EXPECT_EQ(root->span_ids->parent, 0u);
+
+  // Its child on the worker, after the handoff: the same trace id, the checkout as parent.
+  const Decoded* child = FindReplayed(trace, EventKind::kSpanBegin, 1700000000001407708);
+  ASSERT_NE(child, nullptr);
+  EXPECT_EQ(AsSpan(child->event).tid(), 1022);
+  EXPECT_EQ(Name(AsSpan(child->event).name()), "db");
+  EXPECT_EQ(AsSpan(child->event).span_id(), 0x102);
+  ASSERT_TRUE(child->span_ids.has_value());
+  EXPECT_EQ(child->span_ids->trace_hi, 0x7a17000000000000u);
+  EXPECT_EQ(child->span_ids->trace_lo, 0x1000u);
+  EXPECT_EQ(child->span_ids->parent, 0x100u);
+}
+
+TEST(EventDecoderRealTrace, ReplayedSpanEndsAndHandoffsCarryTheSpanIdOnly) {
+  WAITPATH_FIXTURE_OR_SKIP(trace, "replay/requests");
+  const Decoded* handoff = FindReplayed(trace, EventKind::kSpanHandoff, 1700000000001406708);
+  ASSERT_NE(handoff, nullptr);
+  EXPECT_EQ(AsSpan(handoff->event).tid(), 1022);
+  EXPECT_EQ(AsSpan(handoff->event).pid(), 1000);
+  EXPECT_EQ(AsSpan(handoff->event).span_id(), 0x100);
+  // The replayer passed an empty c_str, yet the recorded one reads as an earlier record's text
+  // ("shop-janitor" in babeltrace2's output, lttng-ust 2.13): c of -1 says there is no name,
+  // so the text is never read.
+  EXPECT_EQ(AsSpan(handoff->event).name(), -1);
+  EXPECT_FALSE(handoff->span_ids.has_value());
+
+  const Decoded* end = FindReplayed(trace, EventKind::kSpanEnd, 1700000000001980500);
+  ASSERT_NE(end, nullptr);
+  EXPECT_EQ(AsSpan(end->event).tid(), 1022);
+  EXPECT_EQ(AsSpan(end->event).span_id(), 0x102);
+  EXPECT_EQ(AsSpan(end->event).name(), -1);
+}
 
 }  // namespace
 }  // namespace waitpath

@@ -322,6 +322,11 @@ enum class ReplayField : uint8_t {
   kAckSeq,
   kTcpFlags,
   kIpLen,
+  // Format 2 on (span begins); absent from version-1 classes, read as 0 there.
+  kHasSpanIds,
+  kTraceHi,
+  kTraceLo,
+  kParentSpan,
   kCount
 };
 inline constexpr int kReplayFieldCount = static_cast<int>(ReplayField::kCount);
@@ -352,21 +357,33 @@ inline constexpr std::array<std::string_view, kReplayFieldCount> kReplayFieldNam
     "seq",
     "ack_seq",
     "tcp_flags",
-    "ip_len"};
+    "ip_len",
+    "has_span_ids",
+    "trace_hi",
+    "trace_lo",
+    "parent_span"};
 
 inline bool ReplayFieldIsString(int f) {
   return f == static_cast<int>(ReplayField::kCStr) || f == static_cast<int>(ReplayField::kDStr);
 }
 
+// A class without this member is still a replay class (of an older format version).
+inline bool ReplayFieldIsOptional(int f) {
+  return f >= static_cast<int>(ReplayField::kHasSpanIds);
+}
+
 // A replayed event already is an Event: copies it over from `get(field)` (integers) and
-// `str(field)` (interned names), re-creating its packet key in this batch's table. False for a
-// record this version does not understand. ORs the original host's dialect into `dialect`.
+// `str(field)` (interned names), re-creating its packet key in this batch's table and a span
+// begin's ids in `spans` (when given). False for a record this version does not understand.
+// ORs the original host's dialect into `dialect`. `get` of a member the class lacks is 0.
 template <class Get, class Str>
 bool BuildReplayedEvent(Get&& get, Str&& str, Event& out, std::vector<PacketKey>& packets,
-                        uint32_t* dialect) {
+                        uint32_t* dialect, std::vector<SpanIds>* spans = nullptr) {
   using F = ReplayField;
-  // A record of another format version may mean other things by the same names.
-  if (get(F::kFormatVersion) != kReplayFormatVersion) return false;
+  // A record of another format version may mean other things by the same names; version 1
+  // differs only for span begins (below).
+  const int64_t version = get(F::kFormatVersion);
+  if (version < kReplayFormatOldestVersion || version > kReplayFormatVersion) return false;
   const int64_t kind = get(F::kKind);
   if (kind < 0 || kind >= kEventKindCount) return false;
   out.kind = static_cast<EventKind>(kind);
@@ -382,7 +399,12 @@ bool BuildReplayedEvent(Get&& get, Str&& str, Event& out, std::vector<PacketKey>
   out.d = static_cast<int32_t>(get(F::kD));
   out.x = get(F::kX);
   // c/d of -1 say the original had no such name.
-  if (ReplayCIsString(out.kind) && out.c >= 0) out.c = str(F::kCStr);
+  if (out.kind == EventKind::kSpanBegin && version < 2) {
+    // Version 1 carried the replayer's own string index as the name, and no ids.
+    out.c = -1;
+  } else if (ReplayCIsString(out.kind) && out.c >= 0) {
+    out.c = str(F::kCStr);
+  }
   if (ReplayDIsString(out.kind) && out.d >= 0) out.d = str(F::kDStr);
   if (out.kind == EventKind::kPacketOut || out.kind == EventKind::kPacketIn) {
     AsPacket(out).key() = -1;
@@ -402,6 +424,16 @@ bool BuildReplayedEvent(Get&& get, Str&& str, Event& out, std::vector<PacketKey>
       }
       AsPacket(out).key() = static_cast<int32_t>(packets.size());
       packets.push_back(key);
+    }
+  }
+  if (out.kind == EventKind::kSpanBegin) {
+    // Like the packet key: the ids travel, the batch-local index is rebuilt.
+    AsSpan(out).ids() = -1;
+    if (spans && get(F::kHasSpanIds)) {
+      AsSpan(out).ids() = static_cast<int32_t>(spans->size());
+      spans->push_back(SpanIds{static_cast<uint64_t>(get(F::kTraceHi)),
+                               static_cast<uint64_t>(get(F::kTraceLo)),
+                               static_cast<uint64_t>(get(F::kParentSpan))});
     }
   }
   // The original host's dialect decides how the engine reads the events (e.g. whether

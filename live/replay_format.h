@@ -13,9 +13,14 @@ inline constexpr std::string_view kReplayEventName = "waitpath_replay:event";
 
 // Bumped on any change of field meaning, including the EventKind numbering, which is part of
 // the format: `kind` holds the EventKind value as of version 1.
-inline constexpr uint8_t kReplayFormatVersion = 1;
+// Version 2: a span begin's `c` is its operation name (c_str), and its trace and parent ids
+// travel in has_span_ids/trace_hi/trace_lo/parent_span. Every other kind reads as in version 1,
+// so a reader still takes version-1 records (whose span names and ids are lost).
+inline constexpr uint8_t kReplayFormatVersion = 2;
+inline constexpr uint8_t kReplayFormatOldestVersion = 1;
 
-// Which of Event::c and Event::d are interned strings (names) rather than integers, per kind.
+// Which of Event::c and Event::d are interned strings (names) rather than integers, per kind
+// (as of kReplayFormatVersion).
 // The record carries those as `c_str`/`d_str` text, with `c`/`d` set to -1 when the original
 // had no string and 0 when it had one.
 inline constexpr bool ReplayCIsString(EventKind kind) {
@@ -29,6 +34,7 @@ inline constexpr bool ReplayCIsString(EventKind kind) {
     case EventKind::kIrqEntry:
     case EventKind::kStatedumpProcess:
     case EventKind::kCgroup:
+    case EventKind::kSpanBegin:
       return true;
     default:
       return false;

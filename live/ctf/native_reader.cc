@@ -204,7 +204,7 @@ bool NativeReader::Decode(Port& p, Event& out, std::vector<PacketKey>& packets,
     auto handle = [&](ReplayField f) { return ep.replay_fields[static_cast<size_t>(f)]; };
     auto get = [&](ReplayField f) { return read.Int(handle(f), 0); };
     auto str = [&](ReplayField f) { return read.Str(handle(f)); };
-    return BuildReplayedEvent(get, str, out, packets, &dialect_);
+    return BuildReplayedEvent(get, str, out, packets, &dialect_, spans);
   }
   BuildEvent(ep.fields, read, dialect_, out, packets, spans);
   return true;

@@ -155,6 +155,8 @@ EventPlan& TraceDecoder::Event(StreamPlan& stream, size_t index, uint32_t* diale
     bool ok = true;
     for (int f = 0; f < kReplayFieldCount; ++f) {
       const FieldHandle h = plan_->Find(ep.payload, {kReplayFieldNames[static_cast<size_t>(f)]});
+      // A missing optional member (an older format) reads as 0.
+      if (!h.valid() && ReplayFieldIsOptional(f)) continue;
       if (!h.valid() || h.is_string() != ReplayFieldIsString(f) ||
           h.leaf == FieldHandle::kAddress) {
         ok = false;

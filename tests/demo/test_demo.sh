@@ -66,6 +66,16 @@ hosts=$(jq -r 'select(.type == "wait") | .host' "$work/out1" | sort | uniq -c)
 echo "wait records per host:"
 echo "$hosts"
 [ "$(grep -c . <<<"$hosts")" -ge 2 ] || fail "wait records of fewer than two hosts"
+# The requests: the client's checkout spans, each one trace with the web's cart and the db's
+# query (the replayers re-emit the spans), their paths reaching into the db host. Each round of
+# the loop replays new ids: a trace id is one request.
+traces=$(jq -s '[.[] | select(.type == "span")] | group_by(.trace_id)
+  | map(select((map(.name) | sort) == ["cart", "checkout", "query"])) | length' "$work/out1")
+[ "$traces" -gt 0 ] || fail "no request traced as checkout -> cart -> query under one trace id"
+across=$(jq -s '[.[] | select(.type == "span" and .name == "checkout")
+  | select(any(.by_task[]; .host == "db"))] | length' "$work/out1")
+[ "$across" -gt 0 ] || fail "no checkout whose path reaches the db host"
+echo "ok: $traces requests traced across the three hosts, $across reaching the db"
 check_ended "$work/pids1"
 [ "$(cat "$work/victim")" = keep ] || fail "the pid file was written through a symlink"
 [ -d "$planted" ] || fail "another user's directory $planted was deleted"

@@ -67,6 +67,8 @@ run "$waitpath demo --no-metrics --min-wait 1ms --pid-file $work/pids"
 wait_for "SLOWEST WAITS (last 10 s), min-wait 1ms" 120
 # Let it synchronize the clocks and fill the window.
 wait_for "clock accurate" 60
+# The demo's requests are spans: client checkouts, listed with their cross-host headline.
+wait_for "client:checkout" 60
 sleep 12
 tmux_ capture-pane -p -t "$pane" >"$work/screen"
 echo "--- the screen at 120x40:"
@@ -92,6 +94,10 @@ echo "$first" | grep -Eq '^[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}  (client|web|db)
 durations=$(grep -A30 '^SLOWEST WAITS' "$work/screen" | grep -Eo '  [0-9.]+ ms  ' | tr -d ' ms')
 [ "$durations" = "$(echo "$durations" | sort -rn)" ] || fail "waits not slowest first"
 [ "$(echo "$durations" | wc -l)" -ge 10 ] || fail "fewer than 10 waits shown"
+# The slowest request: a client checkout whose headline names where its path was, on any host.
+request=$(grep -A1 '^SLOWEST REQUESTS (last 10 s)' "$work/screen" | tail -1)
+echo "$request" | grep -Eq '^[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}  client:checkout +[0-9.]+ m?s  [a-z_]+ [0-9<]+% on (client|web|db)/[a-z]+' ||
+  fail "no slowest request with a headline: '$request'"
 grep -q '^! waitpath: .*clock accurate' "$work/screen" || fail "messages not shown at the bottom"
 tail -1 "$work/screen" | grep -q '^q or Ctrl-C' || fail "no key help on the last line"
 
@@ -102,6 +108,8 @@ wait_status 60
 tmux_ capture-pane -p -t "$pane" -S -200 >"$work/after"
 grep -q 'summary at the end' "$work/after" || fail "no summary after q"
 grep -q '^SLOWEST WAITS (since the start)' "$work/after" || fail "no slowest waits in the summary"
+grep -q '^SLOWEST REQUESTS (since the start)' "$work/after" ||
+  fail "no slowest requests in the summary"
 grep -q '^waitpath: following session' "$work/after" ||
   fail "the caught messages were not printed at the end"
 check_ended() {

@@ -149,7 +149,7 @@ TEST(DecoderDifferential, SharedTracesAnalyzeJson) {
 
 std::vector<std::string> Fixtures() {
   std::vector<std::string> out;
-  for (const char* family : {"lttng", "perf"}) {
+  for (const char* family : {"lttng", "perf", "replay"}) {
     const fs::path dir = fs::path(testing::kFixtures) / family;
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(dir, ec)) {

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -153,6 +154,41 @@ TEST(Generator, ThreeTierClientSeesDiskAndNetwork) {
   EXPECT_GT(client["breakdown_ns"]["network"].get<int64_t>(), 0);
   // Non-reference hosts have real offsets and drifts.
   EXPECT_NE(truth["clocks"][1]["slope"].get<double>(), 1.0);
+  fs::remove_all(dir);
+}
+
+// `span NAME from PEER` continues the context of the request it received: the demo's requests
+// are one trace each across its three hosts (client checkout -> web cart -> db query).
+TEST(Generator, DemoRequestsAreOneTraceAcrossHosts) {
+  fs::path dir = TempDir("demo-spans");
+  Scenario s = ScenarioLoader::Load(WAITPATH_DEMO_SCENARIO, {"duration=300ms"}, nullptr);
+  TraceGenerator::Generate(s, dir.string());
+  const nlohmann::json truth = ReadJson(dir / "truth.json");
+  std::map<std::string, nlohmann::json> by_id;
+  for (const auto& span : truth["spans"]) by_id[span["span_id"].get<std::string>()] = span;
+  std::map<std::string, int> count;
+  for (const auto& [id, span] : by_id) {
+    const std::string name = span["name"];
+    ++count[name];
+    if (name == "checkout") {
+      EXPECT_EQ(span["host"], "client");
+      EXPECT_TRUE(span["parent"].is_null()) << span.dump();
+      continue;
+    }
+    const std::string parent_name = name == "cart" ? "checkout" : "cart";
+    ASSERT_TRUE(span["parent"].is_string()) << span.dump();
+    const auto parent = by_id.find(span["parent"].get<std::string>());
+    ASSERT_NE(parent, by_id.end()) << span.dump();
+    EXPECT_EQ(parent->second["name"], parent_name);
+    EXPECT_EQ(parent->second["trace_id"], span["trace_id"]);
+    EXPECT_NE(parent->second["host"], span["host"]);
+    // The child runs within its parent (on the reference clock).
+    EXPECT_GE(span["start_ns"].get<int64_t>(), parent->second["start_ns"].get<int64_t>());
+    EXPECT_LE(span["end_ns"].get<int64_t>(), parent->second["end_ns"].get<int64_t>());
+  }
+  EXPECT_GT(count["checkout"], 10);
+  EXPECT_EQ(count["cart"], count["query"]);
+  EXPECT_GE(count["checkout"], count["cart"]);
   fs::remove_all(dir);
 }
 

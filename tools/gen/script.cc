@@ -84,9 +84,17 @@ std::vector<Op> ScriptCompiler::Compile(const std::vector<std::string>& lines,
         op.match = static_cast<int32_t>(open_repeats.back());
         ops[open_repeats.back()].match = static_cast<int32_t>(ops.size());
         open_repeats.pop_back();
-      } else if (verb == "span" || verb == "handoff") {
+      } else if (verb == "span") {
+        need(2, 4);
+        op.code = OpCode::kSpan;
+        op.target = w[1];
+        if (w.size() > 2) {
+          if (w.size() != 4 || w[2] != "from") throw fail("expected 'span NAME [from PEER]'");
+          op.from = w[3];
+        }
+      } else if (verb == "handoff") {
         need(2, 2);
-        op.code = verb == "span" ? OpCode::kSpan : OpCode::kHandoff;
+        op.code = OpCode::kHandoff;
         op.target = w[1];
       } else if (verb == "end_span") {
         need(1, 1);

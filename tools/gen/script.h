@@ -22,7 +22,8 @@ enum class OpCode : uint8_t {
   kRepeat,   // repeat N ... end
   kEnd,
   kExit,     // exit (implicit at the end of the script)
-  kSpan,     // span NAME            (begins an application span, child of the one held)
+  kSpan,     // span NAME [from PEER] (begins an application span, child of the one held, or of
+             //                       the context of the last message received from PEER)
   kEndSpan,  // end_span             (ends the innermost span the task holds)
   kHandoff,  // handoff TASK         (takes over TASK's innermost span)
 };
@@ -34,6 +35,7 @@ struct Op {
   int64_t bytes_hi = 0;
   bool write = true;
   std::string target;  // peer task, mutex or child name
+  std::string from;    // span: the peer whose last message carries the parent context
   int32_t ref = -1;    // target resolved by the simulator (task or mutex index)
   int64_t count = 0;   // repeat count
   int32_t match = -1;  // index of the matching repeat/end

@@ -7,6 +7,7 @@
 #include <map>
 #include <queue>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "tools/gen/rng.h"
 #include "tools/gen/script.h"
@@ -96,7 +97,7 @@ class Simulator::Impl {
     kReap,
     kExitNotify,
     kDie,
-    kSpanBegin,  // a = index in span_names_
+    kSpanBegin,  // a = index in span_names_, ref = the peer whose context it continues (or -1)
     kSpanEnd,
     kSpanHandoff,  // ref = the task handing over
   };
@@ -129,6 +130,9 @@ class Simulator::Impl {
     bool exited = false;
     uint64_t hrtimer = 0;
     std::vector<int32_t> spans;  // held, innermost last (indices in result_.spans)
+    // Per peer task: the span context the last message received from it carried (the
+    // sender's innermost span then, -1 none), for `span NAME from PEER`.
+    std::unordered_map<int32_t, int32_t> received_context;
   };
 
   struct Cpu {
@@ -171,6 +175,10 @@ class Simulator::Impl {
     uint32_t rcv_nxt = 0;
     int64_t complete = 0;  // whole messages arrived and not yet received
     Ns last_arrival = 0;
+    // The span context of each message sent and not yet received, in order: the sender's
+    // innermost span when it sent the message's last segment (-1: none), as an RPC library
+    // puts it in the request's headers.
+    std::deque<int32_t> contexts;
   };
   struct Connection {
     int32_t task[2];
@@ -194,6 +202,12 @@ class Simulator::Impl {
         {t, static_cast<uint16_t>(cpu.local), kind, 0, a, b, c});
   }
   std::vector<std::string> span_names_;  // of `span` steps, by MicroOp::a
+  // A whole message of direction `d` is received by `task`: it learns the context it carried.
+  void TakeContext(int32_t task, Direction& d) {
+    if (d.contexts.empty()) return;
+    rt_[task].received_context[d.from] = d.contexts.front();
+    d.contexts.pop_front();
+  }
   int32_t IrqName(int host, const std::string& name) {
     auto& names = result_.hosts[host].irq_names;
     names.push_back(name);
@@ -328,7 +342,11 @@ void Simulator::Impl::Setup() {
       }
       r.last_cpu = static_cast<int>(id % s_.hosts[h].cpus);
       for (Op& op : r.ops) {
-        if (op.target.empty() || op.code == OpCode::kSpan) continue;
+        if (op.code == OpCode::kSpan) {
+          if (!op.from.empty()) op.ref = TaskByName(op.from, ts.name);
+          continue;
+        }
+        if (op.target.empty()) continue;
         if (op.code == OpCode::kLock || op.code == OpCode::kUnlock) {
           std::string key = fmt::format("{}/{}", h, op.target);
           auto [it, added] = mutex_index_.emplace(key, static_cast<int32_t>(mutexes_.size()));
@@ -620,7 +638,7 @@ void Simulator::Impl::Expand(int32_t task) {
       case OpCode::kSpan:
         span_names_.push_back(op.target);
         push(Micro::kCompute, 500);
-        push(Micro::kSpanBegin, static_cast<int64_t>(span_names_.size() - 1));
+        push(Micro::kSpanBegin, static_cast<int64_t>(span_names_.size() - 1), 0, op.ref);
         push(Micro::kCompute, 500);
         break;
       case OpCode::kEndSpan:
@@ -687,6 +705,8 @@ void Simulator::Impl::Advance(int32_t task, Ns t) {
       case Micro::kSendSeg: {
         int32_t conn = ConnectionFor(task, m.ref);
         int side = conns_[conn].task[0] == task ? 0 : 1;
+        if (m.b != 0)
+          conns_[conn].dir[side].contexts.push_back(r.spans.empty() ? -1 : r.spans.back());
         int32_t p = MakePacket(conn, side, t, m.a, m.b != 0, false, task);
         Emit(g, t, EventKind::kNetDevQueue, 0, 0, p);
         continue;
@@ -697,6 +717,7 @@ void Simulator::Impl::Advance(int32_t task, Ns t) {
         Direction& d = conns_[conn].dir[side];
         if (d.complete > 0) {
           --d.complete;
+          TakeContext(task, d);
           continue;
         }
         Block(task, t, kStateInterruptible, Wait::kRecv, conn * 2 + side);
@@ -734,8 +755,13 @@ void Simulator::Impl::Advance(int32_t task, Ns t) {
         span.host = info.host;
         span.task = task;
         span.begin = t;
-        if (!r.spans.empty()) {
-          const SpanInfo& parent = result_.spans[static_cast<size_t>(r.spans.back())];
+        int32_t parent_index = r.spans.empty() ? -1 : r.spans.back();
+        if (parent_index < 0 && m.ref >= 0) {
+          const auto it = r.received_context.find(m.ref);
+          if (it != r.received_context.end()) parent_index = it->second;
+        }
+        if (parent_index >= 0) {
+          const SpanInfo& parent = result_.spans[static_cast<size_t>(parent_index)];
           span.parent = parent.id;
           span.trace_hi = parent.trace_hi;
           span.trace_lo = parent.trace_lo;
@@ -975,6 +1001,7 @@ void Simulator::Impl::OnIrqBody(int g, int32_t irq, Ns t) {
           if (r.st == St::kBlocked && r.wait == Wait::kRecv &&
               r.wait_ref == meta.conn * 2 + meta.side) {
             --d.complete;
+            TakeContext(d.to, d);
             const PacketInfo& pkt = result_.packets[p];
             Wake(d.to, t, WakeCause::kPacket, pkt.sender_task, pkt.sent, g);
           }

@@ -20,6 +20,11 @@ const char* Name(int32_t id, int32_t* marker) {
   return StringTable::Global().Get(static_cast<uint32_t>(id)).data();
 }
 
+// A span id of a later round (the id is 64 bits carried as signed).
+int64_t RoundSpanId(int64_t id, uint32_t round) {
+  return static_cast<int64_t>(static_cast<uint64_t>(id) + round * kRoundSpanStride);
+}
+
 }  // namespace
 
 ReplayRecord BuildReplayRecord(const Event& e, const Batch& batch, uint32_t dialect, int64_t shift,
@@ -69,6 +74,25 @@ ReplayRecord BuildReplayRecord(const Event& e, const Batch& batch, uint32_t dial
         f.ip_len = k.ip_len;
       }
       AsPacket(f).key() = -1;
+      break;
+    case EventKind::kSpanBegin:
+      // Like the packet key: the ids travel, the batch-local index does not.
+      if (const int32_t ids = AsSpan(e).ids();
+          ids >= 0 && static_cast<size_t>(ids) < batch.spans.size()) {
+        const SpanIds& s = batch.spans[static_cast<size_t>(ids)];
+        f.has_span_ids = 1;
+        f.trace_hi = s.trace_hi;
+        // Unsigned: wraps modulo 2^64.
+        f.trace_lo = s.trace_lo + round * kRoundSpanStride;
+        // 0 says "a root" and stays so.
+        f.parent_span = s.parent == 0 ? 0 : s.parent + round * kRoundSpanStride;
+      }
+      AsSpan(f).ids() = -1;
+      f.x = RoundSpanId(e.x, round);
+      break;
+    case EventKind::kSpanEnd:
+    case EventKind::kSpanHandoff:
+      f.x = RoundSpanId(e.x, round);
       break;
     default:
       break;

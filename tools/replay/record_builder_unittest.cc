@@ -117,5 +117,61 @@ TEST(RecordBuilder, LossBeginIsShiftedLikeTheTimestamp) {
   EXPECT_EQ(BuildReplayRecord(e, Batch{}, 0, 100).fields.x, std::numeric_limits<int64_t>::min());
 }
 
+TEST(RecordBuilder, SpanBeginCarriesItsNameAndIds) {
+  Batch batch;
+  batch.spans.resize(2);
+  batch.spans[1] = SpanIds{0x0123456789abcdefULL, 0xfedcba9876543210ULL, 0x42};
+  Event e = MakeEvent(EventKind::kSpanBegin, 1'000, 0);
+  const auto span = AsSpan(e);
+  span.tid() = 7;
+  span.pid() = 6;
+  span.name() = static_cast<int32_t>(StringTable::Global().Intern("checkout"));
+  span.ids() = 1;
+  span.span_id() = static_cast<int64_t>(0x8000000000000101ULL);  // top bit set: as signed
+  const ReplayRecord r = BuildReplayRecord(e, batch, 0, 10);
+  EXPECT_EQ(r.fields.kind, static_cast<uint8_t>(EventKind::kSpanBegin));
+  EXPECT_EQ(r.fields.orig_ts, 1'010);
+  EXPECT_EQ(r.fields.a, 7);
+  EXPECT_EQ(r.fields.b, 6);
+  EXPECT_EQ(r.fields.c, 0);
+  EXPECT_EQ(std::string(r.c_str), "checkout");
+  EXPECT_EQ(r.fields.d, -1);  // the batch-local index does not travel
+  EXPECT_EQ(static_cast<uint64_t>(r.fields.x), 0x8000000000000101ULL);
+  EXPECT_EQ(r.fields.has_span_ids, 1);
+  EXPECT_EQ(r.fields.trace_hi, 0x0123456789abcdefULL);
+  EXPECT_EQ(r.fields.trace_lo, 0xfedcba9876543210ULL);
+  EXPECT_EQ(r.fields.parent_span, 0x42u);
+
+  // A later round: new span and trace ids, consistently (the parent's id moves with it).
+  const ReplayRecord later = BuildReplayRecord(e, batch, 0, 0, 2);
+  EXPECT_EQ(static_cast<uint64_t>(later.fields.x), 0x8000000000000101ULL + 2 * kRoundSpanStride);
+  EXPECT_EQ(later.fields.trace_hi, 0x0123456789abcdefULL);
+  EXPECT_EQ(later.fields.trace_lo, 0xfedcba9876543210ULL + 2 * kRoundSpanStride);
+  EXPECT_EQ(later.fields.parent_span, 0x42u + 2 * kRoundSpanStride);
+  batch.spans[1].parent = 0;  // a root stays a root
+  EXPECT_EQ(BuildReplayRecord(e, batch, 0, 0, 2).fields.parent_span, 0u);
+
+  span.ids() = -1;  // a begin without ids (e.g. read without a span table)
+  EXPECT_EQ(BuildReplayRecord(e, batch, 0, 0).fields.has_span_ids, 0);
+}
+
+TEST(RecordBuilder, SpanEndAndHandoffCarryTheSpanIdOnly) {
+  for (const EventKind kind : {EventKind::kSpanEnd, EventKind::kSpanHandoff}) {
+    Event e = MakeEvent(kind, 1'000, 1);
+    AsSpan(e).tid() = 9;
+    AsSpan(e).pid() = 6;
+    AsSpan(e).span_id() = 0x101;
+    const ReplayRecord r = BuildReplayRecord(e, Batch{}, 0, 0);
+    EXPECT_EQ(r.fields.a, 9);
+    EXPECT_EQ(r.fields.b, 6);
+    EXPECT_EQ(r.fields.c, -1);
+    EXPECT_EQ(std::string(r.c_str), "");
+    EXPECT_EQ(r.fields.x, 0x101);
+    EXPECT_EQ(r.fields.has_span_ids, 0);
+    EXPECT_EQ(static_cast<uint64_t>(BuildReplayRecord(e, Batch{}, 0, 0, 1).fields.x),
+              0x101 + kRoundSpanStride);
+  }
+}
+
 }  // namespace
 }  // namespace waitpath

@@ -2,7 +2,8 @@
 # End-to-end test of waitpath-replay with real LTTng daemons: replays a generated trace and a
 # perf fixture through a private lttng-sessiond (own mount and UTS namespace, so that the UST
 # trace carries the original hostname), then requires that `waitpath stats` counts the same
-# events per kind (nothing discarded) and `waitpath analyze` gives identical task records.
+# events per kind (nothing discarded) and `waitpath analyze` gives identical task records (and
+# span records, for a generated scenario with application spans).
 #
 # usage: test_replay.sh WAITPATH WAITPATH_GEN WAITPATH_REPLAY REPO
 # Exit 77 (skipped) when LTTng or namespaces are not available.
@@ -120,6 +121,18 @@ replay_case() {
 
 replay_case gen "$work/gen"
 replay_case perf-rpc "$repo/tests/fixtures/perf/rpc"
+
+# Application spans: the generator writes them as the host's own UST trace (OUT/shop-ust), which
+# the replayer merges into the host it replays; the replay must give the same span records
+# (names, trace and parent ids, breakdowns) as the generated trace.
+"$gen" --scenario "$repo/tools/gen/scenarios/requests.toml" --out "$work/requests" >/dev/null ||
+  fail "waitpath-gen requests failed"
+replay_case requests "$work/requests"
+spans=$(jq -s '[.[] | select(.type == "span")] | length' "$work/requests.replay.analyze")
+[ "$spans" -gt 0 ] || fail "requests: no span records in the replay's analysis"
+jq -se '[.[] | select(.type == "span" and .parent != null)] | length > 0' \
+  "$work/requests.replay.analyze" >/dev/null || fail "requests: no child span (parent ids lost?)"
+echo "ok: requests: $spans span records"
 
 # --loop: three rounds, each shifted past the previous one, so no timestamp regresses.
 record loop "$work/gen" --asap --loop 3
