@@ -37,7 +37,7 @@ for hosts in 4 16; do
   done
   bt2=0
   for host in "$trace"/*/; do
-    bt2=$(echo "$bt2 + $(measure babeltrace2 "$host" -o dummy | cut -d' ' -f1)" | bc)
+    bt2=$(awk -v a="$bt2" -v b="$(measure babeltrace2 "$host" -o dummy | cut -d' ' -f1)" 'BEGIN { print a + b }')
   done
   events=$(python3 -c "import json,sys; print(sum(h['events'] for h in json.load(open(sys.argv[1]))['hosts']))" "$trace/truth.json")
   python3 - "$work/samples" "$hosts" "$events" "$bt2" <<'PY'
