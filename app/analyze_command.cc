@@ -83,6 +83,31 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
     return 2;
   }
   engine_options.max_history_bytes = options.max_history_mb << 20;
+  TimelineOptions timeline_options;
+  if (!ParseTimelineFlags(options.timeline, report_options.min_wait_ns, &timeline_options,
+                          &error)) {
+    Say("waitpath: {}\n", error);
+    return 2;
+  }
+  CaptureOptions capture_options;
+  if (!ParseCaptureFlags(options.capture, false, &capture_options, &error)) {
+    Say("waitpath: {}\n", error);
+    return 2;
+  }
+  // Spans (docs/requests.md): JSON has a record per span; text the per-operation summary, and
+  // span lines with --min-span or --operation. Folded and CSV rows are tasks' only.
+  SpanReportOptions span_options;
+  span_options.json = report_options.json;
+  span_options.records = report_options.json;
+  span_options.top = options.top;
+  span_options.time_format = report_options.time_format;
+  const bool rows =
+      report_options.format == TaskFormat::kFolded || report_options.format == TaskFormat::kCsv;
+  if (!ParseSpanFlags(options.min_span, options.operation, &span_options, &error)) {
+    Say("waitpath: {}\n", error);
+    return 2;
+  }
+  if (rows) span_options.records = span_options.summary = false;
   int64_t linger_ns = -1;
   if (!metrics_flags.linger.empty() &&
       !ParseDurationFlag("--metrics-linger", metrics_flags.linger, &linger_ns, &error)) {
@@ -103,6 +128,23 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
   Engine engine(engine_options);
   WatchedAccounting accounting(engine, std::move(watch), names);
   AnalysisReport report(accounting, report_options, std::cout);
+  std::unique_ptr<TimelineWriter> timeline;
+  if (!options.timeline.file.empty()) {
+    timeline = std::make_unique<TimelineWriter>(accounting, timeline_options);
+    timeline->SetReference(options.reference.empty() ? names[0] : options.reference);
+  }
+  std::unique_ptr<WaitCapture> capture;
+  if (!capture_options.dir.empty()) {
+    // Recorded traces: captures are cut from the traces given.
+    capture = std::make_unique<WaitCapture>(accounting, capture_options,
+                                            [&hosts](const std::string& host) {
+                                              for (const HostSpec& h : hosts) {
+                                                if (h.hostname == host) return h.trace_dirs;
+                                              }
+                                              return std::vector<std::string>{};
+                                            });
+  }
+  SpanReport spans(engine, accounting.hosts(), span_options, std::cout);
   std::unique_ptr<MetricsExporter> metrics;
   std::unique_ptr<MetricsServer> server;
   if (want_metrics) {
@@ -124,6 +166,9 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
   WaitFanout listeners(metrics ? std::vector<WaitListener*>{&accounting, metrics.get()}
                                : std::vector<WaitListener*>{&accounting});
   engine.SetListener(&listeners);
+  SpanFanout span_listeners(metrics ? std::vector<SpanListener*>{&spans, metrics->requests()}
+                                    : std::vector<SpanListener*>{&spans});
+  engine.SetSpanListener(&span_listeners);
 
   PipelineOptions pipeline;
   pipeline.reader.verbose = options.verbose;
@@ -133,6 +178,7 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
   std::vector<HostStats> stats;
   EngineFeed feed(engine);
   int clock_reports = 0;
+  if (timeline) feed.SetCpuActivity(&timeline->cpus());
   feed.on_clocks = [&](const std::vector<HostClock>& clocks) {
     // Several hosts: times are in the reference host's clock; say how well each maps to it.
     // Text: what the times are in, and how well each host maps to it. In one pass this comes
@@ -150,6 +196,7 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
       }
       std::cout << '\n';
     }
+    if (capture) capture->SetClocks(clocks);
     for (const HostClock& c : clocks) {
       if (report_options.json) std::cout << ClockJson(c) << '\n';
       if (metrics)
@@ -168,9 +215,32 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
     return 2;
   }
   accounting.Finish();
+  if (capture) {
+    const int64_t wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+    capture->SetFinisher([&](const CaptureMade& made) {
+      std::string why;
+      if (!WriteCaptureTimeline(made, options.watch, options.reference, capture_options.min_wait_ns,
+                                &why))
+        Say("waitpath: capture {}: no timeline: {}\n", made.dir, why);
+    });
+    capture->Poll(INT64_MAX, 0, wall);
+    const CaptureCounters& c = capture->counters();
+    fmt::print(stderr,
+               "waitpath: {} capture(s) written in {} ({} skipped over --capture-max-per-hour, "
+               "{} removed under --capture-max-mb)\n",
+               c.written, capture_options.dir, c.skipped_rate, c.removed);
+    if (metrics) metrics->ObserveCaptures(c);
+  }
+  spans.Finish();
   if (metrics) metrics->Finish();
 
   int code = ReportHostErrors(stats, HostCheck::kReadAndAnalyse);
+  if (timeline && !WriteTimelineFile(*timeline, options.timeline.file, &error)) {
+    Say("waitpath: {}\n", error);
+    code = 1;
+  }
   if (!metrics_flags.file.empty()) {
     std::ofstream file(metrics_flags.file);
     metrics->WriteText(file);
@@ -210,6 +280,7 @@ Command AddAnalyzeCommand(CLI::App& app) {
       ->allow_extra_args(false);
   cmd->add_option("--min-wait", o->min_wait, "Also report each wait at least this long (e.g. 5ms)")
       ->check(DurationCheck(false));
+  AddSpanFlags(cmd, &o->min_span, &o->operation);
   cmd->add_option("--top", o->top, "Tasks listed per watched task (by time on its path)")
       ->capture_default_str()
       ->check(IntegerRange(1, 1'000'000'000));
@@ -259,6 +330,18 @@ Command AddAnalyzeCommand(CLI::App& app) {
                   "them (two machines with one hostname)")
       ->check(CLI::IsMember({"hostname", "dir"}))
       ->capture_default_str();
+  cmd->add_option("--timeline", o->timeline.file,
+                  "Write a timeline there: Chrome trace-event JSON for ui.perfetto.dev or "
+                  "chrome://tracing (docs/timeline.md)");
+  cmd->add_option("--from", o->timeline.from,
+                  "Timeline from this time: nanoseconds since the epoch, or a duration from the "
+                  "first event (e.g. 1.5s)");
+  cmd->add_option("--to", o->timeline.to, "Timeline up to this time (as --from)");
+  cmd->add_option("--timeline-max-mb", o->timeline.max_mb,
+                  "Refuse a timeline larger than this (narrow it with --from/--to)")
+      ->capture_default_str()
+      ->check(IntegerRange(1, 1 << 20));
+  AddCaptureFlags(cmd, &o->capture, false);
   cmd->add_option("TRACE", o->traces, "Trace directories")->required();
   return Command{cmd, [o, m] { return RunAnalyzeWithMetrics(*o, *m); }};
 }

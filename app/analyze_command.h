@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "app/capture_flags.h"
+#include "app/timeline_flags.h"
 #include "base/time_format.h"
 #include "stream/pipeline.h"
 
@@ -27,6 +29,10 @@ struct AnalyzeOptions {
   int sync_passes = 1;
   std::string reference;  // several hosts: the reference clock's host (default: the first)
   std::string host_from = "hostname";  // or "dir": hosts named by their directory
+  TimelineFlags timeline;              // --timeline FILE [--from T] [--to T] [--timeline-max-mb]
+  CaptureFlags capture;                // --capture-dir DIR --capture-min-wait DUR...
+  std::string min_span;                // --min-span: a record per span at least this long (text)
+  std::string operation;               // --operation: span records of matching operations only
 };
 
 int RunAnalyze(const AnalyzeOptions& options);

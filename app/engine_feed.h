@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "exporters/cpu_activity.h"
 #include "incremental/engine.h"
 #include "stream/pipeline.h"
 
@@ -26,8 +27,19 @@ class EngineFeed : public PipelineSink {
     engine_.SetSynchronized(true);
     if (on_clocks) on_clocks(clocks);
   }
-  void OnEvent(const Event& event, const Batch& from) override { engine_.Process(event, from); }
-  void OnEvents(const Batch& batch) override { engine_.Push(batch); }
+  // A timeline's per-CPU recorder, fed every event; null (the default) costs one test per event.
+  void SetCpuActivity(CpuActivity* cpus) { cpus_ = cpus; }
+
+  void OnEvent(const Event& event, const Batch& from) override {
+    if (cpus_) cpus_->Observe(event);
+    engine_.Process(event, from);
+  }
+  void OnEvents(const Batch& batch) override {
+    if (cpus_) {
+      for (const Event& e : batch.events) cpus_->Observe(e);
+    }
+    engine_.Push(batch);
+  }
   void OnBatchDone(const Batch& batch) override {
     if (on_batch) on_batch(batch);
   }
@@ -37,6 +49,7 @@ class EngineFeed : public PipelineSink {
 
  private:
   Engine& engine_;
+  CpuActivity* cpus_ = nullptr;
 };
 
 // Recorded traces into `feed`: kIdentity for one host; for several, kPrePass when

@@ -101,10 +101,14 @@ class LiveSessions : public EngineFeed {
     }
   }
 
+  // Captures of slow waits (--capture-dir), cut once the engine is past their window.
+  void SetCapture(WaitCapture* capture) { capture_ = capture; }
+
   // Feeds whatever the readers have read to the engine; waits up to `timeout_us` for more.
   void Pump(int64_t timeout_us) {
     pipeline_.Pump(timeout_us);
     Report();
+    Capture(false);
   }
 
   void StopAll() {
@@ -112,6 +116,7 @@ class LiveSessions : public EngineFeed {
     stopping_ = true;
     pipeline_.Drain();
     Report();
+    Capture(true);
   }
 
   // The pipeline's sink: clocks, batches, ends, on top of feeding the engine.
@@ -126,6 +131,7 @@ class LiveSessions : public EngineFeed {
     synchronized_ = true;
     clocks_ = clocks;
     EngineFeed::OnClocks(clocks);
+    if (capture_) capture_->SetClocks(clocks);
     if (!metrics_) return;
     for (const HostClock& c : clocks) {
       metrics_->health().SetClockSync(c.host, std::string(SyncQualityName(c.quality)),
@@ -138,6 +144,8 @@ class LiveSessions : public EngineFeed {
   void OnBatchDone(const Batch& batch) override {
     if (batch.host >= emitted_ns_.size()) emitted_ns_.resize(batch.host + 1u, 0);
     if (batch.counters.emitted_ns != 0) emitted_ns_[batch.host] = batch.counters.emitted_ns;
+    if (capture_ && !batch.events.empty())
+      capture_->ObserveClockOffset(batch.host, batch.events.back().ts, batch.clock_offset_ns);
     if (!metrics_) return;
     metrics_->ObserveBatch(batch);
     const auto wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -218,6 +226,22 @@ class LiveSessions : public EngineFeed {
     for (size_t h = 0; h < pipeline_.source_count(); ++h) ReportRelayd(h);
     ReportLag();
   }
+  // The relayd stores a packet before a live viewer can read it, so once the engine has
+  // events past a wait's window, the packets of that window are on disk; `kSettleNs` more for
+  // the CPUs whose packets close later (an idle CPU's packet closes at the live timer).
+  void Capture(bool all) {
+    static constexpr int64_t kSettleNs = 500'000'000;
+    if (!capture_ || capture_->pending() == 0) return;
+    int64_t now = INT64_MIN;
+    for (uint16_t h = 0; h < accounting_.hosts().size(); ++h)
+      now = std::max(now, engine_.host_now(h));
+    const int64_t wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+    for (const CaptureMade& made : capture_->Poll(all ? INT64_MAX : now, kSettleNs, wall))
+      Say("waitpath: captured {}\n", made.dir);
+    if (metrics_) metrics_->ObserveCaptures(capture_->counters());
+  }
 
   // A reader's relayd connection: lost (once, however long it stays away) and reattached.
   void ReportRelayd(size_t h) {
@@ -273,9 +297,10 @@ class LiveSessions : public EngineFeed {
     }
   }
 
-  Engine& engine_;
+  const Engine& engine_;
   const LiveOptions& options_;
   WatchedAccounting& accounting_;
+  WaitCapture* capture_ = nullptr;
   MetricsExporter* metrics_;
   std::vector<std::string> labels_;              // "host (session name)", for messages
   std::vector<RelaydLink::Counts> relayd_seen_;  // per source, as last reported
@@ -347,9 +372,28 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
     Say("waitpath: {}\n", error);
     return 2;
   }
+  CaptureOptions capture_options;
+  if (!ParseCaptureFlags(options.capture, options.traces.empty(), &capture_options, &error)) {
+    Say("waitpath: {}\n", error);
+    return 2;
+  }
+  // Spans (docs/requests.md): tail writes a record per span (--min-span, --operation filter
+  // them); live as analyze does: JSON records, the per-operation summary when stopped.
+  SpanReportOptions span_options;
+  span_options.json = options.json;
+  span_options.records = options.tail || options.json;
+  span_options.summary = !options.tail;
+  span_options.time_format = options.time_format;
+  if (!ParseSpanFlags(options.min_span, options.operation, &span_options, &error)) {
+    Say("waitpath: {}\n", error);
+    return 2;
+  }
   Engine engine(engine_options);
   // A person at a terminal gets the full-screen view; pipes, files and --plain get lines.
   const bool screen = !options.json && !options.plain && TerminalScreen::Usable();
+  // Span records would tear the screen: the view leaves them to --plain and --json (the
+  // per-operation summary still follows the view's summary at the end).
+  if (screen) span_options.records = false;
   TriageOptions triage;
   triage.min_wait_ns = std::max<int64_t>(0, report_options.min_wait_ns);
   triage.states = report_options.states;
@@ -374,6 +418,8 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
     } else {
       report.emplace(accounting, report_options, std::cout);
     }
+    SpanReport spans(engine, accounting.hosts(), span_options, std::cout);
+    engine.SetSpanListener(&spans);
     engine.SetListener(&accounting);
     PipelineOptions pipeline;
     pipeline.reader.verbose = options.verbose;
@@ -385,6 +431,7 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
       return 2;
     }
     accounting.Finish();
+    spans.Finish();
     if (view) {
       status.source =
           fmt::format("{} host{} from recorded traces", hosts.size(), hosts.size() == 1 ? "" : "s");
@@ -408,6 +455,7 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
   } else {
     report.emplace(accounting, report_options, std::cout);
   }
+  SpanReport spans(engine, accounting.hosts(), span_options, std::cout);
   std::unique_ptr<MetricsExporter> metrics;
   std::unique_ptr<MetricsServer> server;
   if (!options.metrics.empty()) {
@@ -419,9 +467,25 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
   WaitFanout listeners(metrics ? std::vector<WaitListener*>{&accounting, metrics.get()}
                                : std::vector<WaitListener*>{&accounting});
   engine.SetListener(&listeners);
+  std::unique_ptr<WaitCapture> capture;
+  if (!capture_options.dir.empty()) {
+    capture = std::make_unique<WaitCapture>(accounting, capture_options,
+                                            RelaydOutputLocator(options.capture.traces));
+  }
   status.source = "relayd " + options.relayd;
+  SpanFanout span_listeners(metrics ? std::vector<SpanListener*>{&spans, metrics->requests()}
+                                    : std::vector<SpanListener*>{&spans});
+  engine.SetSpanListener(&span_listeners);
   {
     LiveSessions sessions(live_options, engine, accounting, metrics.get());
+    if (capture) {
+      capture->SetFinisher([&](const CaptureMade& made) {
+        std::string why;
+        if (!WriteCaptureTimeline(made, options.watch, "", capture_options.min_wait_ns, &why))
+          Say("waitpath: capture {}: no timeline: {}\n", made.dir, why);
+      });
+    }
+    sessions.SetCapture(capture.get());
     std::optional<TerminalScreen> terminal;
     if (view) terminal.emplace();
     auto next_discovery = std::chrono::steady_clock::now();
@@ -448,6 +512,7 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
     terminal.reset();  // back to the normal screen before anything else is printed
   }
   accounting.Finish();
+  spans.Finish();
   if (metrics) metrics->Finish();
   if (view && !StdoutClosed()) PrintSummary(*view, status);
   return StdoutClosed() ? kExitOutputClosed : 0;
@@ -468,6 +533,7 @@ void AddCommonFlags(CLI::App* cmd, LiveOptions* o) {
   cmd->add_option("--state", o->states,
                   "Only waits whose headline state is one of these (e.g. disk,network)")
       ->check(StateListCheck());
+  AddSpanFlags(cmd, &o->min_span, &o->operation);
   cmd->add_option("--retention", o->retention, "History kept behind the newest event")
       ->capture_default_str()
       ->check(DurationCheck(true));
@@ -504,6 +570,7 @@ Command AddLiveCommand(CLI::App& app) {
       ->check(CLI::IsMember({"process", "cgroup"}))
       ->capture_default_str();
   AddCommonFlags(cmd, o.get());
+  AddCaptureFlags(cmd, &o->capture, true);
   return Command{cmd, [o] {
                    if (!o->all && o->sessions.empty()) {
                      Say("waitpath: live: give --session NAME or --all\n");

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "app/capture_flags.h"
 #include "base/time_format.h"
 
 namespace waitpath {
@@ -33,6 +34,9 @@ struct LiveOptions {
   // --plain (or output that is not a terminal) prints lines instead.
   bool plain = false;
   std::string states;  // --state disk,network: waits whose headline state is one of these
+  CaptureFlags capture;  // live: --capture-dir DIR --capture-min-wait DUR --capture-traces DIR
+  std::string min_span;   // --min-span: span records at least this long
+  std::string operation;  // --operation: span records of matching operations only
 };
 
 // Runs until `*stop` becomes true, or SIGINT/SIGTERM when `stop` is null (base/stop_signal.h;

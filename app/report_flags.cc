@@ -4,6 +4,7 @@
 
 #include <string_view>
 
+#include "app/flag_checks.h"
 #include "base/duration.h"
 #include "incremental/leaf_state.h"
 
@@ -59,6 +60,27 @@ bool ParseReportFlags(const std::vector<std::string>& watch_flags, const std::st
     return false;
   }
   return ParseDurationFlag("--retention", retention, &engine->retention_ns, error);
+}
+
+void AddSpanFlags(CLI::App* command, std::string* min_span, std::string* operation) {
+  command
+      ->add_option("--min-span", *min_span,
+                   "Write a record for each application span at least this long (e.g. 5ms)")
+      ->check(DurationCheck(false));
+  command->add_option("--operation", *operation,
+                      "Only span records whose operation name matches this RE2 pattern (whole "
+                      "name)");
+}
+
+bool ParseSpanFlags(const std::string& min_span, const std::string& operation,
+                    SpanReportOptions* spans, std::string* error) {
+  if (!min_span.empty() && !ParseDurationFlag("--min-span", min_span, &spans->min_span_ns, error)) {
+    return false;
+  }
+  if (!operation.empty() && !SpanReport::CheckOperation(operation, error)) return false;
+  spans->operation = operation;
+  if (!min_span.empty() || !operation.empty()) spans->records = true;
+  return true;
 }
 
 }  // namespace waitpath

@@ -7,6 +7,7 @@
 
 #include "base/time_format.h"
 #include "exporters/analysis_report.h"
+#include "exporters/span_report.h"
 #include "exporters/watch.h"
 #include "incremental/engine.h"
 
@@ -25,5 +26,11 @@ bool ParseStateList(const std::string& list, uint32_t* mask, std::string* error)
 bool ParseReportFlags(const std::vector<std::string>& watch_flags, const std::string& min_wait,
                       const std::string& retention, WatchSet* watch, AnalysisOptions* report,
                       EngineOptions* engine, std::string* error);
+
+// --min-span DUR and --operation RE (docs/requests.md) on `command`.
+void AddSpanFlags(CLI::App* command, std::string* min_span, std::string* operation);
+// Parses them into `spans`; with either given, a record is written per matching span.
+bool ParseSpanFlags(const std::string& min_span, const std::string& operation,
+                    SpanReportOptions* spans, std::string* error);
 
 }  // namespace waitpath

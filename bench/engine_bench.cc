@@ -3,6 +3,7 @@
 // all of them, REPS times, each with a fresh Engine. Prints one JSON object.
 //
 // Usage: waitpath_engine_bench [--reps N] [--retention-ms MS] TRACE...
+// (A host's span events are resolved without a listener: the cost of the SpanTracker alone.)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -89,6 +90,7 @@ int main(int argc, char** argv) {
   if (retention_ms >= 0) options.retention_ns = retention_ms * 1'000'000;
   std::vector<double> secs;
   waitpath::EngineCounters counters;
+  uint64_t spans = 0;
   size_t history_bytes = 0;
   for (int rep = 0; rep < reps; ++rep) {
     waitpath::Engine engine(options);
@@ -96,6 +98,7 @@ int main(int argc, char** argv) {
     PushAll(engine, batches);
     secs.push_back(Seconds(t0, Clock::now()));
     counters = engine.counters();
+    spans = engine.spans().counters().ended;
     history_bytes = engine.history_bytes();
   }
   std::vector<double> sorted = secs;
@@ -114,7 +117,8 @@ int main(int argc, char** argv) {
       "],\"push_median_s\":%.5f,\"ns_per_event\":%.2f,\"min_ns_per_event\":%.2f,"
       "\"first_ns_per_event\":%.2f,"
       "\"waits\":%llu,\"waits_per_s\":%.0f,\"events_per_s\":%.0f,\"retention_ns\":%lld,"
-      "\"history_segments\":%llu,\"evicted_segments\":%llu,\"history_bytes\":%zu}\n",
+      "\"history_segments\":%llu,\"evicted_segments\":%llu,\"history_bytes\":%zu,"
+      "\"spans\":%llu,\"bytes_per_open_span\":%zu}\n",
       median, per_event_ns, events ? sorted[0] * 1e9 / static_cast<double>(events) : 0,
       events ? secs[0] * 1e9 / static_cast<double>(events) : 0,
       static_cast<unsigned long long>(counters.waits),
@@ -122,6 +126,7 @@ int main(int argc, char** argv) {
       median > 0 ? static_cast<double>(events) / median : 0,
       static_cast<long long>(options.retention_ns),
       static_cast<unsigned long long>(counters.history_segments),
-      static_cast<unsigned long long>(counters.evicted_segments), history_bytes);
+      static_cast<unsigned long long>(counters.evicted_segments), history_bytes,
+      static_cast<unsigned long long>(spans), waitpath::SpanTracker::BytesPerOpenSpan());
   return 0;
 }

@@ -22,7 +22,19 @@ Json StatesJson(const StateVec& v) {
   return j;
 }
 
-std::string_view CauseName(const WaitLink& link) {
+std::string Shares(const StateVec& v, int64_t total) {
+  std::string s;
+  for (int i = 0; i < kLeafCount; ++i) {
+    if (v.ns[i] <= 0 || total <= 0) continue;
+    s += fmt::format("{}{} {:.1f}%", s.empty() ? "" : ", ", LeafName(static_cast<Leaf>(i)),
+                     100.0 * v.ns[i] / total);
+  }
+  return s.empty() ? "-" : s;
+}
+
+}  // namespace
+
+std::string_view WaitCauseName(const WaitLink& link) {
   switch (link.type) {
     case WaitLink::Type::kTask:
       return "task";
@@ -38,18 +50,6 @@ std::string_view CauseName(const WaitLink& link) {
   }
   return "unknown";
 }
-
-std::string Shares(const StateVec& v, int64_t total) {
-  std::string s;
-  for (int i = 0; i < kLeafCount; ++i) {
-    if (v.ns[i] <= 0 || total <= 0) continue;
-    s += fmt::format("{}{} {:.1f}%", s.empty() ? "" : ", ", LeafName(static_cast<Leaf>(i)),
-                     100.0 * v.ns[i] / total);
-  }
-  return s.empty() ? "-" : s;
-}
-
-}  // namespace
 
 AnalysisReport::AnalysisReport(WatchedAccounting& accounting, AnalysisOptions options,
                                std::ostream& out)
@@ -147,7 +147,7 @@ void AnalysisReport::WriteWait(const ResolvedWait& wait, std::span<const PathSeg
         out,
         "{{\"type\":\"wait\",{},\"start_ns\":{},\"end_ns\":{},\"duration_ns\":{},\"cause\":\"{}\"",
         TaskJson(wait.task, true), wait.start, wait.end, wait.end - wait.start,
-        CauseName(wait.link));
+        WaitCauseName(wait.link));
     if ((wait.link.type == WaitLink::Type::kTask || wait.link.type == WaitLink::Type::kPacket) &&
         wait.link.task != kNoTask) {
       fmt::format_to(out, ",\"waker\":{{{}}}", TaskJson(wait.link.task, false));
@@ -179,7 +179,7 @@ void AnalysisReport::WriteWait(const ResolvedWait& wait, std::span<const PathSeg
              FormatTime(wait.end, options_.time_format), TaskName(wait.task), HostName(t.host),
              t.tid, d / 1e6,
              FormatHeadline(h, fmt::format("{}/{}", HostName(where.host), TaskName(h.where))),
-             CauseName(wait.link), Shares(wait.breakdown, d));
+             WaitCauseName(wait.link), Shares(wait.breakdown, d));
   for (size_t i = 0; i < pieces.size();) {
     size_t j = i;
     StateVec here;

@@ -25,6 +25,9 @@ namespace waitpath {
 // same rows with tids and a header).
 enum class TaskFormat : uint8_t { kText, kJson, kFolded, kCsv };
 
+// How a wait ended, as wait records say it: task, network, timer, disk, ..., blocked, unknown.
+std::string_view WaitCauseName(const WaitLink& link);
+
 struct AnalysisOptions {
   int64_t min_wait_ns = -1;  // < 0: no wait records (never with kFolded or kCsv)
   size_t top = 10;

@@ -1,5 +1,6 @@
 #include "exporters/metrics.h"
 
+#include <prometheus/counter.h>
 #include <prometheus/gauge.h>
 #include <prometheus/text_serializer.h>
 
@@ -39,7 +40,8 @@ MetricsExporter::MetricsExporter(const Engine& engine, WatchedAccounting& accoun
       health_(std::make_shared<PipelineHealthMetrics>()),
       collectable_(std::make_shared<Concatenation>(
           std::vector<std::shared_ptr<prometheus::Collectable>>{health_, registry_})),
-      active_path_(*registry_, accounting, options.max_processes, options.label_by_cgroup) {
+      active_path_(*registry_, accounting, options.max_processes, options.label_by_cgroup),
+      requests_(*registry_, engine, accounting.hosts(), options.max_processes) {
   for (const std::string& name : accounting.hosts()) {
     names_.push_back(name);
     waits_by_host_.push_back(0);
@@ -53,6 +55,31 @@ MetricsExporter::MetricsExporter(const Engine& engine, WatchedAccounting& accoun
       .Register(*registry_)
       .Add({{"version", WAITPATH_VERSION}})
       .Set(1);
+}
+
+void MetricsExporter::ObserveCaptures(const CaptureCounters& counts) {
+  static constexpr const char* kOutcomes[] = {"written",          "skipped_rate",
+                                              "skipped_no_trace", "skipped_failed",
+                                              "skipped_too_big",  "removed"};
+  if (capture_series_.empty()) {
+    auto& family = prometheus::BuildCounter()
+                       .Name("waitpath_captures_total")
+                       .Help(
+                           "Just-in-time captures of slow waits: written, skipped (by reason), "
+                           "and old ones removed under --capture-max-mb")
+                       .Register(*registry_);
+    for (const char* outcome : kOutcomes)
+      capture_series_.push_back(&family.Add({{"outcome", outcome}}));
+  }
+  const uint64_t now[] = {counts.written,        counts.skipped_rate,    counts.skipped_no_trace,
+                          counts.skipped_failed, counts.skipped_too_big, counts.removed};
+  const uint64_t seen[] = {captures_seen_.written,          captures_seen_.skipped_rate,
+                           captures_seen_.skipped_no_trace, captures_seen_.skipped_failed,
+                           captures_seen_.skipped_too_big,  captures_seen_.removed};
+  for (size_t i = 0; i < std::size(kOutcomes); ++i) {
+    if (now[i] > seen[i]) capture_series_[i]->Increment(static_cast<double>(now[i] - seen[i]));
+  }
+  captures_seen_ = counts;
 }
 
 void MetricsExporter::AddHost(const std::string& name) {
@@ -87,6 +114,9 @@ void MetricsExporter::ObserveEngine(std::optional<int64_t> wall_now_ns) {
   s.history_evicted_reads = engine_.resolver().counters().evicted_reads;
   s.inferred_switches = c.inferred_switches;
   s.tasks_released = c.tasks_released;
+  const SpanCounters& spans = engine_.spans().counters();
+  s.span_input_errors = spans.unmatched_ends + spans.unmatched_handoffs + spans.reused_ids +
+                        spans.dropped_full + spans.thread_ended + spans.without_thread;
 
   const PacketMatcherCounters& packets = engine_.packets().counters();
   s.packets_matched = packets.matched_by_pair;

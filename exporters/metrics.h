@@ -26,6 +26,8 @@
 
 #include "exporters/metrics_active_path.h"
 #include "exporters/metrics_health.h"
+#include "exporters/wait_capture.h"
+#include "exporters/metrics_requests.h"
 #include "exporters/watched_accounting.h"
 #include "incremental/engine.h"
 #include "live/batch.h"
@@ -57,6 +59,11 @@ class MetricsExporter : public WaitListener {
 
   // A host of the accounting not known yet (ids follow the engine's).
   void AddHost(const std::string& name);
+  // The just-in-time captures' counts (live --capture-dir): waitpath_captures_total{outcome}.
+  void ObserveCaptures(const CaptureCounters& counts);
+
+  // The request metrics: give them the engine's spans (SpanFanout).
+  SpanListener* requests() { return &requests_; }
 
   // Any thread.
   PipelineHealthMetrics& health() { return *health_; }
@@ -72,6 +79,7 @@ class MetricsExporter : public WaitListener {
   std::shared_ptr<PipelineHealthMetrics> health_;
   std::shared_ptr<prometheus::Collectable> collectable_;  // both
   ActivePathMetrics active_path_;
+  RequestMetrics requests_;
   // Engine thread only: host names (by engine id), waits per host (counted as they resolve),
   // whether each host's input ended, and the snapshot being filled (its buffers reused from one
   // call to the next).
@@ -81,6 +89,8 @@ class MetricsExporter : public WaitListener {
   // Per host: when its last analysed replayed event was emitted (ReaderCounters::emitted_ns;
   // 0: not a replayed host). A replay's events carry their original times, years before now.
   std::vector<int64_t> emitted_ns_;
+  CaptureCounters captures_seen_;
+  std::vector<prometheus::Counter*> capture_series_;  // in CaptureCounters' order
   EngineHealthSnapshot snapshot_;
 };
 

@@ -174,6 +174,7 @@ void PipelineHealthMetrics::AddSnapshot(const EngineHealthSnapshot& s, Values& v
   put(QualityCounter::kHistoryEvictedReads, {}, static_cast<double>(s.history_evicted_reads));
   put(QualityCounter::kInferredSwitches, {}, static_cast<double>(s.inferred_switches));
   put(QualityCounter::kTasksReleased, {}, static_cast<double>(s.tasks_released));
+  put(QualityCounter::kSpanInputErrors, {}, static_cast<double>(s.span_input_errors));
 }
 
 std::vector<prometheus::MetricFamily> PipelineHealthMetrics::Collect() const {

@@ -39,6 +39,7 @@ struct EngineHealthSnapshot {
   uint64_t history_evicted_reads = 0;
   uint64_t inferred_switches = 0;
   uint64_t tasks_released = 0;
+  uint64_t span_input_errors = 0;  // incremental/span_tracker.h SpanCounters, all reasons
   // Packets matched by receiving host and sender (peer) host, and sends expired by sender,
   // by engine host id (incremental/packet_matcher.h).
   std::vector<std::vector<uint64_t>> packets_matched;  // [host][peer]

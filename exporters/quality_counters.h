@@ -141,7 +141,13 @@ enum class QualityMetricType { kNone, kCounter, kGauge };
   X(kWaitsResolved, "", "", "waitpath_waits_resolved_total", kCounter, "host", kHost, kInfo,     \
     kEngine,                                                                                     \
     "Waits resolved per host (every task, watched or not)",                                      \
-    "waits resolved, every task (watched or not)")
+    "waits resolved, every task (watched or not)")                                               \
+  X(kSpanInputErrors, "", "", "waitpath_span_input_errors_total", kCounter, "", kGlobal,        \
+    kDataLoss, kEngine,                                                                          \
+    "Application span events that could not be used (unmatched, reused ids, dropped)",           \
+    "application span events that could not be used (docs/requests.md, bad span input): ends "   \
+    "and handoffs without a begin, reused ids, begins over the cap, spans of threads that "      \
+    "ended, events without a thread context; each reason is in the `span_input` record")
 // clang-format on
 
 enum class QualityCounter {

@@ -25,4 +25,19 @@ class WaitFanout : public WaitListener {
   std::vector<WaitListener*> listeners_;
 };
 
+// Hands each resolved span to several listeners (the report, the request metrics).
+class SpanFanout : public SpanListener {
+ public:
+  explicit SpanFanout(std::vector<SpanListener*> listeners) : listeners_(std::move(listeners)) {}
+  void OnSpan(const ResolvedSpan& span) override {
+    for (SpanListener* l : listeners_) l->OnSpan(span);
+  }
+  void OnIdle(Utid u, int64_t from, int64_t to, const StateVec& states) override {
+    for (SpanListener* l : listeners_) l->OnIdle(u, from, to, states);
+  }
+
+ private:
+  std::vector<SpanListener*> listeners_;
+};
+
 }  // namespace waitpath

@@ -18,7 +18,9 @@ const PacketKey* PacketKeyOf(const Event& e, const Batch& batch) {
 }  // namespace
 
 Engine::Engine(EngineOptions options)
-    : options_(options), resolver_(tasks_, histories_.all(), options.max_depth) {}
+    : options_(options),
+      resolver_(tasks_, histories_.all(), options.max_depth),
+      spans_(tasks_, resolver_) {}
 
 Engine::HostState& Engine::Host(uint16_t host) {
   if (host >= hosts_.size()) {
@@ -129,6 +131,9 @@ void Engine::Handle(HostState& hs, const Event& e, const Batch& batch) {
     case EventKind::kStatedumpProcess: OnStatedumpProcess(hs, e); break;
     case EventKind::kLost: OnLost(hs, e); break;
     case EventKind::kCgroup: OnCgroup(hs, e); break;
+    case EventKind::kSpanBegin:
+    case EventKind::kSpanEnd:
+    case EventKind::kSpanHandoff: OnSpan(hs, e, batch); break;
     case EventKind::kSoftirqRaise:
     case EventKind::kBlockIssue:
     case EventKind::kCount: break;
@@ -400,6 +405,33 @@ void Engine::OnLost(HostState& hs, const Event& e) {
   hs.last_loss = e.ts;
 }
 
+// A span event runs in its thread, on the CPU it names: the thread is running there now.
+void Engine::OnSpan(HostState& hs, const Event& e, const Batch& batch) {
+  const auto span = AsSpan(e);
+  if (span.tid() <= 0) {
+    spans_.CountWithoutThread();
+    return;
+  }
+  const Utid u = Touch(hs.id, span.tid(), e.ts, SegmentKind::kRunning);
+  if (span.pid() > 0 && tasks_[u].pid < 0) tasks_[u].pid = span.pid();
+  const auto id = static_cast<uint64_t>(span.span_id());
+  switch (e.kind) {
+    case EventKind::kSpanBegin: {
+      const int32_t ids = span.ids();
+      const bool has_ids = ids >= 0 && static_cast<size_t>(ids) < batch.spans.size();
+      spans_.PushBegin(hs.id, u, e.ts, id, span.name() >= 0 ? uint32_t(span.name()) : ~0u,
+                       has_ids ? batch.spans[static_cast<size_t>(ids)] : SpanIds{});
+      break;
+    }
+    case EventKind::kSpanEnd:
+      spans_.PushEnd(hs.id, u, e.ts, id);
+      break;
+    default:
+      spans_.PushHandoff(hs.id, u, e.ts, id);
+      break;
+  }
+}
+
 void Engine::Evict(const HostState& hs) {
   const int64_t now = hs.now;
   packets_.ExpireBefore(now - options_.packet_expiry_ns);
@@ -442,6 +474,7 @@ void Engine::ReclaimEndedTasks() {
     const Utid u = ended_.front();
     ended_.pop_front();
     if (listener_) listener_->OnTaskEnded(u);
+    spans_.OnTaskEnded(u);
     histories_.Drop(u);
     ++counters_.tasks_ended;
     dropped_.push_back(u);
@@ -450,6 +483,7 @@ void Engine::ReclaimEndedTasks() {
     const Utid u = dropped_.front();
     dropped_.pop_front();
     if (listener_) listener_->OnTaskReleased(u);
+    spans_.OnTaskReleased(u);
     tasks_.Release(u);
     ++counters_.tasks_released;
   }

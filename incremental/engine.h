@@ -11,6 +11,7 @@
 #include "incremental/cpu_context_tracker.h"
 #include "incremental/history_store.h"
 #include "incremental/packet_matcher.h"
+#include "incremental/span_tracker.h"
 #include "incremental/task_history.h"
 #include "incremental/task_table.h"
 #include "live/batch.h"
@@ -67,6 +68,8 @@ class Engine {
   explicit Engine(EngineOptions options = {});
 
   void SetListener(WaitListener* listener) { listener_ = listener; }
+  // Told every application span as it ends (docs/requests.md).
+  void SetSpanListener(SpanListener* listener) { spans_.SetListener(listener); }
   // A whole batch of one host, in order (single host, or timestamps already synchronized).
   void Push(const Batch& batch);
   // One event of `batch` (for merged multi-host input: `e.ts` in the reference clock).
@@ -80,6 +83,7 @@ class Engine {
   ActivePathResolver& resolver() { return resolver_; }
   const ActivePathResolver& resolver() const { return resolver_; }  // its counters, horizon
   const PacketMatcher& packets() const { return packets_; }
+  const SpanTracker& spans() const { return spans_; }
   EngineCounters counters() const;
 
   // The newest timestamp seen on `host` (the end of its input once it has ended).
@@ -147,6 +151,7 @@ class Engine {
   void OnStatedumpProcess(HostState& hs, const Event& e);
   void OnCgroup(HostState& hs, const Event& e);
   void OnLost(HostState& hs, const Event& e);
+  void OnSpan(HostState& hs, const Event& e, const Batch& batch);
 
   void Evict(const HostState& hs);
   void EvictTask(Utid u, int64_t cutoff);
@@ -158,6 +163,7 @@ class Engine {
   std::vector<HostState> hosts_;
   PacketMatcher packets_;
   ActivePathResolver resolver_;
+  SpanTracker spans_;
   WaitListener* listener_ = nullptr;
   EngineCounters counters_;
   size_t evict_cursor_ = 0;

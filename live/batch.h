@@ -36,10 +36,15 @@ struct Batch {
   uint16_t host = 0;
   std::vector<Event> events;
   std::vector<PacketKey> packets;  // Event::a of packet events indexes this
+  std::vector<SpanIds> spans;      // AsSpan(e).ids() of span begins indexes this
   ReaderCounters counters;         // as of the end of this batch
   // Every later event of this host has ts >= watermark (advanced by events and by
   // babeltrace2 inactivity messages in live mode).
   int64_t watermark = std::numeric_limits<int64_t>::min();
+  // The trace's clock minus the event time, at the batch's last event: 0 when events are on
+  // the trace's clock; a replayed host's events carry their original times while its packets
+  // are on the UST clock (docs/replay.md). Captures cut packets by this (docs/capture.md).
+  int64_t clock_offset_ns = 0;
   bool last = false;  // the host's input ended with this batch
   std::string error;  // on the last batch: why reading stopped early
 };

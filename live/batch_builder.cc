@@ -15,6 +15,7 @@ Batch* BatchPool::Take() {
 void BatchPool::Give(Batch* batch) {
   batch->events.clear();
   batch->packets.clear();
+  batch->spans.clear();
   batch->last = false;
   batch->error.clear();
   if (free_.size_approx() < max_free_) {

@@ -8,7 +8,8 @@ std::string_view EventKindName(EventKind kind) {
       "process_fork",   "process_exit",      "process_free",  "irq_entry",     "irq_exit",
       "softirq_entry",  "softirq_exit",      "softirq_raise", "hrtimer_entry", "hrtimer_exit",
       "ipi_entry",      "ipi_exit",          "packet_out",    "packet_in",     "block_issue",
-      "block_complete", "statedump_process", "lost",          "cgroup"};
+      "block_complete", "statedump_process", "lost",          "cgroup",        "span_begin",
+      "span_end",       "span_handoff"};
   static_assert(std::size(kNames) == kEventKindCount);
   const auto i = static_cast<size_t>(kind);
   return i < std::size(kNames) ? kNames[i] : "invalid";

@@ -35,6 +35,10 @@ enum class EventKind : uint8_t {
   kStatedumpProcess,
   kLost,    // data loss on the event's CPU
   kCgroup,  // a task's cgroup: moved there (kmod waitpath_cgroup_attach) or in a state dump
+  // Application spans (LTTng-UST waitpath_span:*, jaeger_ust:*), in the emitting thread.
+  kSpanBegin,
+  kSpanEnd,
+  kSpanHandoff,  // the emitting thread takes the request over
   kCount
 };
 
@@ -95,6 +99,13 @@ struct PacketKey {
   uint16_t ip_len = 0;
   bool has_addresses = false;
   bool has_tcp = false;
+};
+
+// What a span's begin carries that does not fit an Event: its W3C/Jaeger trace id (the 16
+// bytes as two big-endian halves) and its parent's span id (0: a root span).
+struct SpanIds {
+  uint64_t trace_hi = 0, trace_lo = 0;
+  uint64_t parent = 0;
 };
 
 // Hash of a packet's TCP key (has_tcp must be set): the same on the sending and the

@@ -127,4 +127,18 @@ inline Event LostEvent(int64_t ts, uint16_t cpu, int32_t count, int64_t begin) {
   return e;
 }
 
+// kind: kSpanBegin, kSpanEnd or kSpanHandoff, emitted by thread `tid`; `ids` indexes the
+// batch's SpanIds (begins only, -1: none).
+inline Event SpanEvent(EventKind kind, int64_t ts, uint16_t cpu, int32_t tid, uint64_t span_id,
+                       int32_t name = -1, int32_t ids = -1, int32_t pid = -1) {
+  Event e = MakeEvent(kind, ts, cpu);
+  const auto f = AsSpan(e);
+  f.tid() = tid;
+  f.pid() = pid;
+  f.span_id() = static_cast<int64_t>(span_id);
+  f.name() = name;
+  f.ids() = ids;
+  return e;
+}
+
 }  // namespace waitpath

@@ -201,6 +201,13 @@ constexpr KindName kKindNames[] = {
     {"block_rq_complete", EventKind::kBlockComplete, 0},
     {"block:block_rq_complete", EventKind::kBlockComplete, kDialectPerf},
     {"lttng_statedump_process_state", EventKind::kStatedumpProcess, 0},
+    // Application spans (LTTng-UST): waitpath's own provider (include/waitpath/span.h) and
+    // jaeger-go-lttng-instr's.
+    {"waitpath_span:begin", EventKind::kSpanBegin, 0},
+    {"waitpath_span:end", EventKind::kSpanEnd, 0},
+    {"waitpath_span:handoff", EventKind::kSpanHandoff, 0},
+    {"jaeger_ust:start_span", EventKind::kSpanBegin, 0},
+    {"jaeger_ust:end_span", EventKind::kSpanEnd, 0},
 };
 
 // x86 interrupt vectors: LTTng "x86_irq_vectors_<name>_entry", perf "irq_vectors:<name>_entry".
@@ -466,6 +473,29 @@ const EventDecoder::ClassInfo& EventDecoder::Resolve(const bt_event_class* event
       f.hierarchy() = any({"hierarchy"});
       break;
     }
+    case EventKind::kSpanBegin:
+    case EventKind::kSpanEnd:
+    case EventKind::kSpanHandoff: {
+      // The thread is the UST vtid/vpid context (lttng add-context -u -t vtid -t vpid), in the
+      // stream's event context; tid/pid contexts are accepted too. A span event never says
+      // which task is current for the engine: the UST stream is not the kernel's CPU stream.
+      info.cur_tid = info.cur_pid = FieldRef{};
+      const bt_field_class* specific =
+          bt_event_class_borrow_specific_context_field_class_const(event_class);
+      const auto f = AsSpan(info);
+      f.tid() = ResolveAny(common, R::kCommonContext, {"vtid", "tid"});
+      if (!f.tid().valid()) f.tid() = ResolveAny(specific, R::kSpecificContext, {"vtid", "tid"});
+      f.pid() = ResolveAny(common, R::kCommonContext, {"vpid", "pid"});
+      if (!f.pid().valid()) f.pid() = ResolveAny(specific, R::kSpecificContext, {"vpid", "pid"});
+      f.span_id() = any({"span_id"});
+      if (info.kind == EventKind::kSpanBegin) {
+        f.name() = any({"name", "op_name"});
+        info.trace_hi = any({"trace_id_high"});
+        info.trace_lo = any({"trace_id_low"});
+        info.parent_span = any({"parent_span_id"});
+      }
+      break;
+    }
     case EventKind::kStatedumpProcess: {
       const auto f = AsStatedumpProcess(info);
       f.tid() = any({"tid"});
@@ -480,7 +510,8 @@ const EventDecoder::ClassInfo& EventDecoder::Resolve(const bt_event_class* event
   return info;
 }
 
-bool EventDecoder::Decode(const bt_event* event, Event& out, std::vector<PacketKey>& packets) {
+bool EventDecoder::Decode(const bt_event* event, Event& out, std::vector<PacketKey>& packets,
+                          std::vector<SpanIds>* spans) {
   const bt_event_class* ec = bt_event_borrow_class_const(event);
   if (ec != last_class_) {
     auto it = classes_.find(ec);
@@ -545,6 +576,15 @@ bool EventDecoder::Decode(const bt_event* event, Event& out, std::vector<PacketK
         }
         AsPacket(out).key() = static_cast<int32_t>(packets.size());
         packets.push_back(key);
+      }
+      break;
+    case EventKind::kSpanBegin:
+      AsSpan(out).ids() = -1;
+      if (spans) {
+        AsSpan(out).ids() = static_cast<int32_t>(spans->size());
+        spans->push_back(SpanIds{static_cast<uint64_t>(num(info.trace_hi, 0)),
+                                 static_cast<uint64_t>(num(info.trace_lo, 0)),
+                                 static_cast<uint64_t>(num(info.parent_span, 0))});
       }
       break;
     default:

@@ -72,8 +72,10 @@ class EventDecoder {
  public:
   // Decodes `event` into `out` (ts, host and cpu are the caller's, except for replayed events:
   // see carries_time()). Returns false for event classes of no interest to the analysis.
-  // Packet keys are appended to `packets`.
-  bool Decode(const bt_event* event, Event& out, std::vector<PacketKey>& packets);
+  // Packet keys are appended to `packets`, span begins' trace and parent ids to `spans` (when
+  // given).
+  bool Decode(const bt_event* event, Event& out, std::vector<PacketKey>& packets,
+              std::vector<SpanIds>* spans = nullptr);
 
   // After a successful Decode: the event was a replayed one (waitpath_replay:event), whose
   // original timestamp and CPU are already in `out` and must replace the stream's.
@@ -97,7 +99,8 @@ class EventDecoder {
     FieldRef cur_tid, cur_pid, ctx;  // current-task context (perf common_*, LTTng contexts)
     // Packet key fields (network_header or seed-era top-level seq/ack_seq/flags).
     FieldRef saddr, daddr, sport, dport, seq, ack_seq, flags, ip_len;
-    bool stock_packet = false;  // net_dev_queue, netif_receive_skb (not the kmod's)
+    FieldRef trace_hi, trace_lo, parent_span;  // span begins
+    bool stock_packet = false;                 // net_dev_queue, netif_receive_skb (not the kmod's)
     // waitpath_replay:event: its flat payload is read by member index instead.
     bool replay = false;
     ReplayLayout replay_layout;

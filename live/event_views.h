@@ -166,6 +166,21 @@ struct CgroupView {
   auto& hierarchy() const { return e.x; }    // cgroup hierarchy id; 0: cgroup v2
 };
 
+// An application span event (LTTng-UST), emitted by thread `tid` of process `pid` (the
+// vtid/vpid contexts: the tid as the thread's own pid namespace sees it).
+template <class E>
+struct SpanView {
+  static constexpr bool Describes(EventKind k) {
+    return k == EventKind::kSpanBegin || k == EventKind::kSpanEnd || k == EventKind::kSpanHandoff;
+  }
+  E& e;
+  auto& tid() const { return e.a; }
+  auto& pid() const { return e.b; }
+  auto& name() const { return e.c; }     // begin: the operation, interned; -1 otherwise
+  auto& ids() const { return e.d; }      // begin: index of its SpanIds in Batch::spans, -1 if none
+  auto& span_id() const { return e.x; }  // the 64-bit span id, as signed
+};
+
 // Data loss on the event's CPU (not a trace event: readers and the merger make these).
 template <class E>
 struct LostView {
@@ -205,6 +220,7 @@ inline constexpr detail::ViewMaker<BlockView> AsBlock;
 inline constexpr detail::ViewMaker<StatedumpProcessView> AsStatedumpProcess;
 inline constexpr detail::ViewMaker<LostView> AsLost;
 inline constexpr detail::ViewMaker<CgroupView> AsCgroup;
+inline constexpr detail::ViewMaker<SpanView> AsSpan;
 
 // An event of `kind` with every per-kind field absent and no current task known: what a
 // writer starts from before setting fields through a view.
@@ -229,6 +245,6 @@ constexpr bool kViewsAreReferences = ((sizeof(View<const Event>) == sizeof(const
 static_assert(
     detail::kViewsAreReferences<SchedSwitchView, WakeView, ForkView, ProcessEndView, IrqEntryView,
                                 IrqExitView, SoftirqView, HrtimerView, IpiView, PacketView,
-                                BlockView, StatedumpProcessView, LostView, CgroupView>);
+                                BlockView, StatedumpProcessView, LostView, CgroupView, SpanView>);
 
 }  // namespace waitpath

@@ -206,7 +206,7 @@ void MergingSink::OnEvent(PortCursor& p, const bt_message* m) {
   ++p.events;
   Batch& b = input_.batches.Current();
   Event& e = b.events.emplace_back();
-  const bool used = decoder_.Decode(bt_message_event_borrow_event_const(m), e, b.packets);
+  const bool used = decoder_.Decode(bt_message_event_borrow_event_const(m), e, b.packets, &b.spans);
   if (!used) {
     b.events.pop_back();
     ++input_.counters.unknown;
@@ -221,6 +221,7 @@ void MergingSink::OnEvent(PortCursor& p, const bt_message* m) {
     input_.counters.emitted_ns = ts;
     ts = e.ts;
     cpu = e.cpu;
+    b.clock_offset_ns = p.head_ts - ts;
     input_.cpus.NoteReplayedCpu(cpu);
     if (e.kind == EventKind::kLost && e.a > 0)
       input_.counters.discarded += static_cast<uint64_t>(e.a);

@@ -60,7 +60,7 @@ constexpr int kFailedStatus = 4;  // the child's exit status after kFailed
 struct BatchFrame {
   uint32_t type = kBatch;
   uint32_t last = 0;
-  uint64_t events = 0, packets = 0, error_bytes = 0;
+  uint64_t events = 0, packets = 0, spans = 0, error_bytes = 0;
   int64_t watermark = 0;
   ReaderCounters counters;
 };
@@ -286,6 +286,7 @@ HostReader::ChildEnd HostReader::RunChild(void* shared_page, Replay& replay, uin
       f.last = b->last;
       f.events = b->events.size();
       f.packets = b->packets.size();
+      f.spans = b->spans.size();
       f.error_bytes = b->error.size();
       f.watermark = b->watermark;
       f.counters = b->counters;
@@ -293,6 +294,7 @@ HostReader::ChildEnd HostReader::RunChild(void* shared_page, Replay& replay, uin
       ok = ok && WriteAll(fd, &f, sizeof f) &&
            WriteAll(fd, b->events.data(), b->events.size() * sizeof(Event)) &&
            WriteAll(fd, b->packets.data(), b->packets.size() * sizeof(PacketKey)) &&
+           WriteAll(fd, b->spans.data(), b->spans.size() * sizeof(SpanIds)) &&
            WriteAll(fd, b->error.data(), b->error.size());
       progress->waiting.store(0, std::memory_order_relaxed);
       progress->steps.fetch_add(1, std::memory_order_relaxed);
@@ -379,14 +381,19 @@ HostReader::ChildEnd HostReader::RunChild(void* shared_page, Replay& replay, uin
         !ReadAll(fd, reinterpret_cast<char*>(&f) + sizeof type, sizeof f - sizeof type)) {
       break;
     }
-    if (f.events > (64u << 20) || f.packets > (64u << 20) || f.error_bytes > (1u << 20)) break;
+    if (f.events > (64u << 20) || f.packets > (64u << 20) || f.spans > (64u << 20) ||
+        f.error_bytes > (1u << 20)) {
+      break;
+    }
     Batch* b = pool_.Take();
     b->host = host_id_;
     b->events.resize(f.events);
     b->packets.resize(f.packets);
+    b->spans.resize(f.spans);
     b->error.resize(f.error_bytes);
     if (!ReadAll(fd, b->events.data(), f.events * sizeof(Event)) ||
         !ReadAll(fd, b->packets.data(), f.packets * sizeof(PacketKey)) ||
+        !ReadAll(fd, b->spans.data(), f.spans * sizeof(SpanIds)) ||
         !ReadAll(fd, b->error.data(), f.error_bytes)) {
       pool_.Give(b);
       break;

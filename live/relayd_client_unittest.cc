@@ -423,7 +423,8 @@ TEST(RelaydViewerTest, StreamsAfterTheAttachAndAPacketNotReadableYet) {
         }
         r.status.set(w::kNewStreamsOk);
         r.streams_count.set(2);
-        return {Bytes(r) + Bytes(Stream(10, true, "metadata")) + Bytes(Stream(11, false, "chan_0"))};
+        return {Bytes(r) + Bytes(Stream(10, true, "metadata")) +
+                Bytes(Stream(11, false, "chan_0"))};
       }
       case w::kGetMetadata: {
         w::MetadataReply r{};

@@ -974,7 +974,7 @@ bool ParseMetadata(const std::string& path, const std::string& text, const TsdlL
 
 }  // namespace
 
-CheckedTrace CheckTrace(const std::string& dir, const TsdlLimits& limits) {
+CheckedTrace CheckTrace(const std::string& dir, const TsdlLimits& limits, bool make_view) {
   CheckedTrace r;
   r.dir = r.read_dir = dir;
   const std::string meta_path = (fs::path(dir) / "metadata").string();
@@ -1012,6 +1012,7 @@ CheckedTrace CheckTrace(const std::string& dir, const TsdlLimits& limits) {
   struct Kept {
     std::string name;
     std::vector<std::pair<uint64_t, uint64_t>> ranges;  // offset, size
+    std::vector<std::pair<int64_t, int64_t>> times;     // begin, end ns (per range)
     bool damaged = false;
     uint16_t cpu = 0;
     uint64_t stream_id = 0;
@@ -1065,6 +1066,8 @@ CheckedTrace CheckTrace(const std::string& dir, const TsdlLimits& limits) {
         scan.Accept(off, p);
         kept.ranges.emplace_back(off, p.size);
         if (p.has_ts) last_end = scan.ToNs(p.ts_end);
+        kept.times.emplace_back(p.has_ts ? scan.ToNs(p.ts_begin).value_or(INT64_MIN) : INT64_MIN,
+                                p.has_ts ? scan.ToNs(p.ts_end).value_or(INT64_MAX) : INT64_MAX);
         off += p.size;
         continue;
       }
@@ -1122,14 +1125,18 @@ CheckedTrace CheckTrace(const std::string& dir, const TsdlLimits& limits) {
     s.stream_id = k.stream_id;
     s.instance = k.instance;
     uint64_t copied = 0;  // a damaged stream's copy holds its sound packets end to end
-    for (const auto& [offset, size] : k.ranges) {
+    for (size_t i = 0; i < k.ranges.size(); ++i) {
+      const auto [offset, size] = k.ranges[i];
       s.offsets.push_back(offset);
       s.read_offsets.push_back(k.damaged ? copied : offset);
+      s.sizes.push_back(size);
+      s.begin_ns.push_back(k.times[i].first);
+      s.end_ns.push_back(k.times[i].second);
       copied += size;
     }
     r.streams.push_back(std::move(s));
   }
-  if (!any_damage) return r;
+  if (!any_damage || !make_view) return r;
 
   // A view: the metadata and sound streams linked, damaged streams copied without their bad
   // packets (no index/: babeltrace2 indexes the copies itself).

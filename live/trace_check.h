@@ -31,7 +31,11 @@ struct StreamPackets {
   std::string path;       // the trace's own file
   std::vector<uint64_t> offsets;
   std::vector<uint64_t> read_offsets;  // the same packets' offsets in read_path
-  uint16_t cpu = 0;                    // its packets' cpu_id (else from its file name)
+  std::vector<uint64_t> sizes;         // bytes (packet_size)
+  // The packets' timestamp_begin and timestamp_end in ns of the trace's clock (INT64_MIN and
+  // INT64_MAX when the context has none): what a capture cuts by (live/ctf_cut.h).
+  std::vector<int64_t> begin_ns, end_ns;
+  uint16_t cpu = 0;  // its packets' cpu_id (else from its file name)
   // Its stream class and instance (packet header): babeltrace2 names a stream's port by them
   // when the instance is there, by its file otherwise.
   uint64_t stream_id = 0;
@@ -60,7 +64,11 @@ struct CheckedTrace {
 // Checks the trace in `dir` (its metadata, packetized or text, and every stream file's
 // packets). A cleaned view, when one is needed, is made in $TMPDIR (removed by RemoveViews()
 // or at exit).
-CheckedTrace CheckTrace(const std::string& dir, const TsdlLimits& limits = {});
+// `make_view` false: no view is made (read_dir stays `dir`; a capture copies the sound packets
+// from the trace's own files by their `offsets`, and a relayd still writing a stream's last
+// packet must not cost a copy of the stream).
+CheckedTrace CheckTrace(const std::string& dir, const TsdlLimits& limits = {},
+                        bool make_view = true);
 
 // A view of `read_dir` (a trace or its view) in which the stream file `read_path` is without
 // its bytes [cut_begin, cut_end) (a packet; cut_end past its size: the rest of it); "" and

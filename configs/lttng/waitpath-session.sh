@@ -29,6 +29,9 @@ options:
   --kmod                  also the events of waitpath's probe module (kmod/README.md:
                           lttng-probe-waitpath, loaded): socket-level TCP packets and
                           cgroups; fails if the kernel tracer does not list them
+  --spans                 also application spans (docs/requests.md): a user-space channel
+                          with waitpath_span:* (include/waitpath/span.h) and jaeger_ust:*
+                          events and the vtid/vpid contexts that tie them to their threads
   --destroy               stop and destroy the session NAME
   --dry-run               print the lttng commands instead of running them
   -h, --help              this help
@@ -50,7 +53,7 @@ EOF
 }
 
 name=waitpath live_timer=1000000 subbuf_size=1M num_subbuf=8
-tracefile_size=64M tracefile_count=16 start=1 destroy=0 dry_run=0 kmod=0 url=""
+tracefile_size=64M tracefile_count=16 start=1 destroy=0 dry_run=0 kmod=0 spans=0 url=""
 while [ $# -gt 0 ]; do
   case $1 in
     --name) name=${2:?--name needs a value}; shift ;;
@@ -61,6 +64,7 @@ while [ $# -gt 0 ]; do
     --tracefile-count) tracefile_count=${2:?--tracefile-count needs a value}; shift ;;
     --no-start) start=0 ;;
     --kmod) kmod=1 ;;
+    --spans) spans=1 ;;
     --destroy) destroy=1 ;;
     --dry-run) dry_run=1 ;;
     -h | --help) usage; exit 0 ;;
@@ -144,6 +148,17 @@ fi
 # sched_switch is inferred from the next event's own task (docs/reading.md) instead of
 # charging that task's time to the one we thought was running.
 run lttng add-context --kernel --session="$name" --channel="$channel" --type=tid --type=procname
+if [ "$spans" -eq 1 ]; then
+  # Spans are rare next to kernel events: small per-UID buffers. The same session, hence the
+  # same monotonic clock and the same host name: waitpath joins them to the kernel trace.
+  run lttng enable-channel --userspace --session="$name" --discard --buffers-uid \
+    --subbuf-size=256K --num-subbuf=4 \
+    --tracefile-size="$tracefile_size" --tracefile-count="$tracefile_count" "${channel}_spans"
+  run lttng enable-event --userspace --session="$name" --channel="${channel}_spans" \
+    'waitpath_span:*,jaeger_ust:*'
+  run lttng add-context --userspace --session="$name" --channel="${channel}_spans" \
+    --type=vtid --type=vpid
+fi
 if [ "$start" -eq 1 ]; then
   run lttng start "$name"
 fi

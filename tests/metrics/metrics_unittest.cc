@@ -270,6 +270,10 @@ TEST(PipelineHealthMetrics, FamiliesKeepTheirNamesHelpTypesAndLabels) {
        "gauge",
        "Live: 1 while the host lags more than --max-lag behind the others",
        {"host"}},
+      {"waitpath_span_input_errors_total",
+       "counter",
+       "Application span events that could not be used (unmatched, reused ids, dropped)",
+       {}},
   };
   EXPECT_EQ(help.size(), std::size(expected));
   for (const Family& f : expected) {

@@ -97,7 +97,7 @@ def dashboard_expressions(path):
             exprs.append(m.group(1))
     # Grafana's variables, as Grafana would substitute them with "All" selected.
     subst = {"$__rate_interval": "1m", "$__interval": "15s", "$host": ".*", "$process": ".*",
-             "$job": ".*", "$instance": ".*"}
+             "$job": ".*", "$instance": ".*", "$operation": ".*"}
     out = []
     for e in exprs:
         for k, v in subst.items():

@@ -129,17 +129,22 @@ void HostMessageSource::BuildTraceIr(bt_self_component* self) {
   bt_field_class* ctx = LttngEventClasses::CreatePacketContext(tc_);
   bt_stream_class_set_packet_context_field_class(sc_, ctx);
   bt_field_class_put_ref(ctx);
-  classes_.Create(tc_, sc_);
+  if (in_.ust) {
+    classes_.CreateSpans(tc_, sc_);
+  } else {
+    classes_.Create(tc_, sc_);
+  }
 
   trace_ = bt_trace_create(tc_);
   bt_trace_set_name(trace_, in_.hostname.c_str());
-  uuid[0] ^= 0x5a;
+  uuid[0] ^= in_.ust ? 0xa5 : 0x5a;
   bt_trace_set_uuid(trace_, uuid);
   bt_trace_set_environment_entry_string(trace_, "hostname", in_.hostname.c_str());
-  bt_trace_set_environment_entry_string(trace_, "domain", "kernel");
-  bt_trace_set_environment_entry_string(trace_, "tracer_name", "lttng-modules");
+  bt_trace_set_environment_entry_string(trace_, "domain", in_.ust ? "ust" : "kernel");
+  bt_trace_set_environment_entry_string(trace_, "tracer_name",
+                                        in_.ust ? "lttng-ust" : "lttng-modules");
   bt_trace_set_environment_entry_integer(trace_, "tracer_major", 2);
-  bt_trace_set_environment_entry_integer(trace_, "tracer_minor", 12);
+  bt_trace_set_environment_entry_integer(trace_, "tracer_minor", in_.ust ? 13 : 12);
   bt_trace_set_environment_entry_integer(trace_, "tracer_patchlevel", 0);
   bt_trace_set_environment_entry_string(trace_, "trace_buffering_scheme", "global");
   bt_trace_set_environment_entry_string(trace_, "trace_name", "waitpath-gen");
@@ -234,6 +239,15 @@ const bt_message* HostMessageSource::NextMessageOf(int cpu, bt_self_message_iter
           it, classes_.Get(r.kind), c.packet_obj, in_.clock.Cycles(r.t));
       bt_event* ev = bt_message_event_borrow_event(m);
       if (bt_field* payload = bt_event_borrow_payload_field(ev)) FillPayload(payload, r);
+      if (in_.ust) {
+        // The vtid/vpid contexts: the task that made the call.
+        const TaskInfo& t = in_.sim->tasks[static_cast<size_t>(r.a)];
+        bt_field* context = bt_event_borrow_common_context_field(ev);
+        bt_field_integer_signed_set_value(
+            bt_field_structure_borrow_member_field_by_index(context, 0), t.tid);
+        bt_field_integer_signed_set_value(
+            bt_field_structure_borrow_member_field_by_index(context, 1), t.pid);
+      }
       if (++c.event == p.end) c.stage = Stage::kPacketEnd;
       return m;
     }
@@ -416,6 +430,19 @@ void HostMessageSource::FillPayload(bt_field* s, const TraceRecord& r) {
       set_u(11, static_cast<uint64_t>(r.c));
       break;
     }
+    case EventKind::kSpanBegin: {
+      const SpanInfo& span = in_.sim->spans[static_cast<size_t>(r.c)];
+      set_u(0, span.trace_hi);
+      set_u(1, span.trace_lo);
+      set_u(2, span.id);
+      set_u(3, span.parent);
+      bt_field_string_set_value(member(4), span.name.c_str());
+      break;
+    }
+    case EventKind::kSpanEnd:
+    case EventKind::kSpanHandoff:
+      set_u(0, in_.sim->spans[static_cast<size_t>(r.c)].id);
+      break;
     case EventKind::kStatedumpStart:
     case EventKind::kStatedumpEnd:
     case EventKind::kCount:

@@ -26,6 +26,9 @@ struct CtfHostInput {
   std::vector<std::vector<TraceRecord>> per_cpu;  // kept records, sorted by time
   std::vector<std::vector<DiscardGap>> gaps;      // per CPU, by increasing `before`
   size_t packet_events = 4096;                    // events per packet (LTTng: per sub-buffer)
+  // The host's LTTng-UST trace (application spans) instead of its kernel trace: same host
+  // name and clock, domain "ust", the vtid/vpid contexts.
+  bool ust = false;
 };
 
 class CtfTraceWriter {

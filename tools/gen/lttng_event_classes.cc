@@ -280,4 +280,31 @@ void LttngEventClasses::Create(bt_trace_class* tc, bt_stream_class* sc) {
                  {"cpu", f.U(32)}}));
 }
 
+void LttngEventClasses::CreateSpans(bt_trace_class* tc, bt_stream_class* sc) {
+  FieldClassFactory f(tc);
+  bt_field_class* context = f.Struct({{"vtid", f.S(32)}, {"vpid", f.S(32)}});
+  FieldClassFactory::Check(bt_stream_class_set_event_common_context_field_class(sc, context) ==
+                           BT_STREAM_CLASS_SET_FIELD_CLASS_STATUS_OK);
+  bt_field_class_put_ref(context);
+  auto make = [&](EventKind kind, const char* name, bt_field_class* payload) {
+    bt_event_class* ec = bt_event_class_create(sc);
+    FieldClassFactory::Check(ec != nullptr);
+    FieldClassFactory::Check(bt_event_class_set_name(ec, name) ==
+                             BT_EVENT_CLASS_SET_NAME_STATUS_OK);
+    FieldClassFactory::Check(bt_event_class_set_payload_field_class(ec, payload) ==
+                             BT_EVENT_CLASS_SET_FIELD_CLASS_STATUS_OK);
+    bt_field_class_put_ref(payload);
+    classes_[static_cast<size_t>(kind)] = ec;
+    bt_event_class_put_ref(ec);
+  };
+  make(EventKind::kSpanBegin, "waitpath_span:begin",
+       f.Struct({{"trace_id_high", f.U(64, true)},
+                 {"trace_id_low", f.U(64, true)},
+                 {"span_id", f.U(64, true)},
+                 {"parent_span_id", f.U(64, true)},
+                 {"name", f.Str()}}));
+  make(EventKind::kSpanEnd, "waitpath_span:end", f.Struct({{"span_id", f.U(64, true)}}));
+  make(EventKind::kSpanHandoff, "waitpath_span:handoff", f.Struct({{"span_id", f.U(64, true)}}));
+}
+
 }  // namespace waitpath::gen

@@ -15,6 +15,9 @@ class LttngEventClasses {
  public:
   // Creates the event classes inside `stream_class` (owned by it).
   void Create(bt_trace_class* trace_class, bt_stream_class* stream_class);
+  // The UST trace's instead: waitpath_span:begin/end/handoff (include/waitpath/span_tp.h), and
+  // the stream's event context with the vtid and vpid contexts.
+  void CreateSpans(bt_trace_class* trace_class, bt_stream_class* stream_class);
 
   bt_event_class* Get(EventKind kind) const { return classes_[static_cast<size_t>(kind)]; }
 

@@ -84,6 +84,13 @@ std::vector<Op> ScriptCompiler::Compile(const std::vector<std::string>& lines,
         op.match = static_cast<int32_t>(open_repeats.back());
         ops[open_repeats.back()].match = static_cast<int32_t>(ops.size());
         open_repeats.pop_back();
+      } else if (verb == "span" || verb == "handoff") {
+        need(2, 2);
+        op.code = verb == "span" ? OpCode::kSpan : OpCode::kHandoff;
+        op.target = w[1];
+      } else if (verb == "end_span") {
+        need(1, 1);
+        op.code = OpCode::kEndSpan;
       } else if (verb == "exit") {
         need(1, 1);
         op.code = OpCode::kExit;

@@ -21,7 +21,10 @@ enum class OpCode : uint8_t {
   kWait,     // wait CHILD           (blocks until CHILD exited)
   kRepeat,   // repeat N ... end
   kEnd,
-  kExit,  // exit (implicit at the end of the script)
+  kExit,     // exit (implicit at the end of the script)
+  kSpan,     // span NAME            (begins an application span, child of the one held)
+  kEndSpan,  // end_span             (ends the innermost span the task holds)
+  kHandoff,  // handoff TASK         (takes over TASK's innermost span)
 };
 
 struct Op {

@@ -96,6 +96,9 @@ class Simulator::Impl {
     kReap,
     kExitNotify,
     kDie,
+    kSpanBegin,  // a = index in span_names_
+    kSpanEnd,
+    kSpanHandoff,  // ref = the task handing over
   };
   struct MicroOp {
     Micro kind;
@@ -125,6 +128,7 @@ class Simulator::Impl {
     bool disk_done = false;
     bool exited = false;
     uint64_t hrtimer = 0;
+    std::vector<int32_t> spans;  // held, innermost last (indices in result_.spans)
   };
 
   struct Cpu {
@@ -189,6 +193,7 @@ class Simulator::Impl {
     result_.hosts[cpu.host].records.push_back(
         {t, static_cast<uint16_t>(cpu.local), kind, 0, a, b, c});
   }
+  std::vector<std::string> span_names_;  // of `span` steps, by MicroOp::a
   int32_t IrqName(int host, const std::string& name) {
     auto& names = result_.hosts[host].irq_names;
     names.push_back(name);
@@ -323,7 +328,7 @@ void Simulator::Impl::Setup() {
       }
       r.last_cpu = static_cast<int>(id % s_.hosts[h].cpus);
       for (Op& op : r.ops) {
-        if (op.target.empty()) continue;
+        if (op.target.empty() || op.code == OpCode::kSpan) continue;
         if (op.code == OpCode::kLock || op.code == OpCode::kUnlock) {
           std::string key = fmt::format("{}/{}", h, op.target);
           auto [it, added] = mutex_index_.emplace(key, static_cast<int32_t>(mutexes_.size()));
@@ -611,6 +616,23 @@ void Simulator::Impl::Expand(int32_t task) {
         push(Micro::kWaitChild, 0, 0, op.ref);
         push(Micro::kReap, 0, 0, op.ref);
         break;
+      // A span event is a user-space call between two bits of the task's own running.
+      case OpCode::kSpan:
+        span_names_.push_back(op.target);
+        push(Micro::kCompute, 500);
+        push(Micro::kSpanBegin, static_cast<int64_t>(span_names_.size() - 1));
+        push(Micro::kCompute, 500);
+        break;
+      case OpCode::kEndSpan:
+        push(Micro::kCompute, 500);
+        push(Micro::kSpanEnd);
+        push(Micro::kCompute, 500);
+        break;
+      case OpCode::kHandoff:
+        push(Micro::kCompute, 500);
+        push(Micro::kSpanHandoff, 0, 0, op.ref);
+        push(Micro::kCompute, 500);
+        break;
     }
     ++r.pc;
   }
@@ -703,6 +725,53 @@ void Simulator::Impl::Advance(int32_t task, Ns t) {
           waiters.pop_front();
           Wake(owner, t, WakeCause::kTask, task, 0, g);
         }
+        continue;
+      }
+      case Micro::kSpanBegin: {
+        SpanInfo span;
+        span.id = 0x100 + result_.spans.size();
+        span.name = span_names_[static_cast<size_t>(m.a)];
+        span.host = info.host;
+        span.task = task;
+        span.begin = t;
+        if (!r.spans.empty()) {
+          const SpanInfo& parent = result_.spans[static_cast<size_t>(r.spans.back())];
+          span.parent = parent.id;
+          span.trace_hi = parent.trace_hi;
+          span.trace_lo = parent.trace_lo;
+        } else {
+          span.trace_hi = 0x7a17'0000'0000'0000ULL | static_cast<uint64_t>(info.host);
+          span.trace_lo = 0x1000 + result_.spans.size();
+        }
+        const auto index = static_cast<int32_t>(result_.spans.size());
+        result_.spans.push_back(std::move(span));
+        r.spans.push_back(index);
+        Emit(g, t, EventKind::kSpanBegin, task, 0, index);
+        continue;
+      }
+      case Micro::kSpanEnd: {
+        if (r.spans.empty()) {
+          throw std::runtime_error(fmt::format("task '{}': end_span without a span", info.name));
+        }
+        const int32_t index = r.spans.back();
+        r.spans.pop_back();
+        SpanInfo& span = result_.spans[static_cast<size_t>(index)];
+        span.end = t;
+        span.marks.push_back({task, t});
+        Emit(g, t, EventKind::kSpanEnd, task, 0, index);
+        continue;
+      }
+      case Micro::kSpanHandoff: {
+        std::vector<int32_t>& from = rt_[m.ref].spans;
+        if (from.empty()) {
+          throw std::runtime_error(fmt::format("task '{}': handoff from '{}', which holds no span",
+                                               info.name, result_.tasks[m.ref].name));
+        }
+        const int32_t index = from.back();
+        from.pop_back();
+        r.spans.push_back(index);
+        result_.spans[static_cast<size_t>(index)].marks.push_back({task, t});
+        Emit(g, t, EventKind::kSpanHandoff, task, 0, index);
         continue;
       }
       case Micro::kFork: {

@@ -17,6 +17,7 @@ struct SimulationResult {
   std::vector<HostTrace> hosts;         // indexed like Scenario::hosts
   std::vector<PacketInfo> packets;
   std::vector<BlockRequest> block_requests;
+  std::vector<SpanInfo> spans;
   Ns end = 0;  // true time at which the simulation stopped (scenario duration)
 };
 

@@ -69,9 +69,30 @@ GenerationSummary TraceGenerator::Generate(Scenario scenario, const std::string&
     in.sim = &sim;
     in.per_cpu.resize(static_cast<size_t>(spec.cpus));
     std::vector<TraceRecord>& records = sim.hosts[h].records;
-    for (const TraceRecord& r : records) in.per_cpu[r.cpu].push_back(r);
+    // Span events go to the host's UST trace, as LTTng records them in the same session.
+    CtfHostInput ust;
+    ust.hostname = spec.name;
+    ust.host_index = static_cast<int>(h);
+    ust.cpus = spec.cpus;
+    ust.clock = clocks.back();
+    ust.uuid_seed = scenario.seed;
+    ust.sim = &sim;
+    ust.ust = true;
+    ust.per_cpu.resize(static_cast<size_t>(spec.cpus));
+    ust.gaps.resize(static_cast<size_t>(spec.cpus));
+    bool has_spans = false;
+    for (const TraceRecord& r : records) {
+      const bool span = r.kind == EventKind::kSpanBegin || r.kind == EventKind::kSpanEnd ||
+                        r.kind == EventKind::kSpanHandoff;
+      (span ? ust.per_cpu : in.per_cpu)[r.cpu].push_back(r);
+      has_spans |= span;
+    }
     records.clear();
     records.shrink_to_fit();
+    for (auto& cpu : ust.per_cpu) {
+      std::stable_sort(cpu.begin(), cpu.end(),
+                       [](const TraceRecord& x, const TraceRecord& y) { return x.t < y.t; });
+    }
     for (auto& cpu : in.per_cpu) {
       // Records are appended in simulation order; interrupt bodies are written ahead of
       // time, so sort, keeping emission order among equal timestamps.
@@ -88,6 +109,9 @@ GenerationSummary TraceGenerator::Generate(Scenario scenario, const std::string&
     fs::path dir = fs::path(out_dir) / spec.name;
     fs::remove_all(dir);
     CtfTraceWriter::Write(in, dir.string());
+    fs::path ust_dir = fs::path(out_dir) / (spec.name + "-ust");
+    fs::remove_all(ust_dir);
+    if (has_spans) CtfTraceWriter::Write(ust, ust_dir.string());
   }
   summary.write_seconds = SecondsSince(t1);
 

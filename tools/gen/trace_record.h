@@ -34,6 +34,10 @@ enum class EventKind : uint8_t {
   kStatedumpStart,
   kStatedumpProcessState,  // a = task, b = status, c = cpu
   kStatedumpEnd,
+  // Application spans, written to the host's UST trace (a = task, c = span index).
+  kSpanBegin,
+  kSpanEnd,
+  kSpanHandoff,
   kCount,
 };
 
@@ -93,6 +97,21 @@ struct BlockRequest {
   uint32_t bytes = 0;
   uint32_t rwbs = 0;
   int32_t task = -1;
+};
+
+// An application span (script steps `span NAME`, `end_span`, `handoff TASK`).
+struct SpanInfo {
+  uint64_t id = 0;
+  uint64_t trace_hi = 0, trace_lo = 0;
+  uint64_t parent = 0;  // 0: a root span
+  std::string name;
+  int host = 0;
+  int32_t task = -1;  // began it
+  Ns begin = 0;
+  Ns end = -1;  // -1: never ended
+  // Each handoff and the end: the task that emitted it and when. The piece of the span before
+  // each follows that task's path (docs/requests.md).
+  std::vector<std::pair<int32_t, Ns>> marks;
 };
 
 struct HostTrace {

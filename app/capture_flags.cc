@@ -1,0 +1,140 @@
+#include "app/capture_flags.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <sstream>
+
+#include "app/engine_feed.h"
+#include "app/flag_checks.h"
+#include "app/report_flags.h"
+#include "app/timeline_flags.h"
+#include "base/duration.h"
+#include "exporters/timeline_writer.h"
+
+namespace waitpath {
+
+namespace fs = std::filesystem;
+
+void AddCaptureFlags(CLI::App* cmd, CaptureFlags* flags, bool live) {
+  cmd->add_option("--capture-dir", flags->dir,
+                  "Save the trace of every host on the path of each wait at least "
+                  "--capture-min-wait long there, with wait.json and a timeline (docs/capture.md)");
+  cmd->add_option("--capture-min-wait", flags->min_wait, "Capture waits at least this long")
+      ->check(DurationCheck(false));
+  cmd->add_option("--capture-margin", flags->margin, "Trace kept before and after the wait")
+      ->capture_default_str()
+      ->check(DurationCheck(false));
+  cmd->add_option("--capture-max-mb", flags->max_mb,
+                  "All captures together at most this much: the oldest are removed")
+      ->capture_default_str()
+      ->check(IntegerRange(1, 1 << 24));
+  cmd->add_option("--capture-max-per-hour", flags->max_per_hour,
+                  "Captures in any hour at most; more are skipped (counted)")
+      ->capture_default_str()
+      ->check(IntegerRange(1, 1'000'000));
+  if (live) {
+    cmd->add_option("--capture-traces", flags->traces,
+                    "The relayd's output directory (lttng-relayd -o), where captures are cut "
+                    "from");
+  }
+}
+
+bool ParseCaptureFlags(const CaptureFlags& flags, bool live, CaptureOptions* options,
+                       std::string* error) {
+  if (flags.dir.empty()) {
+    if (!flags.min_wait.empty() || !flags.traces.empty()) {
+      *error = "--capture-min-wait and --capture-traces go with --capture-dir DIR";
+      return false;
+    }
+    return true;
+  }
+  if (flags.min_wait.empty()) {
+    *error = "--capture-dir needs --capture-min-wait DUR (which waits to capture)";
+    return false;
+  }
+  if (live && flags.traces.empty()) {
+    *error =
+        "--capture-dir needs --capture-traces DIR: the relayd's output directory (lttng-relayd "
+        "-o DIR), where the captured traces are cut from";
+    return false;
+  }
+  if (live && !fs::is_directory(flags.traces)) {
+    *error = fmt::format("--capture-traces {}: not a directory", flags.traces);
+    return false;
+  }
+  std::error_code ec;
+  fs::create_directories(flags.dir, ec);
+  if (ec || !fs::is_directory(flags.dir)) {
+    *error = fmt::format("--capture-dir {}: cannot create it", flags.dir);
+    return false;
+  }
+  options->dir = flags.dir;
+  if (!ParseDurationFlag("--capture-min-wait", flags.min_wait, &options->min_wait_ns, error) ||
+      !ParseDurationFlag("--capture-margin", flags.margin, &options->margin_ns, error))
+    return false;
+  options->max_bytes = flags.max_mb << 20;
+  options->max_per_hour = flags.max_per_hour;
+  return true;
+}
+
+TraceLocator RelaydOutputLocator(std::string root) {
+  return [root = std::move(root)](const std::string& host) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    const fs::path host_dir = fs::path(root) / host;
+    // The relayd names a session's directory SESSION-YYYYMMDD-HHMMSS: the newest last.
+    std::vector<fs::path> sessions;
+    for (const auto& e : fs::directory_iterator(host_dir, ec)) {
+      if (e.is_directory(ec)) sessions.push_back(e.path());
+    }
+    if (sessions.empty()) return out;
+    std::sort(sessions.begin(), sessions.end(), [](const fs::path& a, const fs::path& b) {
+      std::error_code e1, e2;
+      return fs::last_write_time(a, e1) < fs::last_write_time(b, e2);
+    });
+    for (auto it = fs::recursive_directory_iterator(sessions.back(), ec);
+         it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (ec) break;
+      if (it->is_regular_file(ec) && it->path().filename() == "metadata")
+        out.push_back(it->path().parent_path().string());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+}
+
+bool WriteCaptureTimeline(const CaptureMade& capture, const std::vector<std::string>& watch_flags,
+                          const std::string& reference, int64_t min_wait_ns, std::string* error) {
+  std::vector<HostSpec> hosts;
+  DiscoverOptions discover;
+  discover.warn = [](const std::string&) {};
+  if (!DiscoverHosts({capture.dir}, &hosts, error, discover)) return false;
+  WatchSet watch;
+  AnalysisOptions report_options;
+  EngineOptions engine_options;
+  if (!ParseReportFlags(watch_flags, "", "30s", &watch, &report_options, &engine_options, error))
+    return false;
+  Engine engine(engine_options);
+  WatchedAccounting accounting(engine, std::move(watch), HostNames(hosts));
+  TimelineOptions options;
+  options.window.from = capture.from_ns;
+  options.window.to = capture.to_ns;
+  options.min_wait_ns = min_wait_ns;
+  TimelineWriter timeline(accounting, options);
+  const std::vector<std::string> names = HostNames(hosts);
+  const bool has_reference = std::find(names.begin(), names.end(), reference) != names.end();
+  timeline.SetReference(has_reference ? reference : names[0]);
+  engine.SetListener(&accounting);
+  EngineFeed feed(engine);
+  feed.SetCpuActivity(&timeline.cpus());
+  PipelineOptions pipeline;
+  if (has_reference) pipeline.reference = reference;
+  std::vector<HostStats> stats;
+  if (!AnalyseTraces(hosts, pipeline, feed, &stats, error)) return false;
+  accounting.Finish();
+  return WriteTimelineFile(timeline, (fs::path(capture.dir) / "timeline.json").string(), error);
+}
+
+}  // namespace waitpath

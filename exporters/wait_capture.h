@@ -1,0 +1,105 @@
+// Just-in-time capture of slow waits (`live --capture-dir`, docs/capture.md): when a watched
+// wait lasts at least --capture-min-wait, the trace of every host on its path over
+// [start - margin, end + margin] is cut from the relayd's stored trace files (whole CTF
+// packets, live/ctf_cut.h) into a capture directory, with `wait.json` (the wait record, the
+// hosts, their clock transforms). Captures are bounded in number per hour and in bytes on
+// disk (the oldest go first); every capture, skip and removal is counted.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "exporters/watched_accounting.h"
+#include "stream/clock_sync.h"
+
+namespace waitpath {
+
+struct CaptureOptions {
+  std::string dir;                    // where capture directories go
+  int64_t min_wait_ns = 0;            // waits at least this long are captured
+  int64_t margin_ns = 1'000'000'000;  // of trace kept before and after the wait
+  size_t max_bytes = 1024u << 20;     // all captures together; the oldest go first
+  uint32_t max_per_hour = 60;         // more in the last hour are skipped
+};
+
+// The CTF trace directories where a host's trace is stored (the relayd's output), empty when
+// not found.
+using TraceLocator = std::function<std::vector<std::string>(const std::string& host)>;
+
+struct CaptureCounters {
+  uint64_t written = 0;
+  uint64_t skipped_rate = 0;      // over --capture-max-per-hour
+  uint64_t skipped_no_trace = 0;  // a host's stored trace not found
+  uint64_t skipped_failed = 0;    // cutting or writing failed (said on stderr)
+  uint64_t skipped_too_big = 0;   // one capture larger than --capture-max-mb
+  uint64_t removed = 0;           // old captures removed under --capture-max-mb
+};
+
+// A capture made: its directory and window (reference clock), for its timeline.
+struct CaptureMade {
+  std::string dir;
+  int64_t from_ns, to_ns;
+};
+
+class WaitCapture : public AccountingSink {
+ public:
+  // Registers itself with `accounting`. `warn`: one line per failure (stderr by default).
+  WaitCapture(WatchedAccounting& accounting, CaptureOptions options, TraceLocator locate,
+              std::function<void(const std::string&)> warn = {});
+
+  // Called on each capture once its traces and wait.json are written, before it is put in
+  // place (the timeline, app/capture_flags.h): what it adds counts towards the caps.
+  void SetFinisher(std::function<void(const CaptureMade& capture)> finish) {
+    finish_ = std::move(finish);
+  }
+
+  // The hosts' current transforms to the reference clock (by host name).
+  void SetClocks(const std::vector<HostClock>& clocks) { clocks_ = clocks; }
+
+  // A host's trace clock minus its event times at `ts` (Batch::clock_offset_ns): where they
+  // differ (a replayed host), windows are mapped through the nearest sample before cutting.
+  void ObserveClockOffset(uint16_t host, int64_t ts, int64_t offset_ns);
+
+  void OnWatchedWait(const ResolvedWait& wait, std::span<const PathSegment> path) override;
+  void OnAccounted(Utid, int64_t, int64_t, const StateVec&, std::span<const PathSegment>) override {
+  }
+
+  // Cuts the pending captures whose window ended before `now_ns` (reference clock: the
+  // engine's newest time) by `settle_ns` (the time the relayd needs to store it); all of them
+  // when `now_ns` is INT64_MAX (at the end). `wall_ns`: the time now (rate limit, names).
+  std::vector<CaptureMade> Poll(int64_t now_ns, int64_t settle_ns, int64_t wall_ns);
+
+  const CaptureCounters& counters() const { return counters_; }
+  size_t pending() const { return pending_.size(); }
+
+ private:
+  struct Pending {
+    std::string record;  // the wait record (JSON, as `--json` writes it)
+    std::string task;    // host-tid, for the directory's name
+    std::vector<uint16_t> hosts;
+    int64_t from_ns, to_ns;  // reference clock
+  };
+
+  bool Cut(const Pending& p, const std::string& out, uint64_t* bytes);
+  void Trim();  // removes the oldest captures past max_bytes
+
+  WatchedAccounting& accounting_;
+  const Engine& engine_;
+  CaptureOptions options_;
+  TraceLocator locate_;
+  std::function<void(const std::string&)> warn_;
+  std::function<void(const CaptureMade&)> finish_;
+  std::vector<HostClock> clocks_;
+  // Per host: (event time, clock offset) samples where the offset changed, oldest first.
+  std::vector<std::deque<std::pair<int64_t, int64_t>>> offsets_;
+  std::deque<Pending> pending_;
+  std::deque<int64_t> recent_;  // wall times of the captures of the last hour
+  uint64_t sequence_ = 0;
+  CaptureCounters counters_;
+};
+
+}  // namespace waitpath

@@ -1,0 +1,67 @@
+#include "live/ctf_cut.h"
+
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "live/trace_check.h"
+
+namespace waitpath {
+
+namespace fs = std::filesystem;
+
+CtfCut CutTrace(const std::string& dir, int64_t from_ns, int64_t to_ns, const std::string& out) {
+  CtfCut cut;
+  const CheckedTrace trace = CheckTrace(dir, {}, /*make_view=*/false);
+  if (!trace.error.empty()) {
+    cut.error = trace.error;
+    return cut;
+  }
+  if (!trace.packets_checked) {
+    cut.error = dir + ": its packet layout is beyond waitpath's reader of packet contexts";
+    return cut;
+  }
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec) {
+    cut.error = out + ": cannot create it: " + ec.message();
+    return cut;
+  }
+  // The metadata as the tracer wrote it (packetized or text): its uuid is the packets'.
+  fs::copy_file(fs::path(dir) / "metadata", fs::path(out) / "metadata",
+                fs::copy_options::overwrite_existing, ec);
+  if (ec) {
+    cut.error = dir + "/metadata: cannot copy it: " + ec.message();
+    return cut;
+  }
+  cut.bytes += fs::file_size(fs::path(out) / "metadata", ec);
+  std::vector<char> buffer;
+  for (const StreamPackets& s : trace.streams) {
+    std::ifstream in(s.path, std::ios::binary);
+    std::ofstream copy;
+    for (size_t i = 0; i < s.offsets.size(); ++i) {
+      if (s.end_ns[i] < from_ns || s.begin_ns[i] > to_ns) continue;
+      if (!copy.is_open()) {
+        copy.open(fs::path(out) / fs::path(s.path).filename(), std::ios::binary | std::ios::trunc);
+        ++cut.streams;
+      }
+      buffer.resize(s.sizes[i]);
+      in.seekg(static_cast<std::streamoff>(s.offsets[i]));
+      if (!in.read(buffer.data(), static_cast<std::streamsize>(buffer.size())) ||
+          !copy.write(buffer.data(), static_cast<std::streamsize>(buffer.size()))) {
+        cut.error = s.path + ": cannot copy its packet at offset " + std::to_string(s.offsets[i]);
+        return cut;
+      }
+      ++cut.packets;
+      cut.bytes += buffer.size();
+    }
+    if (copy.is_open() && !copy.flush()) {
+      cut.error = out + ": cannot write " + fs::path(s.path).filename().string();
+      return cut;
+    }
+  }
+  if (cut.streams == 0) cut.error = dir + ": no packet overlaps the window";
+  return cut;
+}
+
+}  // namespace waitpath

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Just-in-time capture with real daemons (a private lttng-relayd, a namespaced lttng-sessiond
+# replaying a generated host as UST events, docs/capture.md): a database writer whose 40th
+# disk write takes 80 ms gives exactly one capture, cut from the relayd's stored files;
+# babeltrace2 reads it; `waitpath analyze` of the capture gives the live answer again; the
+# capture is counted in waitpath_captures_total.
+# usage: test_capture.sh WAITPATH WAITPATH_GEN WAITPATH_REPLAY SOURCE_DIR
+set -euo pipefail
+W=$1 GEN=$2 REPLAY=$3 SRC=$4
+skip() { echo "SKIP: $*"; exit 77; }
+[ "$(id -u)" -eq 0 ] || skip "needs root (namespaces for the per-host session daemons)"
+for t in lttng-relayd lttng-sessiond lttng unshare python3 babeltrace2; do command -v "$t" >/dev/null || skip "$t not installed"; done
+
+# shellcheck source=tests/live/daemons.sh
+. "$SRC/tests/live/daemons.sh"
+live_setup capture-test 17600
+
+cat >"$tmp/slow-disk.toml" <<'TOML'
+name = "slow-disk"
+seed = 3
+duration = "1500ms"
+watch = ["writer"]
+[[hosts]]
+name = "db"
+cpus = 2
+  [[hosts.tasks]]
+  name = "writer"
+  comm = "db-writer"
+  start = "1ms"
+  script = ["repeat 40", "compute 1ms", "disk 200us", "end", "disk 80ms 65536 write",
+            "repeat 40", "compute 1ms", "disk 200us", "end"]
+  [[hosts.tasks]]
+  name = "noise"
+  comm = "noise"
+  start = "1ms"
+  script = ["repeat 400", "compute 2ms", "sleep 1ms", "end"]
+TOML
+"$GEN" -q --scenario "$tmp/slow-disk.toml" --out "$tmp/g" >/dev/null
+mkdir -p "$tmp/set"
+cp -r "$tmp/g/db" "$tmp/set/"
+
+start_relayd a
+metrics=127.0.0.1:$((base + 3))
+"$W" live --relayd "$live_url" --all --json --watch comm=db-writer --min-wait 50ms --metrics "$metrics" \
+  --capture-dir "$tmp/captures" --capture-min-wait 50ms --capture-margin 20ms \
+  --capture-traces "$tmp/relay-a" >"$tmp/live.out" 2>"$tmp/live.err" &
+l=$!
+pids+=("$l")
+bash "$SRC/tools/replay/replay-hosts.sh" -r "$relayd_url" -s slowdisk -R "$REPLAY" "$tmp/set" --start-delay-ms 4000 --speed 0.2 \
+  >"$tmp/replay.log" 2>&1 &
+pids+=($!)
+# Cut while running: the host's events went 0.5 s past the wait's window (it runs 1.2 s).
+wait_for "$tmp/live.err" "captured " 1 90
+written=$(python3 - "$metrics" <<'PY'
+import sys, urllib.request
+body = urllib.request.urlopen("http://" + sys.argv[1] + "/metrics", timeout=5).read().decode()
+print(sum(int(float(l.rsplit(" ", 1)[1])) for l in body.splitlines()
+          if l.startswith('waitpath_captures_total{outcome="written"}')))
+PY
+)
+[ "$written" -eq 1 ] || { echo "FAIL: waitpath_captures_total{outcome=\"written\"} is $written, want 1"; exit 1; }
+wait_for "$tmp/live.err" "session ended" 1 90
+kill -INT "$l"
+for _ in $(seq 300); do kill -0 "$l" 2>/dev/null || break; sleep 0.1; done
+wait "$l" || { echo "FAIL: waitpath live exited $?"; cat "$tmp/live.err"; exit 1; }
+
+[ "$(grep -c '"type":"wait"' "$tmp/live.out")" -eq 1 ] || { echo "FAIL: want one wait record:"; cat "$tmp/live.out" "$tmp/live.err"; exit 1; }
+mapfile -t made < <(find "$tmp/captures" -mindepth 1 -maxdepth 1 -type d)
+[ "${#made[@]}" -eq 1 ] || { echo "FAIL: want one capture, got ${#made[@]}:"; ls -la "$tmp/captures"; cat "$tmp/live.err"; exit 1; }
+capture=${made[0]}
+grep -q "captured $capture" "$tmp/live.err" || { echo "FAIL: the capture is not said"; cat "$tmp/live.err"; exit 1; }
+for trace in $(find "$capture" -name metadata -printf '%h\n'); do
+  babeltrace2 "$trace" >/dev/null || { echo "FAIL: babeltrace2 cannot read $trace"; exit 1; }
+done
+"$W" analyze --json --watch comm=db-writer --min-wait 50ms "$capture" >"$tmp/again.out" 2>"$tmp/again.err" ||
+  { echo "FAIL: analyze of the capture:"; cat "$tmp/again.err"; exit 1; }
+python3 - "$tmp/live.out" "$tmp/again.out" "$capture/wait.json" "$capture/timeline.json" <<'PY'
+import json, sys
+live = [json.loads(l) for l in open(sys.argv[1]) if '"type":"wait"' in l][0]
+again = [json.loads(l) for l in open(sys.argv[2]) if '"type":"wait"' in l]
+info = json.load(open(sys.argv[3]))
+timeline = json.load(open(sys.argv[4]))
+assert info["wait"] == live, ("wait.json", info["wait"], live)
+assert len(again) == 1, again
+for k in ("host", "tid", "comm", "start_ns", "end_ns", "cause", "breakdown_ns"):
+    assert again[0][k] == live[k], (k, again[0][k], live[k])
+assert live["cause"] == "disk", live
+assert any(e.get("cat") == "wait" for e in timeline["traceEvents"]), "no wait in the timeline"
+print("capture reproduces the live wait:", live["duration_ns"], "ns,", live["cause"])
+PY
+echo "OK"
