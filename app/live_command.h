@@ -33,8 +33,8 @@ struct LiveOptions {
   // In a terminal, tail/live/demo draw a full-screen view (exporters/terminal_screen.h);
   // --plain (or output that is not a terminal) prints lines instead.
   bool plain = false;
-  std::string states;  // --state disk,network: waits whose headline state is one of these
-  CaptureFlags capture;  // live: --capture-dir DIR --capture-min-wait DUR --capture-traces DIR
+  std::string states;     // --state disk,network: waits whose headline state is one of these
+  CaptureFlags capture;   // live: --capture-dir DIR --capture-min-wait DUR --capture-traces DIR
   std::string min_span;   // --min-span: span records at least this long
   std::string operation;  // --operation: span records of matching operations only
 };
