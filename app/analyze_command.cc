@@ -172,6 +172,7 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
 
   PipelineOptions pipeline;
   pipeline.reader.verbose = options.verbose;
+  pipeline.reader.decoder = DecoderChoice(options.decoder);
   pipeline.reference = options.reference;
   pipeline.keep_decoded_bytes = options.keep_decoded_mb << 20;
   pipeline.policy = options.sync_passes == 2 ? SyncPolicy::kPrePass : SyncPolicy::kOnePass;
@@ -306,6 +307,7 @@ Command AddAnalyzeCommand(CLI::App& app) {
   cmd->add_option("--reference", o->reference,
                   "Several hosts: the host whose clock times are reported in");
   cmd->add_flag("-v,--verbose", o->verbose, "babeltrace2 warnings and full error chains");
+  AddDecoderOption(cmd, &o->decoder);
   cmd->add_option("--metrics-file", m->file,
                   "Write the Prometheus text exposition there at the end");
   cmd->add_option("--metrics", m->listen,

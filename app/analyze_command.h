@@ -20,6 +20,7 @@ struct AnalyzeOptions {
   std::string format = "text";  // text, json, folded, csv
   TimeFormat time_format;
   bool verbose = false;
+  std::string decoder = "auto";  // --decoder: of recorded traces
   std::string retention = "30s";
   size_t max_history_mb = 256;
   size_t keep_decoded_mb =

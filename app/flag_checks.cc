@@ -92,4 +92,18 @@ CLI::Validator IntegerRange(int64_t low, int64_t high) {
       "INT in [" + std::to_string(low) + "-" + std::to_string(high) + "]");
 }
 
+void AddDecoderOption(CLI::App* cmd, std::string* decoder) {
+  cmd->add_option("--decoder", *decoder,
+                  "Decoder of recorded traces: native (waitpath's own CTF 1.8 decoder), "
+                  "babeltrace2, or auto (native where it supports the metadata)")
+      ->check(CLI::IsMember({"auto", "native", "babeltrace2"}))
+      ->capture_default_str();
+}
+
+TraceDecoderChoice DecoderChoice(const std::string& decoder) {
+  TraceDecoderChoice choice = TraceDecoderChoice::kAuto;
+  ParseDecoderChoice(decoder, &choice);
+  return choice;
+}
+
 }  // namespace waitpath

@@ -4,6 +4,9 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <string>
+
+#include "live/host_reader.h"
 
 namespace waitpath {
 
@@ -15,6 +18,11 @@ CLI::Validator StateListCheck();
 CLI::Validator ListenAddressCheck();
 // net://HOST[:PORT] (also net4://, net6://), the port within 1..65535.
 CLI::Validator RelaydUrlCheck();
+// --decoder babeltrace2|native|auto: which decoder reads recorded traces (live/host_reader.h).
+void AddDecoderOption(CLI::App* cmd, std::string* decoder);
+// Its value as the reader takes it (checked by AddDecoderOption's validator).
+TraceDecoderChoice DecoderChoice(const std::string& decoder);
+
 // An integer within [low, high], checked before conversion (so "-1" is not read as a huge
 // unsigned value).
 CLI::Validator IntegerRange(int64_t low, int64_t high);

@@ -424,6 +424,7 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
     PipelineOptions pipeline;
     pipeline.reader.verbose = options.verbose;
     pipeline.policy = options.sync_passes == 2 ? SyncPolicy::kPrePass : SyncPolicy::kOnePass;
+    pipeline.reader.decoder = DecoderChoice(options.decoder);
     EngineFeed feed(engine);
     std::vector<HostStats> stats;
     if (!AnalyseTraces(hosts, pipeline, feed, &stats, &error)) {
@@ -592,6 +593,7 @@ Command AddTailCommand(CLI::App& app) {
       ->check(RelaydUrlCheck());
   cmd->add_option("--session", o->sessions, "Only these sessions (default: all)");
   AddCommonFlags(cmd, o.get());
+  AddDecoderOption(cmd, &o->decoder);
   cmd->add_option("TRACE", o->traces, "Recorded traces instead of a relayd");
   cmd->add_option("--sync-passes", o->sync_passes,
                   "TRACE of several hosts: 1 reads them once, the clock sync improving as it "

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "app/command.h"
+#include "app/flag_checks.h"
 #include "app/host_errors.h"
 #include "app/report_flags.h"
 #include "base/output.h"
@@ -26,6 +27,7 @@ int RunStats(const StatsOptions& options) {
   }
   PipelineOptions pipeline_options;  // kIdentity: counting needs no clock sync
   pipeline_options.reader.verbose = options.verbose;
+  pipeline_options.reader.decoder = DecoderChoice(options.decoder);
   Pipeline pipeline(pipeline_options, nullptr);
   for (const HostSpec& host : hosts) pipeline.AddSource(host);
   pipeline.ReadAll(&error);
@@ -46,6 +48,7 @@ Command AddStatsCommand(CLI::App& app) {
   cmd->add_flag("--json", options->json, "One JSON object per host");
   AddClockFlags(cmd, &options->time_format);
   cmd->add_flag("-v,--verbose", options->verbose, "babeltrace2 warnings and full error chains");
+  AddDecoderOption(cmd, &options->decoder);
   cmd->add_option("--host-from", options->host_from,
                   "Name hosts by the hostname in their traces, or by the directory given for "
                   "them (two machines with one hostname)")

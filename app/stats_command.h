@@ -12,6 +12,7 @@ struct StatsOptions {
   std::vector<std::string> traces;
   bool json = false;
   bool verbose = false;
+  std::string decoder = "auto";        // --decoder: of recorded traces
   std::string host_from = "hostname";  // or "dir": hosts named by their directory
   TimeFormat time_format;
 };

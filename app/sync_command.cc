@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "app/command.h"
+#include "app/flag_checks.h"
 #include "app/host_errors.h"
 #include "base/output.h"
 #include "exporters/clock_report.h"
@@ -19,6 +20,7 @@ struct SyncOptions {
   std::string reference;
   bool json = false;
   bool verbose = false;
+  std::string decoder = "auto";  // --decoder: of recorded traces
   bool single_phase = false;
   std::string host_from = "hostname";  // or "dir": hosts named by their directory
 };
@@ -36,6 +38,7 @@ int RunSync(const SyncOptions& o) {
   PipelineOptions options;
   options.policy = SyncPolicy::kPrePass;  // its first pass alone
   options.reader.verbose = o.verbose;
+  options.reader.decoder = DecoderChoice(o.decoder);
   options.reference = o.reference;
   options.two_phase = !o.single_phase;
   Pipeline pipeline(options, nullptr);
@@ -79,6 +82,7 @@ Command AddSyncCommand(CLI::App& app) {
                 "Keep unmatched packets for the long bootstrap window all along (for comparison)")
       ->group("");  // hidden: a benchmark knob
   cmd->add_flag("-v,--verbose", o->verbose, "babeltrace2 warnings and full error chains");
+  AddDecoderOption(cmd, &o->decoder);
   cmd->add_option("--host-from", o->host_from,
                   "Name hosts by the hostname in their traces, or by the directory given for "
                   "them (two machines with one hostname)")

@@ -26,8 +26,8 @@
 
 #include "exporters/metrics_active_path.h"
 #include "exporters/metrics_health.h"
-#include "exporters/wait_capture.h"
 #include "exporters/metrics_requests.h"
+#include "exporters/wait_capture.h"
 #include "exporters/watched_accounting.h"
 #include "incremental/engine.h"
 #include "live/batch.h"

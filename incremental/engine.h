@@ -128,6 +128,7 @@ class Engine {
   void ResolveWait(Utid u, int64_t ts, const WaitLink& link, SegmentKind next);
   void FollowCurrentTask(HostState& hs, const Event& e);
   void InferSwitch(HostState& hs, uint16_t cpu, int32_t tid, int64_t ts);
+  bool Current(Utid u) const;
   void EnterInterrupt(HostState& hs, const Event& e, const IrqFrame& frame);
 
   // One handler per kind of event, reading it through its view (live/event_views.h).

@@ -1,5 +1,6 @@
 // Turns babeltrace2 events of any supported dialect into Event PODs. Field locations are
-// resolved once per event class; the per-event path is index lookups only.
+// resolved once per event class; the per-event path is index lookups only. What each kind
+// reads is live/event_schema.h (shared with the native CTF decoder, live/ctf/).
 #pragma once
 
 #include <babeltrace2/babeltrace.h>
@@ -12,6 +13,7 @@
 
 #include "live/dialect.h"
 #include "live/event.h"
+#include "live/event_schema.h"
 #include "live/string_table.h"
 
 namespace waitpath {
@@ -31,49 +33,22 @@ struct FieldRef {
   uint8_t depth = 0;
   std::array<FieldStep, 6> steps{};
   bool valid() const { return root != Root::kNone; }
+  bool is_string() const { return leaf == Leaf::kString; }
 };
 
 // Member indices of the flat waitpath_replay:event payload (live/replay_format.h), resolved by
-// name once per event class.
+// name once per event class, in ReplayField order.
 struct ReplayLayout {
-  enum Field : uint8_t {
-    kFormatVersion,
-    kOrigTs,
-    kCpu,
-    kKind,
-    kCtx,
-    kCurTid,
-    kCurPid,
-    kA,
-    kB,
-    kC,
-    kD,
-    kCStr,
-    kDStr,
-    kX,
-    kDialect,
-    kHasKey,
-    kHasAddresses,
-    kSaddr,
-    kDaddr,
-    kSport,
-    kDport,
-    kSeq,
-    kAckSeq,
-    kTcpFlags,
-    kIpLen,
-    kFieldCount
-  };
-  std::array<uint16_t, kFieldCount> index{};
-  std::array<bool, kFieldCount> is_signed{};
+  std::array<uint16_t, kReplayFieldCount> index{};
+  std::array<bool, kReplayFieldCount> is_signed{};
 };
 
 class EventDecoder {
  public:
   // Decodes `event` into `out` (ts, host and cpu are the caller's, except for replayed events:
   // see carries_time()). Returns false for event classes of no interest to the analysis.
-  // Packet keys are appended to `packets`, span begins' trace and parent ids to `spans` (when
-  // given).
+  // Packet keys are appended to `packets`.
+  // Span begins' trace and parent ids are appended to `spans` (when given).
   bool Decode(const bt_event* event, Event& out, std::vector<PacketKey>& packets,
               std::vector<SpanIds>* spans = nullptr);
 
@@ -91,21 +66,15 @@ class EventDecoder {
   void NoteStreamClass(const bt_stream_class* stream_class);
 
  private:
-  struct ClassInfo {
+  // Where the class's fields are (ClassFields, shared with the native decoder).
+  struct ClassInfo : ClassFields<FieldRef> {
     bool known = false;
-    EventKind kind = EventKind::kCount;
-    int32_t ipi_type = 0;
-    FieldRef a, b, c, d, x;          // Event's per-kind fields, set through its views
-    FieldRef cur_tid, cur_pid, ctx;  // current-task context (perf common_*, LTTng contexts)
-    // Packet key fields (network_header or seed-era top-level seq/ack_seq/flags).
-    FieldRef saddr, daddr, sport, dport, seq, ack_seq, flags, ip_len;
-    FieldRef trace_hi, trace_lo, parent_span;  // span begins
-    bool stock_packet = false;                 // net_dev_queue, netif_receive_skb (not the kmod's)
     // waitpath_replay:event: its flat payload is read by member index instead.
     bool replay = false;
     ReplayLayout replay_layout;
   };
 
+  class FieldReader;
   bool DecodeReplayed(const bt_event* event, const ReplayLayout& layout, Event& out,
                       std::vector<PacketKey>& packets);
 

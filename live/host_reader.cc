@@ -11,6 +11,7 @@
 
 #include "live/bt_ref.h"
 #include "live/bt_util.h"
+#include "live/ctf/native_reader.h"
 #include "live/host_input.h"
 #include "live/merging_sink.h"
 
@@ -45,7 +46,7 @@ void HostReader::Push(Batch* batch) {
   // Backpressure keeps memory bounded when the consumer is slower than the reader.
   while (queue_.size_approx() >= options_.max_queued_batches &&
          !stop_.load(std::memory_order_relaxed)) {
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    space_.wait(2000);  // us: a batch came back, or look again (a stop, a kept batch)
   }
   queue_.enqueue(token_, batch);
   ready_->signal();
@@ -157,7 +158,47 @@ void HostReader::PrepareRecorded(HostInput& input) {
   };
 }
 
+bool ParseDecoderChoice(const std::string& name, TraceDecoderChoice* out) {
+  if (name == "babeltrace2") {
+    *out = TraceDecoderChoice::kBabeltrace2;
+  } else if (name == "native") {
+    *out = TraceDecoderChoice::kNative;
+  } else if (name == "auto") {
+    *out = TraceDecoderChoice::kAuto;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+bool HostReader::RunNative() {
+  HostInput input(host_id_, options_.batch_events, pool_, [this](Batch* b) { Push(b); });
+  PrepareRecorded(input);
+  std::string why;
+  bool ended = false;
+  {
+    NativeReader reader(input);
+    const std::vector<std::string>& dirs =
+        reading_.read_dirs.empty() ? reading_.trace_dirs : reading_.read_dirs;
+    if (!reader.Open(dirs, &why)) {
+      if (options_.decoder == TraceDecoderChoice::kAuto) {
+        fprintf(stderr, "waitpath: host %s: read with babeltrace2: %s\n", spec_.hostname.c_str(),
+                why.c_str());
+        return false;
+      }
+    } else {
+      ended = reader.Run(stop_);
+    }
+  }
+  input.Finish(!why.empty() ? "the native decoder cannot read it: " + why : ended ? "" : "stopped");
+  return true;
+}
+
 void HostReader::Run() {
+  if (spec_.live_url.empty() && options_.decoder != TraceDecoderChoice::kBabeltrace2 &&
+      RunNative()) {
+    return;
+  }
   if (spec_.live_url.empty() && options_.contain) {
     RunContained();
     return;

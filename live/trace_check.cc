@@ -974,19 +974,25 @@ bool ParseMetadata(const std::string& path, const std::string& text, const TsdlL
 
 }  // namespace
 
+bool ReadMetadataText(const std::string& dir, uint64_t max_bytes, std::string* text,
+                      std::string* error) {
+  const std::string meta_path = (fs::path(dir) / "metadata").string();
+  std::string raw;
+  if (!ReadFile(meta_path, max_bytes, &raw, error)) return false;
+  const auto* mp = reinterpret_cast<const unsigned char*>(raw.data());
+  if (raw.size() >= 4 &&
+      (Load32(mp, false) == kMetadataMagic || Load32(mp, true) == kMetadataMagic)) {
+    return DecodePackets(meta_path, raw, text, error);
+  }
+  *text = std::move(raw);
+  return true;
+}
+
 CheckedTrace CheckTrace(const std::string& dir, const TsdlLimits& limits, bool make_view) {
   CheckedTrace r;
   r.dir = r.read_dir = dir;
   const std::string meta_path = (fs::path(dir) / "metadata").string();
-  std::string raw;
-  if (!ReadFile(meta_path, limits.max_metadata_bytes, &raw, &r.error)) return r;
-  const auto* mp = reinterpret_cast<const unsigned char*>(raw.data());
-  if (raw.size() >= 4 &&
-      (Load32(mp, false) == kMetadataMagic || Load32(mp, true) == kMetadataMagic)) {
-    if (!DecodePackets(meta_path, raw, &r.metadata, &r.error)) return r;
-  } else {
-    r.metadata = std::move(raw);
-  }
+  if (!ReadMetadataText(dir, limits.max_metadata_bytes, &r.metadata, &r.error)) return r;
   std::unique_ptr<Parser> holder;
   Parser* meta = nullptr;
   std::string note;

@@ -76,6 +76,12 @@ CheckedTrace CheckTrace(const std::string& dir, const TsdlLimits& limits = {},
 std::string MakeCutView(const std::string& read_dir, const std::string& read_path,
                         uint64_t cut_begin, uint64_t cut_end, std::string* error);
 
+// The TSDL text of trace directory `dir`'s metadata file, out of its packets when packetized
+// (the 0x75D11D57 magic; compressed, encrypted or checksummed ones refused). False and one line
+// naming the file (and offset) in `error` otherwise.
+bool ReadMetadataText(const std::string& dir, uint64_t max_bytes, std::string* text,
+                      std::string* error);
+
 // Removes the cleaned views made so far.
 void RemoveViews();
 

@@ -4,7 +4,7 @@
 # the first time), then runs tools/fuzz/fuzz.py: N damaged copies of the shared traces and the
 # fixtures, `stats` and `analyze` on each; fails on any crash, hang or runaway memory.
 # Opt-in like the VM lab (scripts/test.sh turns it on): skips (77) unless WAITPATH_FUZZ=1.
-# Usage: run_fuzz_ci.sh SOURCE_DIR BUILD_DIR [N] [BUDGET_S]
+# Usage: run_fuzz_ci.sh SOURCE_DIR BUILD_DIR [N] [BUDGET_S] [fuzz.py options, e.g. --decoder native]
 set -euo pipefail
 if [ "${WAITPATH_FUZZ:-0}" != 1 ]; then
   echo "fuzz: skipped (set WAITPATH_FUZZ=1)"
@@ -20,4 +20,4 @@ nice cmake --build "$bin" --target waitpath -j1 >"$bin.build.log" 2>&1 ||
   { tail -30 "$bin.build.log"; exit 1; }
 echo "fuzz: sanitizer build ready in $(($(date +%s) - start)) s"
 exec python3 "$src/tools/fuzz/fuzz.py" --waitpath "$bin/app/waitpath" -n "$n" --budget "$budget" \
-  --timeout 30 --seed "${WAITPATH_FUZZ_SEED:-1}" --json "$bin/fuzz-results.json"
+  --timeout 30 --seed "${WAITPATH_FUZZ_SEED:-1}" --json "$bin/fuzz-results${5:+-native}.json" "${@:5}"

@@ -268,6 +268,8 @@ def main():
     ap.add_argument("--timeout", type=float, default=30, help="seconds per run")
     ap.add_argument("--memory-mb", type=int, default=3072, help="resident limit per run")
     ap.add_argument("--commands", default="stats,analyze")
+    ap.add_argument("--decoder", default=None,
+                    help="pass --decoder (native, babeltrace2, auto) to every command")
     ap.add_argument("--budget", type=float, default=0, help="stop after this many seconds")
     ap.add_argument("--only", type=int, default=None, help="run case INDEX alone")
     ap.add_argument("--keep", default=None, help="with --only: leave the damaged copy here")
@@ -289,8 +291,9 @@ def main():
 
     clean = {}
     for t in traces:
-        out = subprocess.run([a.waitpath, "stats", "--json", t], capture_output=True, text=True,
-                             env=env).stdout
+        out = subprocess.run([a.waitpath, "stats", "--json"] +
+                             (["--decoder", a.decoder] if a.decoder else []) + [t],
+                             capture_output=True, text=True, env=env).stdout
         clean[t] = events_read(out)
 
     table = {}
@@ -315,7 +318,8 @@ def main():
                     os.chmod(os.path.join(root, f), 0o644)
             kind, desc = mutate(copy, rng)
             for c in commands:
-                cmd = [a.waitpath, c] + (["--json"] if c == "stats" else []) + [copy]
+                cmd = [a.waitpath, c] + (["--json"] if c == "stats" else []) + \
+                    (["--decoder", a.decoder] if a.decoder else []) + [copy]
                 outcome, out, err, elapsed = run(cmd, a.timeout, a.memory_mb, env)
                 table.setdefault(kind, {o: 0 for o in OUTCOMES})[outcome] += 1
                 frac = None

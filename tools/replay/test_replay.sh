@@ -110,6 +110,11 @@ replay_case() {
   [ -s "$work/$name.orig.analyze" ] || fail "$name: no task records on the original"
   diff "$work/$name.orig.analyze" "$work/$name.replay.analyze" >"$work/$name.diff" ||
     fail "$name: analyze differs: $(head -c 2000 "$work/$name.diff")"
+  # The replay dialect decoded natively (the default) and by babeltrace2: the same bytes.
+  "$waitpath" analyze --json --top 1000 --decoder babeltrace2 "$out" | jq -cS . \
+    >"$work/$name.replay.bt2.analyze" || fail "$name: analyze --decoder babeltrace2 on the replay"
+  cmp -s "$work/$name.replay.analyze" "$work/$name.replay.bt2.analyze" ||
+    fail "$name: analyze of the replay differs between the native decoder and babeltrace2"
   echo "ok: $name ($(jq -r .host "$work/$name.replay.stats")): $(jq -c .kinds "$work/$name.replay.stats"), $(wc -l <"$work/$name.orig.analyze") identical task records"
 }
 

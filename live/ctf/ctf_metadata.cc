@@ -1,0 +1,612 @@
+#include "live/ctf/ctf_metadata.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <utility>
+
+#include "live/trace_check.h"
+
+namespace waitpath::ctf {
+namespace {
+
+struct Token {
+  enum Kind : uint8_t { kIdent, kNumber, kString, kPunct, kEnd } kind = kEnd;
+  std::string text;
+  size_t offset = 0;
+};
+
+struct ParseError {
+  std::string message;
+  size_t offset;
+};
+
+std::vector<Token> Tokenize(const std::string& s) {
+  std::vector<Token> out;
+  size_t i = 0;
+  for (;;) {
+    for (;;) {
+      while (i < s.size() && (std::isspace(static_cast<unsigned char>(s[i])) || s[i] == 0)) ++i;
+      if (s.compare(i, 2, "/*") == 0) {
+        const size_t e = s.find("*/", i + 2);
+        if (e == std::string::npos) throw ParseError{"unterminated comment", i};
+        i = e + 2;
+      } else if (s.compare(i, 2, "//") == 0) {
+        const size_t e = s.find('\n', i);
+        i = e == std::string::npos ? s.size() : e + 1;
+      } else {
+        break;
+      }
+    }
+    Token t;
+    t.offset = i;
+    if (i >= s.size()) {
+      out.push_back(t);
+      return out;
+    }
+    const char c = s[i];
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      size_t e = i;
+      while (e < s.size() && (std::isalnum(static_cast<unsigned char>(s[e])) || s[e] == '_')) ++e;
+      t.kind = Token::kIdent;
+      t.text = s.substr(i, e - i);
+      i = e;
+    } else if (std::isdigit(static_cast<unsigned char>(c))) {
+      size_t e = i;
+      while (e < s.size() && std::isalnum(static_cast<unsigned char>(s[e]))) ++e;
+      t.kind = Token::kNumber;
+      t.text = s.substr(i, e - i);
+      i = e;
+    } else if (c == '"' || c == '\'') {
+      size_t e = i + 1;
+      std::string text;
+      while (e < s.size() && s[e] != c) {
+        if (s[e] == '\\' && e + 1 < s.size()) ++e;
+        text += s[e++];
+      }
+      if (e >= s.size()) throw ParseError{"unterminated string", i};
+      t.kind = Token::kString;
+      t.text = std::move(text);
+      i = e + 1;
+    } else {
+      t.kind = Token::kPunct;
+      const size_t n = s.compare(i, 2, ":=") == 0 || s.compare(i, 2, "->") == 0 ? 2
+                       : s.compare(i, 3, "...") == 0                            ? 3
+                                                                                : 1;
+      t.text = s.substr(i, n);
+      i += n;
+    }
+    out.push_back(std::move(t));
+  }
+}
+
+// A number as TSDL writes it (decimal, 0x hex, 0 octal, u/l suffixes), optionally negative.
+bool ToInt(const std::string& v, int64_t* out) {
+  if (v.empty()) return false;
+  const bool neg = v[0] == '-';
+  const std::string digits = neg ? v.substr(1) : v;
+  if (digits.empty() || !std::isdigit(static_cast<unsigned char>(digits[0]))) return false;
+  errno = 0;
+  char* end = nullptr;
+  const unsigned long long u = std::strtoull(digits.c_str(), &end, 0);
+  if (errno == ERANGE) return false;
+  while (end && (*end == 'u' || *end == 'U' || *end == 'l' || *end == 'L')) ++end;
+  if (end && *end) return false;
+  *out = neg ? -static_cast<int64_t>(u) : static_cast<int64_t>(u);
+  return true;
+}
+
+class Parser {
+ public:
+  Parser(std::vector<Token> tokens, Metadata* m) : t_(std::move(tokens)), m_(*m) {}
+
+  void Run() {
+    while (Peek().kind != Token::kEnd) TopLevel();
+  }
+
+ private:
+  static constexpr uint32_t kMaxDepth = 64;
+
+  const Token& Peek(size_t ahead = 0) const { return t_[std::min(p_ + ahead, t_.size() - 1)]; }
+  const Token& Take() {
+    const Token& t = Peek();
+    if (p_ < t_.size() - 1) ++p_;
+    return t;
+  }
+  bool Is(const char* text, size_t ahead = 0) const {
+    const Token& t = Peek(ahead);
+    return (t.kind == Token::kPunct || t.kind == Token::kIdent) && t.text == text;
+  }
+  [[noreturn]] void Fail(const std::string& what) const { throw ParseError{what, Peek().offset}; }
+  void Expect(const char* text) {
+    if (!Is(text)) {
+      Fail(std::string("expected '") + text + "', found '" +
+           (Peek().kind == Token::kEnd ? std::string("end of text") : Peek().text) + "'");
+    }
+    Take();
+  }
+  bool AtEnd() const { return Peek().kind == Token::kEnd; }
+
+  // The value of `key = value;`: its tokens up to ';', joined.
+  std::string Value() {
+    std::string v;
+    while (!Is(";")) {
+      if (AtEnd() || Is("{") || Is("}")) Fail("unfinished attribute");
+      v += Take().text;
+    }
+    Take();
+    return v;
+  }
+  uint64_t UintValue(const std::string& v) {
+    int64_t n = 0;
+    if (!ToInt(v, &n) || n < 0) Fail("'" + v + "' is not a number");
+    return static_cast<uint64_t>(n);
+  }
+
+  TypeId Add(Type t) {
+    m_.types.push_back(std::move(t));
+    return static_cast<TypeId>(m_.types.size() - 1);
+  }
+
+  void TopLevel() {
+    if (Peek().kind != Token::kIdent) Fail("unexpected '" + Peek().text + "' at top level");
+    if (Declaration()) return;
+    const std::string& w = Peek().text;
+    if (w == "trace" || w == "env" || w == "clock" || w == "stream" || w == "event" ||
+        w == "callsite") {
+      const std::string block = Take().text;
+      Expect("{");
+      Block(block);
+      Expect("}");
+      Expect(";");
+      return;
+    }
+    if (w == "struct" || w == "variant" || w == "enum" || w == "integer" || w == "floating_point" ||
+        w == "string") {
+      TypeSpec(0);
+      Expect(";");
+      return;
+    }
+    Fail("unexpected '" + w + "' at top level");
+  }
+
+  // typealias / typedef; true when one was read.
+  bool Declaration() {
+    if (Is("typealias")) {
+      Take();
+      const TypeId type = TypeSpec(0);
+      Expect(":=");
+      std::string name;
+      while (Peek().kind == Token::kIdent) name += (name.empty() ? "" : " ") + Take().text;
+      if (name.empty()) Fail("typealias without a name");
+      aliases_[name] = type;
+      Expect(";");
+      return true;
+    }
+    if (Is("typedef")) {
+      Take();
+      const TypeId type = TypeSpec(0);
+      if (Peek().kind != Token::kIdent) Fail("typedef without a name");
+      const std::string name = Take().text;
+      aliases_[name] = Dimensions(type);
+      Expect(";");
+      return true;
+    }
+    return false;
+  }
+
+  void Block(const std::string& block) {
+    EventClass ev;
+    StreamClass sc;
+    Clock clock;
+    while (!Is("}")) {
+      if (AtEnd()) Fail("ends inside a '" + block + "' block");
+      if (Declaration()) continue;
+      std::string key;
+      while (Peek().kind == Token::kIdent || Is(".")) key += Take().text;
+      if (key.empty()) Fail("unexpected '" + Peek().text + "' in a '" + block + "' block");
+      if (Is(":=")) {
+        Take();
+        const TypeId type = TypeSpec(0);
+        Expect(";");
+        if (block == "trace" && key == "packet.header") m_.packet_header = type;
+        if (block == "stream" && key == "packet.context") sc.packet_context = type;
+        if (block == "stream" && key == "event.header") sc.event_header = type;
+        if (block == "stream" && key == "event.context") sc.event_context = type;
+        if (block == "event" && key == "context") ev.context = type;
+        if (block == "event" && key == "fields") ev.fields = type;
+        continue;
+      }
+      Expect("=");
+      const std::string value = Value();
+      if (block == "trace") {
+        if (key == "uuid") m_.uuid = value;
+        if (key == "byte_order") m_.byte_order = value == "be" || value == "network" ? 2 : 1;
+      } else if (block == "env") {
+        m_.env[key] = value;
+      } else if (block == "clock") {
+        if (key == "name") clock.name = value;
+        if (key == "freq") clock.freq = UintValue(value);
+        if (key == "offset_s") clock.offset_s = static_cast<int64_t>(UintValue(value));
+        if (key == "offset") clock.offset = static_cast<int64_t>(UintValue(value));
+      } else if (block == "stream") {
+        if (key == "id") sc.id = UintValue(value);
+      } else if (block == "event") {
+        if (key == "name") ev.name = value;
+        if (key == "id") ev.id = UintValue(value);
+        if (key == "stream_id") ev.stream_id = UintValue(value);
+      }
+    }
+    if (block == "clock") {
+      if (clock.freq == 0) Fail("clock '" + clock.name + "' of frequency 0");
+      m_.clocks.push_back(clock);
+    } else if (block == "stream") {
+      if (m_.FindStream(sc.id)) Fail("stream id " + std::to_string(sc.id) + " declared twice");
+      m_.streams.push_back(std::move(sc));
+      std::sort(m_.streams.begin(), m_.streams.end(),
+                [](const StreamClass& a, const StreamClass& b) { return a.id < b.id; });
+    } else if (block == "event") {
+      pending_events_.push_back(std::move(ev));
+    }
+  }
+
+ public:
+  // Events may come before their stream's block (never in practice): attached at the end.
+  void AttachEvents() {
+    if (m_.streams.empty() && !pending_events_.empty()) m_.streams.emplace_back();
+    for (EventClass& ev : pending_events_) {
+      auto it = std::find_if(m_.streams.begin(), m_.streams.end(),
+                             [&](const StreamClass& s) { return s.id == ev.stream_id; });
+      if (it == m_.streams.end()) {
+        throw ParseError{
+            "event '" + ev.name + "' of undeclared stream " + std::to_string(ev.stream_id), 0};
+      }
+      auto pos = std::lower_bound(it->events.begin(), it->events.end(), ev.id,
+                                  [](const EventClass& e, uint64_t id) { return e.id < id; });
+      if (pos != it->events.end() && pos->id == ev.id) {
+        throw ParseError{"event id " + std::to_string(ev.id) + " declared twice", 0};
+      }
+      it->events.insert(pos, std::move(ev));
+    }
+    pending_events_.clear();
+  }
+
+ private:
+  TypeId Named(const std::string& key) const {
+    auto it = aliases_.find(key);
+    return it == aliases_.end() ? -1 : it->second;
+  }
+
+  TypeId TypeSpec(uint32_t depth) {
+    if (depth > kMaxDepth) Fail("types nested deeper than " + std::to_string(kMaxDepth));
+    if (Peek().kind != Token::kIdent) Fail("expected a type, found '" + Peek().text + "'");
+    const std::string w = Peek().text;
+    if (w == "integer" || w == "floating_point") return Scalar();
+    if (w == "string") {
+      Take();
+      if (Is("{")) {
+        Take();
+        while (!Is("}")) {
+          if (AtEnd()) Fail("ends inside a string type");
+          Take();
+        }
+        Take();
+      }
+      Type t;
+      t.kind = Type::kString;
+      return Add(std::move(t));
+    }
+    if (w == "enum") return Enum(depth);
+    if (w == "struct" || w == "variant") return Compound(depth);
+    return TypeName();
+  }
+
+  TypeId Scalar() {
+    const bool integer = Take().text == "integer";
+    Type t;
+    t.kind = integer ? Type::kInt : Type::kFloat;
+    bool explicit_align = false;
+    uint32_t exp = 0, mant = 0;
+    Expect("{");
+    while (!Is("}")) {
+      if (AtEnd()) Fail("ends inside a type");
+      std::string key;
+      while (Peek().kind == Token::kIdent) key += Take().text;
+      Expect("=");
+      const std::string v = Value();
+      if (key == "size") {
+        const uint64_t size = UintValue(v);
+        if (size == 0 || size > 64) Fail("integer of " + v + " bits (1 to 64 supported)");
+        t.size = static_cast<uint32_t>(size);
+      } else if (key == "align") {
+        const uint64_t a = UintValue(v);
+        if (a == 0 || (a & (a - 1)) != 0 || a > (1u << 20)) Fail("alignment of " + v + " bits");
+        t.align = static_cast<uint32_t>(a);
+        explicit_align = true;
+      } else if (key == "signed") {
+        t.is_signed = v == "true" || v == "1" || v == "TRUE";
+      } else if (key == "byte_order") {
+        t.byte_order = v == "le" || v == "little" ? 1 : v == "be" || v == "network" ? 2 : 0;
+      } else if (key == "encoding") {
+        t.text = !(v == "none" || v == "NONE");
+      } else if (key == "map") {
+        // clock.NAME.value
+        if (v.rfind("clock.", 0) == 0 && v.size() > 12 && v.compare(v.size() - 6, 6, ".value") == 0)
+          t.clock = v.substr(6, v.size() - 12);
+      } else if (key == "exp_dig") {
+        exp = static_cast<uint32_t>(UintValue(v));
+      } else if (key == "mant_dig") {
+        mant = static_cast<uint32_t>(UintValue(v));
+      }
+    }
+    Take();
+    if (!integer) {
+      t.size = exp + mant;
+      if (t.size != 32 && t.size != 64)
+        Fail("floating point of " + std::to_string(t.size) + " bits");
+    }
+    if (integer && t.size == 0) Fail("integer without a size");
+    if (!explicit_align) t.align = t.size % 8 == 0 ? 8 : 1;
+    return Add(std::move(t));
+  }
+
+  TypeId Enum(uint32_t depth) {
+    Take();
+    std::string name;
+    if (Peek().kind == Token::kIdent) name = Take().text;
+    TypeId container = -1;
+    if (Is(":")) {
+      Take();
+      if (Is("integer")) {
+        container = TypeSpec(depth + 1);
+      } else {
+        std::string cname;
+        while (Peek().kind == Token::kIdent) cname += (cname.empty() ? "" : " ") + Take().text;
+        container = Named(cname);
+        if (container < 0) Fail("unknown enum container type '" + cname + "'");
+      }
+    } else if (!Is("{")) {
+      const TypeId known = Named("enum " + name);
+      if (known < 0) Fail("unknown enum '" + name + "'");
+      return known;
+    } else {
+      container = Named("int");
+      if (container < 0) Fail("enum without a container type and no 'int' alias");
+    }
+    if (m_.type(container).kind != Type::kInt) Fail("enum container is not an integer");
+    Type t = m_.type(container);
+    t.is_enum = true;
+    t.mappings.clear();
+    Expect("{");
+    int64_t next = 0;
+    while (!Is("}")) {
+      if (AtEnd()) Fail("ends inside an enum");
+      if (Peek().kind != Token::kIdent && Peek().kind != Token::kString)
+        Fail("expected an enum label, found '" + Peek().text + "'");
+      EnumMapping mapping;
+      mapping.label = Take().text;
+      mapping.lo = mapping.hi = next;
+      if (Is("=")) {
+        Take();
+        mapping.lo = mapping.hi = EnumValue();
+        if (Is("...")) {
+          Take();
+          mapping.hi = EnumValue();
+        }
+      }
+      next = mapping.hi + 1;
+      t.mappings.push_back(std::move(mapping));
+      if (Is(","))
+        Take();
+      else if (!Is("}"))
+        Fail("expected ',' or '}' in an enum, found '" + Peek().text + "'");
+    }
+    Take();
+    const TypeId id = Add(std::move(t));
+    if (!name.empty()) aliases_["enum " + name] = id;
+    return id;
+  }
+
+  int64_t EnumValue() {
+    std::string v;
+    if (Is("-")) v += Take().text;
+    if (Peek().kind != Token::kNumber) Fail("expected a number, found '" + Peek().text + "'");
+    v += Take().text;
+    int64_t n = 0;
+    if (!ToInt(v, &n)) Fail("'" + v + "' is not a number");
+    return n;
+  }
+
+  TypeId Compound(uint32_t depth) {
+    const bool is_struct = Take().text == "struct";
+    const std::string kw = is_struct ? "struct " : "variant ";
+    std::string name;
+    if (Peek().kind == Token::kIdent) name = Take().text;
+    std::string tag;
+    if (!is_struct && Is("<")) {
+      Take();
+      while (!Is(">")) {
+        if (AtEnd()) Fail("ends inside a variant tag");
+        tag += Take().text;
+      }
+      Take();
+    }
+    if (!Is("{")) {
+      TypeId known = Named(kw + name);
+      if (known < 0) Fail("unknown " + kw + "'" + name + "'");
+      if (!tag.empty()) {
+        Type copy = m_.type(known);
+        copy.ref = tag;
+        known = Add(std::move(copy));
+      }
+      if (is_struct && Is("align")) known = StructAlign(known);
+      return known;
+    }
+    Take();
+    Type t;
+    t.kind = is_struct ? Type::kStruct : Type::kVariant;
+    t.ref = tag;
+    uint32_t align = 1;
+    while (!Is("}")) {
+      if (AtEnd()) Fail("ends inside a " + kw + "body");
+      if (Declaration()) continue;
+      const TypeId ftype = TypeSpec(depth + 1);
+      for (;;) {
+        if (Peek().kind != Token::kIdent)
+          Fail("expected a member name, found '" + Peek().text + "'");
+        std::string fname = Take().text;
+        const TypeId full = Dimensions(ftype);
+        for (const auto& [have, unused] : t.members) {
+          if (have == fname) Fail("duplicate member '" + fname + "'");
+        }
+        t.members.emplace_back(std::move(fname), full);
+        align = std::max(align, m_.type(full).align);
+        if (!Is(",")) break;
+        Take();
+      }
+      Expect(";");
+    }
+    Take();
+    // A variant's alignment is its selected option's, known only when decoding.
+    t.align = is_struct ? align : 1;
+    TypeId id = Add(std::move(t));
+    if (is_struct && Is("align")) id = StructAlign(id);
+    if (!name.empty()) aliases_[kw + name] = id;
+    return id;
+  }
+
+  TypeId StructAlign(TypeId id) {
+    Take();
+    Expect("(");
+    if (Peek().kind != Token::kNumber) Fail("align() needs a number");
+    const uint64_t a = UintValue(Take().text);
+    Expect(")");
+    if (a == 0 || (a & (a - 1)) != 0 || a > (1u << 20))
+      Fail("struct alignment of " + std::to_string(a));
+    Type copy = m_.type(id);
+    copy.align = std::max<uint32_t>(copy.align, static_cast<uint32_t>(a));
+    return Add(std::move(copy));
+  }
+
+  // A type named by an alias: the longest run of words naming one, leaving the declarator.
+  TypeId TypeName() {
+    std::vector<std::string> words;
+    for (size_t k = 0; Peek(k).kind == Token::kIdent; ++k) words.push_back(Peek(k).text);
+    for (size_t n = words.size(); n >= 1; --n) {
+      std::string key;
+      for (size_t k = 0; k < n; ++k) key += (k ? " " : "") + words[k];
+      const TypeId type = Named(key);
+      if (type >= 0) {
+        p_ += n;
+        return type;
+      }
+    }
+    Fail("unknown type '" + (words.empty() ? Peek().text : words[0]) + "'");
+  }
+
+  TypeId Dimensions(TypeId type) {
+    std::vector<std::pair<bool, std::string>> dims;  // static?, length or path
+    while (Is("[")) {
+      Take();
+      std::string what;
+      bool fixed = Peek().kind == Token::kNumber && Is("]", 1);
+      while (!Is("]")) {
+        if (AtEnd()) Fail("ends inside an array length");
+        what += Take().text;
+      }
+      Take();
+      if (what.empty()) Fail("empty array length");
+      dims.emplace_back(fixed, what);
+    }
+    // int a[2][3]: an array of 2 arrays of 3.
+    for (auto it = dims.rbegin(); it != dims.rend(); ++it) {
+      Type t;
+      t.element = type;
+      t.align = m_.type(type).align;
+      if (it->first) {
+        t.kind = Type::kArray;
+        t.length = UintValue(it->second);
+      } else {
+        t.kind = Type::kSequence;
+        t.ref = it->second;
+      }
+      type = Add(std::move(t));
+    }
+    return type;
+  }
+
+  std::vector<Token> t_;
+  size_t p_ = 0;
+  Metadata& m_;
+  std::map<std::string, TypeId> aliases_;
+  std::vector<EventClass> pending_events_;
+};
+
+}  // namespace
+
+// Damaged text must not break the one-line message: control bytes are shown as \xNN.
+std::string PrintableText(const std::string& s) {
+  std::string out;
+  for (const char ch : s) {
+    const auto u = static_cast<unsigned char>(ch);
+    if (u < 0x20 || u == 0x7f) {
+      char buf[8];
+      snprintf(buf, sizeof buf, "\\x%02x", u);
+      out += buf;
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+const EventClass* StreamClass::Find(uint64_t event_id) const {
+  auto it = std::lower_bound(events.begin(), events.end(), event_id,
+                             [](const EventClass& e, uint64_t id) { return e.id < id; });
+  return it != events.end() && it->id == event_id ? &*it : nullptr;
+}
+
+const StreamClass* Metadata::FindStream(uint64_t id) const {
+  for (const StreamClass& s : streams) {
+    if (s.id == id) return &s;
+  }
+  return nullptr;
+}
+
+const Clock* Metadata::FindClock(const std::string& name) const {
+  for (const Clock& c : clocks) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+bool ParseTsdl(const std::string& text, Metadata* out, std::string* error) {
+  *out = Metadata{};
+  try {
+    Parser parser(Tokenize(text), out);
+    parser.Run();
+    parser.AttachEvents();
+  } catch (const ParseError& e) {
+    const size_t at = std::min(e.offset, text.size());
+    *error =
+        "metadata line " +
+        std::to_string(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n') + 1) +
+        ": " + PrintableText(e.message);
+    return false;
+  }
+  return true;
+}
+
+bool LoadMetadata(const std::string& dir, Metadata* out, std::string* error) {
+  std::string text;
+  if (!ReadMetadataText(dir, TsdlLimits{}.max_metadata_bytes, &text, error)) return false;
+  if (!ParseTsdl(text, out, error)) {
+    *error = dir + "/metadata: " + *error;
+    return false;
+  }
+  return true;
+}
+
+}  // namespace waitpath::ctf

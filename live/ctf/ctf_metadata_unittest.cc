@@ -1,0 +1,241 @@
+#include "live/ctf/ctf_metadata.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+namespace waitpath::ctf {
+namespace {
+
+// What LTTng 2.x writes, cut down: aliases, a packet header with a uuid array, a clock, a stream
+// with the compact/extended event header (enum tag, variant), a context, events with text
+// arrays, sequences and an enum.
+constexpr const char* kLttngLike = R"(
+/* CTF 1.8 */
+typealias integer { size = 8; align = 8; signed = false; } := uint8_t;
+typealias integer { size = 16; align = 8; signed = false; } := uint16_t;
+typealias integer { size = 32; align = 8; signed = false; } := uint32_t;
+typealias integer { size = 64; align = 8; signed = false; } := uint64_t;
+typealias integer { size = 64; align = 8; signed = false; } := unsigned long;
+typealias integer { size = 5; align = 1; signed = false; } := uint5_t;
+typealias integer { size = 27; align = 1; signed = false; } := uint27_t;
+
+trace {
+  major = 1;
+  minor = 8;
+  uuid = "2a6422d0-6cee-11e0-8c08-cb07d7b3a564";
+  byte_order = le;
+  packet.header := struct {
+    uint32_t magic;
+    uint8_t  uuid[16];
+    uint32_t stream_id;
+    uint64_t stream_instance_id;
+  };
+};
+
+env {
+  hostname = "wilbrod";
+  domain = "kernel";
+  tracer_major = 2;
+};
+
+clock {
+  name = "monotonic";
+  uuid = "9a3e5f2c-0c66-4e03-9c4b-14fbe1bde7a1";
+  freq = 1000000000; /* Frequency, in Hz */
+  offset_s = 1448307397;
+  offset = 123;
+};
+
+typealias integer {
+  size = 27; align = 1; signed = false;
+  map = clock.monotonic.value;
+} := uint27_clock_monotonic_t;
+
+typealias integer {
+  size = 64; align = 8; signed = false;
+  map = clock.monotonic.value;
+} := uint64_clock_monotonic_t;
+
+struct packet_context {
+  uint64_clock_monotonic_t timestamp_begin;
+  uint64_clock_monotonic_t timestamp_end;
+  uint64_t content_size;
+  uint64_t packet_size;
+  unsigned long events_discarded;
+  uint32_t cpu_id;
+};
+
+struct event_header_compact {
+  enum : uint5_t { compact = 0 ... 30, extended = 31 } id;
+  variant <id> {
+    struct {
+      uint27_clock_monotonic_t timestamp;
+    } compact;
+    struct {
+      uint32_t id;
+      uint64_clock_monotonic_t timestamp;
+    } extended;
+  } v;
+} align(8);
+
+stream {
+  id = 0;
+  event.header := struct event_header_compact;
+  packet.context := struct packet_context;
+  event.context := struct { integer { size = 32; align = 8; signed = 1; } _tid; };
+};
+
+event {
+  name = "sched_switch";
+  id = 2;
+  stream_id = 0;
+  fields := struct {
+    integer { size = 8; align = 8; signed = 1; encoding = UTF8; base = 10; } _prev_comm[16];
+    integer { size = 32; align = 8; signed = 1; encoding = none; base = 10; } _prev_tid;
+    enum : uint8_t { _unknown = 0, _ipv4 = 4, "_ipv6" = 6 } _network_header_type;
+    uint16_t _len;
+    uint8_t _data[_len];
+    floating_point { exp_dig = 8; mant_dig = 24; align = 32; } _f;
+    string _name;
+  };
+};
+
+event {
+  name = "sched_waking";
+  id = 1;
+  stream_id = 0;
+  fields := struct { uint32_t _tid; };
+};
+)";
+
+TEST(CtfMetadata, ParsesLttngLikeMetadata) {
+  Metadata m;
+  std::string error;
+  ASSERT_TRUE(ParseTsdl(kLttngLike, &m, &error)) << error;
+  EXPECT_EQ(m.byte_order, 1);
+  EXPECT_EQ(m.uuid, "2a6422d0-6cee-11e0-8c08-cb07d7b3a564");
+  EXPECT_EQ(m.env.at("hostname"), "wilbrod");
+  ASSERT_EQ(m.clocks.size(), 1u);
+  EXPECT_EQ(m.clocks[0].name, "monotonic");
+  EXPECT_EQ(m.clocks[0].offset_s, 1448307397);
+  EXPECT_EQ(m.clocks[0].offset, 123);
+
+  const Type& header = m.type(m.packet_header);
+  ASSERT_EQ(header.kind, Type::kStruct);
+  ASSERT_EQ(header.members.size(), 4u);
+  const Type& uuid = m.type(header.members[1].second);
+  EXPECT_EQ(uuid.kind, Type::kArray);
+  EXPECT_EQ(uuid.length, 16u);
+
+  ASSERT_EQ(m.streams.size(), 1u);
+  const StreamClass& sc = m.streams[0];
+  const Type& eh = m.type(sc.event_header);
+  EXPECT_EQ(eh.align, 8u);  // align(8)
+  const Type& id = m.type(eh.members[0].second);
+  EXPECT_TRUE(id.is_enum);
+  EXPECT_EQ(id.size, 5u);
+  EXPECT_EQ(id.align, 1u);
+  ASSERT_EQ(id.mappings.size(), 2u);
+  EXPECT_EQ(id.mappings[0].lo, 0);
+  EXPECT_EQ(id.mappings[0].hi, 30);
+  EXPECT_EQ(id.mappings[1].label, "extended");
+  const Type& v = m.type(eh.members[1].second);
+  EXPECT_EQ(v.kind, Type::kVariant);
+  EXPECT_EQ(v.ref, "id");
+  const Type& compact = m.type(v.members[0].second);
+  EXPECT_EQ(m.type(compact.members[0].second).clock, "monotonic");
+  EXPECT_EQ(m.type(compact.members[0].second).size, 27u);
+
+  // Events sorted by id, attached to their stream.
+  ASSERT_EQ(sc.events.size(), 2u);
+  EXPECT_EQ(sc.events[0].name, "sched_waking");
+  const EventClass* sw = sc.Find(2);
+  ASSERT_NE(sw, nullptr);
+  const Type& f = m.type(sw->fields);
+  ASSERT_EQ(f.members.size(), 7u);
+  const Type& comm = m.type(f.members[0].second);
+  EXPECT_EQ(comm.kind, Type::kArray);
+  EXPECT_TRUE(m.type(comm.element).text);
+  EXPECT_TRUE(m.type(f.members[1].second).is_signed);
+  EXPECT_FALSE(m.type(f.members[1].second).text);
+  const Type& nh = m.type(f.members[2].second);
+  ASSERT_EQ(nh.mappings.size(), 3u);
+  EXPECT_EQ(nh.mappings[2].label, "_ipv6");
+  EXPECT_EQ(nh.mappings[2].lo, 6);
+  const Type& seq = m.type(f.members[4].second);
+  EXPECT_EQ(seq.kind, Type::kSequence);
+  EXPECT_EQ(seq.ref, "_len");
+  EXPECT_EQ(m.type(f.members[5].second).kind, Type::kFloat);
+  EXPECT_EQ(m.type(f.members[5].second).align, 32u);
+  EXPECT_EQ(m.type(f.members[6].second).kind, Type::kString);
+}
+
+TEST(CtfMetadata, EnumValuesFollowTheirPredecessor) {
+  Metadata m;
+  std::string error;
+  ASSERT_TRUE(ParseTsdl(R"(
+typealias integer { size = 8; align = 8; signed = true; } := int8_t;
+trace { major = 1; minor = 8; byte_order = be; };
+stream { event.header := struct { enum : int8_t { A = -2, B, C = 10 ... 12, D } e; }; };
+)",
+                        &m, &error))
+      << error;
+  EXPECT_EQ(m.byte_order, 2);
+  const Type& e = m.type(m.type(m.streams[0].event_header).members[0].second);
+  ASSERT_EQ(e.mappings.size(), 4u);
+  EXPECT_EQ(e.mappings[0].lo, -2);
+  EXPECT_EQ(e.mappings[1].lo, -1);
+  EXPECT_EQ(e.mappings[2].hi, 12);
+  EXPECT_EQ(e.mappings[3].lo, 13);
+  EXPECT_TRUE(e.is_signed);
+}
+
+TEST(CtfMetadata, RefusesWhatItCannotRead) {
+  const char* bad[] = {
+      "trace { major = 1; ",                                   // truncated
+      "typealias integer { size = 65; } := big;",              // > 64 bits
+      "typealias integer { size = 8; align = 3; } := odd;",    // alignment
+      "trace { packet.header := struct { unknown_t x; }; };",  // unknown type
+      "clock { name = c; freq = 0; };",                        // frequency 0
+      "/* unterminated",                                       // comment
+      "stream { id = 1; }; stream { id = 1; };",               // stream twice
+      "typealias integer { size = 8; } := u8; stream { event.header := struct { u8 a; u8 a; }; };",
+  };
+  for (const char* text : bad) {
+    Metadata m;
+    std::string error;
+    EXPECT_FALSE(ParseTsdl(text, &m, &error)) << text;
+    EXPECT_NE(error.find("metadata line"), std::string::npos) << error;
+  }
+}
+
+TEST(CtfMetadata, ErrorsStayOnOneLine) {
+  Metadata m;
+  std::string error;
+  EXPECT_FALSE(ParseTsdl("trace { major \n\x01 1; };", &m, &error));
+  EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+  EXPECT_NE(error.find("\\x01"), std::string::npos) << error;
+}
+
+// Every shared trace's and fixture's metadata (packetized or not) parses.
+TEST(CtfMetadata, LoadsEveryRecordedTrace) {
+  namespace fs = std::filesystem;
+  int loaded = 0;
+  for (const char* root : {WAITPATH_SHARED_TRACES, WAITPATH_FIXTURES}) {
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(root, ec); it != fs::end(it); ++it) {
+      if (it->path().filename() != "metadata") continue;
+      Metadata m;
+      std::string error;
+      EXPECT_TRUE(LoadMetadata(it->path().parent_path().string(), &m, &error)) << error;
+      EXPECT_FALSE(m.streams.empty()) << it->path();
+      ++loaded;
+    }
+  }
+  EXPECT_GT(loaded, 0);
+}
+
+}  // namespace
+}  // namespace waitpath::ctf

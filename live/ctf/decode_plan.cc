@@ -1,0 +1,383 @@
+#include "live/ctf/decode_plan.h"
+
+#include <algorithm>
+
+namespace waitpath::ctf {
+namespace {
+
+constexpr const char* kScopePrefix[] = {"trace.packet.header", "stream.packet.context",
+                                        "stream.event.header", "stream.event.context",
+                                        "event.context",       "event.fields"};
+
+std::string_view Stripped(std::string_view name) {
+  return !name.empty() && name.front() == '_' ? name.substr(1) : name;
+}
+
+// The largest power of two dividing n (n > 0), capped.
+uint64_t LowBit(uint64_t n) {
+  return n == 0 ? (uint64_t{1} << 32) : (n & (~n + 1));
+}
+
+}  // namespace
+
+int32_t DecodePlan::NewProgram() {
+  programs_.emplace_back();
+  return static_cast<int32_t>(programs_.size() - 1);
+}
+
+int32_t DecodePlan::NewSlot(bool wanted) {
+  wanted_.push_back(wanted);
+  return slots_++;
+}
+
+int32_t DecodePlan::Compile(TypeId type, Scope scope, bool keep_all) {
+  if (type < 0) return -1;
+  const int32_t program = NewProgram();
+  Context cx{scope, program, keep_all, {}, {}, 0, 0};
+  Emit(cx, type, program, kScopePrefix[static_cast<int>(scope)]);
+  return program;
+}
+
+int32_t DecodePlan::ResolveRef(const Context& cx, const std::string& ref, TypeId* type) {
+  auto lookup = [&](const std::string& key) -> int32_t {
+    for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
+      if (it->key == key) {
+        *type = it->type;
+        wanted_[static_cast<size_t>(it->slot)] = true;
+        return it->slot;
+      }
+    }
+    return -1;
+  };
+  for (const char* prefix : kScopePrefix) {
+    const std::string p = std::string(prefix) + ".";
+    if (ref.rfind(p, 0) == 0) return lookup(ref);
+  }
+  // Relative: the innermost enclosing struct that declared its first name, then outwards.
+  const std::string first = ref.substr(0, ref.find('.'));
+  for (auto f = cx.frames.rbegin(); f != cx.frames.rend(); ++f) {
+    for (const auto& [name, unused] : f->members) {
+      if (name == first) return lookup(f->prefix + "." + ref);
+    }
+  }
+  for (const char* prefix : kScopePrefix) {
+    const int32_t slot = lookup(std::string(prefix) + "." + ref);
+    if (slot >= 0) return slot;
+  }
+  return -1;
+}
+
+void DecodePlan::Emit(Context& cx, TypeId type_id, int32_t program, const std::string& key) {
+  if (!error_.empty()) return;
+  if (++cx.depth > 64) {
+    error_ = key + ": types nested too deep";
+    return;
+  }
+  struct Leave {
+    uint32_t& d;
+    ~Leave() { --d; }
+  } leave{cx.depth};
+  const Type& t = meta_.type(type_id);
+  auto out = [&]() -> std::vector<Op>& { return programs_[static_cast<size_t>(program)]; };
+  auto align = [&](uint32_t bits) {
+    if (bits > 1) {
+      Op op;
+      op.code = Op::kAlign;
+      op.arg = bits;
+      out().push_back(op);
+    }
+  };
+  auto register_field = [&](int32_t slot, FieldHandle::Leaf leaf) {
+    entries_.push_back(FieldEntry{cx.root, key, cx.path, cx.in_array > 0, slot, type_id, leaf});
+  };
+  const bool top = cx.frames.size() == 1;
+  const std::string name = cx.path.empty() ? "" : cx.path.back();
+  switch (t.kind) {
+    case Type::kInt: {
+      Op op;
+      op.code = Op::kInt;
+      op.size = static_cast<uint8_t>(t.size);
+      const uint8_t order = t.byte_order ? t.byte_order : meta_.byte_order;
+      op.flags = (t.is_signed ? Op::kSigned : 0) | (order == 2 ? Op::kBig : 0);
+      std::string clock = t.clock;
+      // babeltrace2 maps these to the trace's only clock when the metadata does not say, and
+      // never updates the clock from timestamp_end (it is the packet's end, not an event's).
+      if (clock.empty() && meta_.clocks.size() == 1 && top &&
+          ((cx.scope == Scope::kEventHeader && name == "timestamp") ||
+           (cx.scope == Scope::kPacketContext && name == "timestamp_begin"))) {
+        clock = meta_.clocks[0].name;
+      }
+      if (cx.scope == Scope::kPacketContext && top && name == "timestamp_end") clock.clear();
+      if (!clock.empty()) {
+        op.flags |= Op::kClock;
+        if (clock_.empty()) clock_ = clock;
+      }
+      if (cx.scope == Scope::kEventHeader && name == "id" && cx.in_array == 0)
+        op.flags |= Op::kEventId;
+      op.slot = NewSlot(cx.keep_all);
+      register_field(op.slot, t.is_signed ? FieldHandle::kSigned : FieldHandle::kUnsigned);
+      align(t.align);
+      out().push_back(op);
+      break;
+    }
+    case Type::kFloat: {
+      align(t.align);
+      Op op;
+      op.code = Op::kSkip;
+      op.arg = t.size;
+      out().push_back(op);
+      break;
+    }
+    case Type::kString: {
+      align(8);
+      Op op;
+      op.code = Op::kString;
+      op.slot = NewSlot(cx.keep_all);
+      register_field(op.slot, FieldHandle::kString);
+      out().push_back(op);
+      break;
+    }
+    case Type::kStruct: {
+      align(t.align);
+      cx.frames.push_back(Frame{key, {}});
+      for (const auto& [member, member_type] : t.members) {
+        cx.path.push_back(member);
+        Emit(cx, member_type, program, key + "." + member);
+        cx.path.pop_back();
+        cx.frames.back().members.emplace_back(member, member_type);
+      }
+      cx.frames.pop_back();
+      break;
+    }
+    case Type::kVariant: {
+      TypeId tag_type = -1;
+      const int32_t tag = ResolveRef(cx, t.ref, &tag_type);
+      if (tag < 0 || !meta_.type(tag_type).is_enum) {
+        error_ = key + ": variant tag '" + t.ref + "' is not an enum declared before it";
+        return;
+      }
+      const Type& tag_enum = meta_.type(tag_type);
+      VariantTable table;
+      table.is_signed = tag_enum.is_signed;
+      for (const auto& [option, option_type] : t.members) {
+        const int32_t sub = NewProgram();
+        cx.path.push_back(option);
+        Emit(cx, option_type, sub, key + "." + option);
+        cx.path.pop_back();
+        for (const EnumMapping& m : tag_enum.mappings) {
+          if (m.label == option || Stripped(m.label) == Stripped(option)) {
+            table.cases.push_back(
+                VariantCase{static_cast<uint64_t>(m.lo), static_cast<uint64_t>(m.hi), sub});
+          }
+        }
+      }
+      variants_.push_back(std::move(table));
+      Op op;
+      op.code = Op::kVariant;
+      op.count = tag;
+      op.sub = static_cast<int32_t>(variants_.size() - 1);
+      out().push_back(op);
+      break;
+    }
+    case Type::kArray:
+    case Type::kSequence: {
+      Op op;
+      if (t.kind == Type::kArray) {
+        op.arg = t.length;
+      } else {
+        TypeId len_type = -1;
+        op.count = ResolveRef(cx, t.ref, &len_type);
+        if (op.count < 0 || meta_.type(len_type).kind != Type::kInt) {
+          error_ = key + ": sequence length '" + t.ref + "' is not an integer declared before it";
+          return;
+        }
+      }
+      const Type& e = meta_.type(t.element);
+      if (e.kind == Type::kInt && e.text && e.size == 8 && e.align == 8) {
+        // babeltrace2 reads an array of 8-bit characters as a string (up to its first NUL).
+        align(8);
+        op.code = Op::kText;
+        op.slot = NewSlot(cx.keep_all);
+        register_field(op.slot, FieldHandle::kString);
+        out().push_back(op);
+        break;
+      }
+      align(t.align);
+      if (e.kind == Type::kInt && e.size % e.align == 0) {
+        op.code = Op::kAddress;
+        op.size = static_cast<uint8_t>(e.size);
+        const uint8_t order = e.byte_order ? e.byte_order : meta_.byte_order;
+        op.flags = (e.is_signed ? Op::kSigned : 0) | (order == 2 ? Op::kBig : 0);
+        op.slot = NewSlot(false);
+        register_field(op.slot, FieldHandle::kAddress);
+        out().push_back(op);
+        break;
+      }
+      op.code = Op::kArray;
+      op.sub = NewProgram();
+      ++cx.in_array;
+      Emit(cx, t.element, op.sub, key);
+      --cx.in_array;
+      // Elements of other types: not Event fields (Find skips what is inside arrays).
+      out().push_back(op);
+      break;
+    }
+  }
+}
+
+FieldHandle DecodePlan::Find(int32_t program, std::initializer_list<std::string_view> path) {
+  return Find(program, std::vector<std::string_view>(path));
+}
+
+FieldHandle DecodePlan::Find(int32_t program, const std::vector<std::string_view>& path) {
+  if (program < 0) return {};
+  for (const FieldEntry& e : entries_) {
+    if (e.scope != program || e.in_array || e.path.size() != path.size()) continue;
+    bool same = true;
+    for (size_t i = 0; i < path.size() && same; ++i)
+      same = SameFieldName(Stripped(e.path[i]), path[i]);
+    if (!same) continue;
+    wanted_[static_cast<size_t>(e.slot)] = true;
+    return FieldHandle{e.slot, e.leaf};
+  }
+  return {};
+}
+
+void DecodePlan::Finish(int32_t program) {
+  if (program < 0) return;
+  uint32_t align = 1;
+  uint64_t bits = 0;
+  Optimize(program, &align, &bits);
+}
+
+bool DecodePlan::Optimize(int32_t program, uint32_t* fixed_align, uint64_t* fixed_bits) {
+  std::vector<Op> in = std::move(programs_[static_cast<size_t>(program)]);
+  std::vector<Op> out;
+  auto wanted = [&](int32_t slot) { return slot >= 0 && wanted_[static_cast<size_t>(slot)]; };
+  auto skip = [&](uint64_t bits) {
+    if (bits == 0) return;
+    if (!out.empty() && out.back().code == Op::kSkip) {
+      out.back().arg += bits;
+      return;
+    }
+    Op op;
+    op.code = Op::kSkip;
+    op.arg = bits;
+    out.push_back(op);
+  };
+  uint64_t known = 1;  // the position is a multiple of this many bits (from the program's start)
+  for (Op op : in) {
+    switch (op.code) {
+      case Op::kAlign:
+        if (op.arg <= known) continue;
+        out.push_back(op);
+        known = op.arg;
+        continue;
+      case Op::kSkip:
+        skip(op.arg);
+        known = std::min(known, LowBit(op.arg));
+        continue;
+      case Op::kInt:
+        known = std::min<uint64_t>(known, LowBit(op.size));
+        if (!wanted(op.slot) && !(op.flags & (Op::kClock | Op::kEventId))) {
+          skip(op.size);
+          continue;
+        }
+        if (op.slot >= 0 && !(op.flags & (Op::kBig | Op::kClock | Op::kEventId)))
+          op.code = Op::kIntFast;
+        out.push_back(op);
+        continue;
+      case Op::kString:
+        if (!wanted(op.slot)) op.slot = -1;
+        out.push_back(op);
+        known = 8;
+        continue;
+      case Op::kText:
+        if (!wanted(op.slot)) {
+          op.slot = -1;
+          if (op.count < 0) {
+            skip(op.arg * 8);
+            known = std::min<uint64_t>(known, LowBit(op.arg * 8));
+            continue;
+          }
+        }
+        out.push_back(op);
+        known = 8;
+        continue;
+      case Op::kAddress:
+        if (!wanted(op.slot)) {
+          if (op.count < 0) {
+            skip(op.arg * op.size);
+            known = std::min(known, LowBit(op.arg * op.size));
+            continue;
+          }
+          op.code = Op::kSkipArray;
+          op.sub_bits = op.size;
+          op.slot = -1;
+        }
+        out.push_back(op);
+        known = std::min<uint64_t>(known, LowBit(op.size));
+        continue;
+      case Op::kVariant:
+        for (const VariantCase& c : variants_[static_cast<size_t>(op.sub)].cases) {
+          uint32_t a = 1;
+          uint64_t b = 0;
+          Optimize(c.program, &a, &b);
+        }
+        out.push_back(op);
+        known = 1;
+        continue;
+      case Op::kArray: {
+        uint32_t a = 1;
+        uint64_t b = 0;
+        if (Optimize(op.sub, &a, &b) && b % a == 0 && a <= known) {
+          // Elements of fixed size, nothing wanted from them: one skip.
+          if (op.count < 0) {
+            skip(op.arg * b);
+            known = std::min(known, LowBit(op.arg * b));
+            continue;
+          }
+          op.code = Op::kSkipArray;
+          op.sub_bits = static_cast<uint32_t>(b);
+        }
+        out.push_back(op);
+        known = 1;
+        continue;
+      }
+      case Op::kIntFast:
+        out.push_back(op);
+        known = std::min<uint64_t>(known, LowBit(op.size));
+        continue;
+      case Op::kSkipArray:
+        out.push_back(op);
+        known = std::min<uint64_t>(known, LowBit(op.sub_bits));
+        continue;
+    }
+  }
+  programs_[static_cast<size_t>(program)] = out;
+  // A fixed skip: [Align a] [Skip n].
+  if (out.empty()) {
+    *fixed_align = 1;
+    *fixed_bits = 0;
+    return true;
+  }
+  size_t i = 0;
+  uint32_t a = 1;
+  if (out[0].code == Op::kAlign) {
+    a = static_cast<uint32_t>(out[0].arg);
+    i = 1;
+  }
+  if (out.size() - i == 1 && out[i].code == Op::kSkip && out[i].arg < (uint64_t{1} << 31)) {
+    *fixed_align = a;
+    *fixed_bits = out[i].arg;
+    return true;
+  }
+  if (out.size() == i) {
+    *fixed_align = a;
+    *fixed_bits = 0;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace waitpath::ctf
