@@ -25,7 +25,10 @@ struct AnalyzeOptions {
   size_t max_history_mb = 256;
   size_t keep_decoded_mb =
       kDefaultKeepDecodedMb;  // several hosts: reuse the sync pass's decoded events
-  std::string reference;      // several hosts: the reference clock's host (default: the first)
+  // Several hosts: 1 reads the traces once, the sync improving as it goes (kOnePass); 2 fixes
+  // the transforms from a whole first pass (kPrePass).
+  int sync_passes = 1;
+  std::string reference;  // several hosts: the reference clock's host (default: the first)
   std::string host_from = "hostname";  // or "dir": hosts named by their directory
   TimelineFlags timeline;              // --timeline FILE [--from T] [--to T] [--timeline-max-mb]
   CaptureFlags capture;                // --capture-dir DIR --capture-min-wait DUR...

@@ -1,5 +1,6 @@
 // The engine as the pipeline's sink (stream/pipeline.h), and the offline run every command
-// that analyses recorded traces shares: one host as read, several after the clock-sync pass.
+// that analyses recorded traces shares: one host as read, several in one pass with the clock
+// sync improving as it reads (or, asked for, after a clock-sync pass).
 #pragma once
 
 #include <functional>
@@ -51,8 +52,9 @@ class EngineFeed : public PipelineSink {
   CpuActivity* cpus_ = nullptr;
 };
 
-// Recorded traces into `feed`: kIdentity for one host, kPrePass for several (`options.policy`
-// is set here). False (and `error`) on a bad reference. `stats`: the hosts' reading figures.
+// Recorded traces into `feed`: kIdentity for one host; for several, kPrePass when
+// `options.policy` asks for it, else kOnePass. False (and `error`) on a bad reference. `stats`: the
+// hosts' reading figures.
 bool AnalyseTraces(const std::vector<HostSpec>& hosts, PipelineOptions options, EngineFeed& feed,
                    std::vector<HostStats>* stats, std::string* error);
 

@@ -426,6 +426,7 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
     engine.SetListener(&accounting);
     PipelineOptions pipeline;
     pipeline.reader.verbose = options.verbose;
+    pipeline.policy = options.sync_passes == 2 ? SyncPolicy::kPrePass : SyncPolicy::kOnePass;
     pipeline.reader.decoder = DecoderChoice(options.decoder);
     EngineFeed feed(engine);
     std::vector<HostStats> stats;
@@ -599,6 +600,11 @@ Command AddTailCommand(CLI::App& app) {
   AddCommonFlags(cmd, o.get());
   AddDecoderOption(cmd, &o->decoder);
   cmd->add_option("TRACE", o->traces, "Recorded traces instead of a relayd");
+  cmd->add_option("--sync-passes", o->sync_passes,
+                  "TRACE of several hosts: 1 reads them once, the clock sync improving as it "
+                  "reads; 2 synchronizes from a whole first pass (docs/sync.md)")
+      ->capture_default_str()
+      ->check(IntegerRange(1, 2));
   return Command{cmd, [o] {
                    if (!o->sessions.empty()) o->all = false;
                    return RunLive(*o, nullptr);

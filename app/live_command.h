@@ -17,6 +17,7 @@ struct LiveOptions {
   std::vector<std::string> sessions;       // session names to attach; with `all`, every one
   bool all = false;
   std::vector<std::string> traces;  // `tail` on recorded traces instead of a relayd
+  int sync_passes = 1;              // `tail TRACE…` on several hosts: as analyze --sync-passes
   std::vector<std::string> watch;   // --watch selectors, as for analyze
   std::string min_wait;             // report waits at least this long ("" = all, tail)
   bool tail = false;                // print each resolved wait as it resolves

@@ -187,6 +187,11 @@ bool Pipeline::Run(std::string* error) {
     Drain();
     return true;
   }
+  if (options_.policy == SyncPolicy::kOnePass) {
+    if (!MakeSync(error)) return false;
+    RunOnePass();
+    return true;
+  }
   KeptBatches kept;
   bool from_kept = false;
   if (options_.policy == SyncPolicy::kPrePass) {
@@ -226,6 +231,116 @@ bool Pipeline::Run(std::string* error) {
     if (!from_kept) Arrive(*batch, /*sync=*/false);
     merger_.Push(std::move(batch));
   }
+}
+
+namespace {
+
+// What a held batch counts against the budget: from its sizes, not its capacity, which
+// depends on which pooled batch the reader happened to reuse.
+size_t HeldSize(const Batch& b) {
+  return sizeof(Batch) + b.events.size() * sizeof(Event) + b.packets.size() * sizeof(PacketKey);
+}
+
+constexpr int64_t kNoTime = std::numeric_limits<int64_t>::min();
+constexpr int64_t kEndOfTime = std::numeric_limits<int64_t>::max();
+
+}  // namespace
+
+bool Pipeline::OnePassBootstrapDone() const {
+  if (held_bytes_ > options_.keep_decoded_bytes) return true;
+  // Not before every host is accurate: an event mapped now is never mapped again, and a
+  // host that exchanges packets late in its trace (or never) would otherwise get its first
+  // events in its own clock. Until then memory is what --sync-passes 2 would keep.
+  for (const HostClock& c : sync_->Clocks()) {
+    if (c.quality != SyncQuality::kAccurate) return false;
+  }
+  return true;
+}
+
+void Pipeline::ApplyTransformsIfChanged() {
+  if (sync_->version() == sync_version_) return;
+  SetTransforms(sync_->Clocks());
+  sync_version_ = sync_->version();
+}
+
+void Pipeline::ReleaseOnePass() {
+  // Released: what every host still reading is hold_ns past (a host that has shown nothing
+  // yet holds everything back).
+  int64_t limit = kEndOfTime;
+  for (size_t h = 0; h < specs_.size(); ++h) {
+    if (ended_[h]) continue;
+    if (watermark_[h] == kNoTime) {
+      limit = kNoTime;
+      break;
+    }
+    const int64_t reference =
+        merger_.transform(static_cast<uint16_t>(h)).ToReference(watermark_[h]);
+    limit = std::min(
+        limit, reference > kNoTime + options_.hold_ns ? reference - options_.hold_ns : kNoTime);
+  }
+  Event e;
+  const Batch* from = nullptr;
+  for (;;) {
+    // Over the budget, the oldest held events go whatever the limit.
+    const bool over = held_bytes_ > options_.keep_decoded_bytes;
+    merger_.SetReleaseLimit(over ? kEndOfTime : limit);
+    if (!merger_.Next(&e, &from)) break;
+    sink_->OnEvent(e, *from);
+    if (over) {
+      for (auto& done : merger_.TakeConsumed()) {
+        held_bytes_ -= HeldSize(*done);
+        sink_->OnBatchDone(*done);
+        Recycle(std::move(done));
+      }
+    }
+  }
+  for (auto& done : merger_.TakeConsumed()) {
+    held_bytes_ -= HeldSize(*done);
+    sink_->OnBatchDone(*done);
+    Recycle(std::move(done));
+  }
+}
+
+void Pipeline::RunOnePass() {
+  StartSources();
+  bool bootstrapping = true;
+  for (;;) {
+    // The host furthest behind: in its own clock until the transforms are known (as the
+    // sync pass reads), then in the reference clock, so that the hosts advance together in
+    // the order the merger releases.
+    size_t next = specs_.size();
+    int64_t next_key = 0;
+    for (size_t h = 0; h < specs_.size(); ++h) {
+      if (ended_[h]) continue;
+      const int64_t key =
+          bootstrapping || watermark_[h] == kNoTime
+              ? watermark_[h]
+              : merger_.transform(static_cast<uint16_t>(h)).ToReference(watermark_[h]);
+      if (next == specs_.size() || key < next_key) {
+        next = h;
+        next_key = key;
+      }
+    }
+    if (next == specs_.size()) break;
+    std::unique_ptr<Batch> batch = Take(next);
+    Arrive(*batch, /*sync=*/true);
+    held_bytes_ += HeldSize(*batch);
+    merger_.Push(std::move(batch));
+    if (bootstrapping) {
+      if (!OnePassBootstrapDone()) continue;
+      bootstrapping = false;
+      ApplyTransformsIfChanged();
+      sink_->OnClocks(sync_->Clocks());
+    } else {
+      ApplyTransformsIfChanged();
+    }
+    ReleaseOnePass();
+  }
+  // Every host ended: the final transforms for what is still held, and everything goes.
+  ApplyTransformsIfChanged();
+  sink_->OnClocks(sync_->Clocks());
+  merger_.SetReleaseLimit(kEndOfTime);
+  ReleaseOnePass();
 }
 
 bool Pipeline::BootstrapDone(std::chrono::steady_clock::time_point now) {

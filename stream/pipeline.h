@@ -20,6 +20,17 @@
 //               (keeping the decoded batches up to a budget), the transforms are fixed from
 //               all of it (deterministic, the most accurate), then the merger runs over the
 //               kept batches or over a second read of the traces.
+//   kOnePass    offline, several hosts, one read: the live policy made deterministic. Batches
+//               go to the sync and the merger together, read from the host furthest behind.
+//               Nothing is released until every host is accurately synchronized, or the
+//               held batches reach `keep_decoded_bytes`, or the input ended (a host that
+//               never exchanges packets holds everything up to the budget, as kPrePass would
+//               keep it). Then an event is released once every host still reading is
+//               `hold_ns` past it (reference time), with the transforms of that moment, so
+//               that each is mapped with the packets around it; over the budget the oldest
+//               held events go at once. Every decision depends on the traces alone (stream
+//               time and decoded sizes, never the wall clock or thread timing): the output
+//               is the same from run to run.
 //   kBootstrap  live: batches go to the sync and to the merger together; nothing is released
 //               until every host that exchanged packets is synchronized (or `bootstrap_limit`
 //               has passed since the first batch), then the transforms follow the sync as it
@@ -43,13 +54,15 @@
 
 namespace waitpath {
 
-enum class SyncPolicy : uint8_t { kIdentity, kPrePass, kBootstrap };
+enum class SyncPolicy : uint8_t { kIdentity, kPrePass, kOnePass, kBootstrap };
 
 class PipelineSink {
  public:
   virtual ~PipelineSink() = default;
   // The hosts' transforms to the reference changed (never under kIdentity): once before the
-  // first event under kPrePass; at the end of the bootstrap and after each improvement live.
+  // first event under kPrePass; at the end of the bootstrap and once more with the final
+  // transforms after the last event under kOnePass; at the end of the bootstrap and after
+  // each improvement live.
   virtual void OnClocks(const std::vector<HostClock>& clocks) { (void)clocks; }
   // One event, its ts in the reference clock, with the batch it came from (its packets and
   // counters; the batch's own timestamps stay in the host's clock).
@@ -84,8 +97,14 @@ struct PipelineOptions {
   // long window (clocks may be seconds apart); after, a short one. False: always the long one.
   bool two_phase = true;
   // kPrePass: the decoded batches are kept up to this many bytes and merged from memory; a
-  // larger input is decoded a second time instead.
+  // larger input is decoded a second time instead. kOnePass: the batches held before their
+  // events are released stay under this many bytes (counted from the events and packets
+  // they hold, not their capacity, so that the count is the same from run to run).
   size_t keep_decoded_bytes = kDefaultKeepDecodedMb << 20;
+  // kOnePass: how far behind every reading host's watermark (reference time) an event is
+  // released: the sync's short matching window (stream/clock_sync.h), so every packet sent
+  // before the event has been matched (or expired) when the event is mapped.
+  int64_t hold_ns = 2'000'000'000;
   // kBootstrap: see TimeMerger::SetMaxLag (0: no limit), and the policy above.
   int64_t max_lag_ns = 0;
   std::chrono::milliseconds idle_after{2000};
@@ -151,6 +170,11 @@ class Pipeline {
   void SetTransforms(const std::vector<HostClock>& clocks);
   // Merges what can be released into the sink; fully merged batches go back to their readers.
   void Release();
+  // kOnePass: the single read, see the policy above.
+  void RunOnePass();
+  bool OnePassBootstrapDone() const;
+  void ReleaseOnePass();
+  void ApplyTransformsIfChanged();
   // kBootstrap: whether the sync is good enough (or waited for long enough) to release.
   bool BootstrapDone(std::chrono::steady_clock::time_point now);
   void Recycle(std::unique_ptr<Batch> batch);
@@ -165,6 +189,9 @@ class Pipeline {
   std::vector<int64_t> watermark_;  // per host, of the last batch that arrived (host clock)
   std::unique_ptr<ClockSync> sync_;
   TimeMerger merger_{0};
+
+  // kOnePass.
+  size_t held_bytes_ = 0;  // batches pushed to the merger and not yet consumed
 
   // kBootstrap.
   bool bootstrapping_ = true;

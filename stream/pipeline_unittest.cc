@@ -27,7 +27,7 @@ struct Seen {
 class RecordingSink : public PipelineSink {
  public:
   void OnClocks(const std::vector<HostClock>& clocks) override {
-    ++clock_calls;
+    if (clock_calls++ == 0) events_at_first_clocks = events.size();
     clocks_before_first_event = events.empty();
     last_clocks = clocks;
   }
@@ -50,6 +50,7 @@ class RecordingSink : public PipelineSink {
   std::vector<HostClock> last_clocks;
   std::vector<uint16_t> ended;
   int clock_calls = 0;
+  size_t events_at_first_clocks = 0;
   bool clocks_before_first_event = false;
   size_t batches_done = 0;
   size_t done_events = 0;
@@ -175,6 +176,45 @@ TEST(Pipeline, ASlowHostChangesNothing) {
   const RecordingSink slow = RunWith(ScpHosts(), options);
   unsetenv("WAITPATH_TEST_SLOW_HOST");
   EXPECT_TRUE(normal.events == slow.events);
+}
+
+// One read: every event once, per host in order; the transforms set before the first event
+// and again, final, at the end; the same events in the same order from run to run, with a
+// slow host, and whether the hold or the byte budget decides what goes.
+TEST(Pipeline, OnePassDeliversEverythingOnceTheSameEachRun) {
+  if (!SharedScp()) GTEST_SKIP() << "../shared/traces absent";
+  PipelineOptions options;
+  options.policy = SyncPolicy::kOnePass;
+  std::vector<HostStats> stats;
+  const RecordingSink sink = RunWith(ScpHosts(), options, &stats);
+  EXPECT_EQ(sink.clock_calls, 2);
+  EXPECT_EQ(sink.events_at_first_clocks, 0u);
+  ASSERT_EQ(sink.last_clocks.size(), 2u);
+  EXPECT_EQ(sink.last_clocks[1].quality, SyncQuality::kAccurate);
+  EXPECT_EQ(sink.events.size(), DecodedEvents(stats));
+  EXPECT_TRUE(sink.open_batches.empty());
+  std::map<uint16_t, int64_t> last;
+  for (const Seen& s : sink.events) {
+    auto [it, inserted] = last.try_emplace(s.host, s.ts);
+    ASSERT_LE(it->second, s.ts);
+    it->second = s.ts;
+  }
+  EXPECT_TRUE(RunWith(ScpHosts(), options).events == sink.events);
+  setenv("WAITPATH_TEST_SLOW_HOST", "VM1:1", 1);
+  EXPECT_TRUE(RunWith(ScpHosts(), options).events == sink.events);
+  unsetenv("WAITPATH_TEST_SLOW_HOST");
+
+  for (const auto& [hold_ns, budget] : {std::pair<int64_t, size_t>{100'000'000, 512u << 20},
+                                        std::pair<int64_t, size_t>{2'000'000'000, 64u << 10}}) {
+    SCOPED_TRACE(hold_ns);
+    PipelineOptions early = options;
+    early.hold_ns = hold_ns;
+    early.keep_decoded_bytes = budget;
+    std::vector<HostStats> early_stats;
+    const RecordingSink first = RunWith(ScpHosts(), early, &early_stats);
+    EXPECT_EQ(first.events.size(), DecodedEvents(early_stats));
+    EXPECT_TRUE(RunWith(ScpHosts(), early).events == first.events);
+  }
 }
 
 TEST(Pipeline, BootstrapPolicyOverRecordedTracesDeliversEverything) {

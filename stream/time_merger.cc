@@ -105,6 +105,7 @@ bool TimeMerger::Next(Event* event, const Batch** batch) {
     }
   }
   needed_ = -1;
+  if (best != hosts_.size() && best_ts > limit_) return false;
   if (best == hosts_.size()) {
     for (size_t i = 0; i < hosts_.size(); ++i) {
       if (!hosts_[i].ended && !hosts_[i].idle) needed_ = static_cast<int>(i);
@@ -137,7 +138,8 @@ bool TimeMerger::Next(Event* event, const Batch** batch) {
     bound = std::min(bound, h.transform.ToReference(h.watermark));
   }
   run_host_ = static_cast<int>(best);
-  run_bound_ = bound;
+  // The fast path's bound also keeps the run within the release limit (bound is exclusive).
+  run_bound_ = limit_ < bound ? limit_ + 1 : bound;
   return Release(hosts_[best], event, batch);
 }
 

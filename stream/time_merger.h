@@ -41,6 +41,7 @@ class TimeMerger {
     run_host_ = -1;
     UpdateLateFloor();
   }
+  const ClockTransform& transform(uint16_t host) const { return hosts_[host].transform; }
   // Live: hosts appear while running.
   void AddHost() {
     hosts_.emplace_back();
@@ -63,6 +64,13 @@ class TimeMerger {
   }
   // Whether the host is lagging past the limit now, and its events dropped for it so far.
   bool lagging(uint16_t host) const { return hosts_[host].lagging; }
+  // Offline one pass: nothing later than `limit` (reference time) is released, so that the
+  // transforms can still improve from what is read after it (max: no limit). Next() then
+  // returns false with needed() -1 when only events past the limit could go.
+  void SetReleaseLimit(int64_t limit) {
+    limit_ = limit;
+    run_host_ = -1;
+  }
   uint64_t dropped_late(uint16_t host) const { return hosts_[host].dropped_late; }
 
   void Push(std::unique_ptr<Batch> batch);
@@ -109,6 +117,7 @@ class TimeMerger {
   int run_host_ = -1;
   int64_t run_bound_ = 0;
   int64_t max_lag_ = 0;
+  int64_t limit_ = std::numeric_limits<int64_t>::max();
   int64_t late_floor_ = std::numeric_limits<int64_t>::min();
   std::vector<std::unique_ptr<Batch>> consumed_;
 };

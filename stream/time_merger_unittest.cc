@@ -89,6 +89,25 @@ TEST(TimeMergerTest, AHostLaggingPastTheLimitIsNotWaitedForAndItsLateEventsAreLo
 // Three hosts with different clocks, batches of random sizes fed as the merger asks for
 // them: every event comes out once, in reference-time order, each host's in its own order.
 // (Equal reference times on two hosts may come in either order.)
+// The offline one-pass policy holds back what is past the release limit, then lets it go.
+TEST(TimeMergerTest, NothingPastTheReleaseLimitGoes) {
+  TimeMerger m(2);
+  m.Push(MakeBatch(0, {100, 200, 300}, true));
+  m.Push(MakeBatch(1, {150, 250}, true));
+  m.SetReleaseLimit(200);
+  Event e;
+  const Batch* b = nullptr;
+  std::vector<int64_t> got;
+  while (m.Next(&e, &b)) got.push_back(e.ts);
+  EXPECT_EQ(got, (std::vector<int64_t>{100, 150, 200}));
+  EXPECT_EQ(m.needed(), -1);
+  EXPECT_FALSE(m.done());
+  m.SetReleaseLimit(std::numeric_limits<int64_t>::max());
+  while (m.Next(&e, &b)) got.push_back(e.ts);
+  EXPECT_EQ(got, (std::vector<int64_t>{100, 150, 200, 250, 300}));
+  EXPECT_TRUE(m.done());
+}
+
 TEST(TimeMergerTest, MergedOrderWhateverTheBatching) {
   std::mt19937 rng(7);
   for (int round = 0; round < 50; ++round) {

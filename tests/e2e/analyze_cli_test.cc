@@ -86,13 +86,15 @@ TEST_F(GeneratedScenarioTest, MultiHostScenariosKeepTheInvariants) {
   }
 }
 
-// Several hosts: the analysis reads the batches the sync pass kept, or decodes the traces a
-// second time when they do not fit --keep-decoded-mb; the answer is the same either way.
+// Several hosts in two passes: the analysis reads the batches the sync pass kept, or decodes
+// the traces a second time when they do not fit --keep-decoded-mb; the answer is the same
+// either way.
 TEST_F(GeneratedScenarioTest, KeptOrDecodedAgainTheAnswerIsTheSame) {
   const fs::path dir = Generate("scale",
                                 "--set duration=300ms --set scale.hosts=4 --set "
                                 "scale.event_rate=200000 --set scale.tasks_per_host=4");
-  const std::string args = "analyze --json --top 100000 --min-wait 0ns " + dir.string();
+  const std::string args =
+      "analyze --sync-passes 2 --json --top 100000 --min-wait 0ns " + dir.string();
   CommandResult kept = RunWaitpath(args);  // ~60k events: kept
   ASSERT_EQ(kept.exit_code, 0) << kept.err;
   ASSERT_FALSE(Records(JsonLines(kept.out), "wait").empty());

@@ -2,6 +2,7 @@
 // and breakdowns, on the real two-VM scp traces, and with one host's input arriving late.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -35,6 +36,60 @@ std::map<std::string, json> ByHost(const std::vector<json>& records, const std::
 }
 
 class GeneratedSyncTest : public ::testing::TestWithParam<std::string> {};
+
+// The largest accuracy a host's `clock` records state (one pass prints the transforms at the
+// end of its bootstrap, then the final ones; every event was mapped with one of a sequence
+// that ends there).
+std::map<std::string, double> WorstAccuracy(const std::vector<json>& records) {
+  std::map<std::string, double> out;
+  for (const auto& r : records) {
+    if (r["type"] != "clock") continue;
+    double& a = out[r["host"]];
+    a = std::max(a, r["accuracy"].get<double>());
+  }
+  return out;
+}
+
+// One pass against two passes on the same traces. Each run maps a host's events with
+// transforms that are within their stated accuracy of the true clock, so a time moves by at
+// most the sum of the two runs' accuracies for its host: lifetimes within that; a task's
+// states (whose boundaries may come from the clocks of the hosts on its path) within 0.1 %
+// of its life plus twice the worst sum over hosts; the same tasks and the same remote hosts
+// on each path.
+void ExpectOnePassWithinAccuracyOfTwo(const std::string& one_out, const std::string& two_out) {
+  const auto one = JsonLines(one_out), two = JsonLines(two_out);
+  const auto acc_one = WorstAccuracy(one), acc_two = WorstAccuracy(two);
+  ASSERT_EQ(acc_one.size(), acc_two.size());
+  double worst = 0;
+  for (const auto& [host, a] : acc_one) worst = std::max(worst, a + acc_two.at(host));
+  std::map<std::pair<std::string, int>, json> tasks_one;
+  for (const auto& r : one) {
+    if (r["type"] == "task") tasks_one[{r["host"], r["tid"]}] = r;
+  }
+  size_t compared = 0;
+  for (const auto& t : two) {
+    if (t["type"] != "task") continue;
+    SCOPED_TRACE(t.dump());
+    const auto it = tasks_one.find({t["host"], t["tid"]});
+    ASSERT_NE(it, tasks_one.end());
+    const json& got = it->second;
+    const double tolerance = acc_one.at(t["host"]) + acc_two.at(t["host"]) + 1;
+    EXPECT_LE(std::abs(got["start_ns"].get<double>() - t["start_ns"].get<double>()), tolerance);
+    EXPECT_LE(std::abs(got["end_ns"].get<double>() - t["end_ns"].get<double>()), tolerance);
+    const double life = t["end_ns"].get<double>() - t["start_ns"].get<double>();
+    double l1 = 0;
+    for (const auto& [state, ns] : t["breakdown_ns"].items())
+      l1 += std::abs(got["breakdown_ns"][state].get<double>() - ns.get<double>());
+    EXPECT_LE(l1, 0.001 * life + 2 * worst) << got.dump();
+    std::set<std::string> hosts_one, hosts_two;
+    for (const auto& b : got["by_task"]) hosts_one.insert(b["host"]);
+    for (const auto& b : t["by_task"]) hosts_two.insert(b["host"]);
+    EXPECT_EQ(hosts_one, hosts_two);
+    ++compared;
+  }
+  EXPECT_EQ(compared, tasks_one.size());
+  EXPECT_GT(compared, 0u);
+}
 
 // The recovered transform is within its accuracy bound of the truth over the whole trace,
 // and no matched message is received before it was sent.
@@ -145,6 +200,22 @@ TEST_P(GeneratedSyncTest, InterruptThreadsAreNeverOnThePath) {
   fs::remove_all(dir);
 }
 
+// The default single read against the two-pass analysis (--sync-passes 2), also with a held
+// budget small enough that events go before the end of the input.
+TEST_P(GeneratedSyncTest, OnePassAnswersWithinAccuracyOfTwoPasses) {
+  const fs::path dir = Generate(GetParam());
+  const std::string args = "analyze --json --top 100000 " + dir.string();
+  CommandResult two = RunWaitpath(args + " --sync-passes 2");
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  for (const char* extra : {"", " --keep-decoded-mb 1"}) {
+    SCOPED_TRACE(extra);
+    CommandResult one = RunWaitpath(args + extra);
+    ASSERT_EQ(one.exit_code, 0) << one.err;
+    ExpectOnePassWithinAccuracyOfTwo(one.out, two.out);
+  }
+  fs::remove_all(dir);
+}
+
 INSTANTIATE_TEST_SUITE_P(Scenarios, GeneratedSyncTest,
                          ::testing::Values("rpc", "three-tier", "rpc-threaded-rx"),
                          [](const auto& info) {
@@ -174,6 +245,18 @@ TEST(ScpSyncTest, PacketsMatchAndTheTransformIsAccurate) {
   CommandResult a =
       RunWaitpath("analyze --json --top 100000 " + kShared + "/scp_src " + kShared + "/scp_dest");
   ASSERT_EQ(a.exit_code, 0) << a.err;
+}
+
+TEST(ScpSyncTest, OnePassAnswersWithinAccuracyOfTwoPasses) {
+  if (!HaveShared("scp_src") || !HaveShared("scp_dest"))
+    GTEST_SKIP() << "../shared/traces not present";
+  const std::string args =
+      "analyze --json --top 100000 " + kShared + "/scp_src " + kShared + "/scp_dest";
+  CommandResult two = RunWaitpath(args + " --sync-passes 2");
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  CommandResult one = RunWaitpath(args);
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  ExpectOnePassWithinAccuracyOfTwo(one.out, two.out);
 }
 
 // --reference picks the host whose clock the others map to; an unknown one is one line.
@@ -220,6 +303,61 @@ TEST(LossySyncTest, LossDoesNotDisturbTimesOrMatching) {
     if (r["type"] == "sync") {
       EXPECT_EQ(r["inversions"], 0);
       EXPECT_GT(r["matched"].get<int>(), 0);
+    }
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace waitpath::testing
+
+namespace waitpath::testing {
+namespace {
+
+// Four hosts for 6 s: longer than the 2 s hold, so that one pass releases events while it
+// reads, with transforms that still improve afterwards.
+fs::path LongerThanTheHold() {
+  return GenerateScenario("scale",
+                          "--set duration=6s --set scale.hosts=4 --set "
+                          "scale.event_rate=20000 --set scale.tasks_per_host=4",
+                          "waitpath-onepass-");
+}
+
+TEST(OnePassTest, LongerThanTheHoldWithinAccuracyOfTwoPasses) {
+  const fs::path dir = LongerThanTheHold();
+  const std::string args = "analyze --json --top 100000 " + dir.string();
+  CommandResult two = RunWaitpath(args + " --sync-passes 2");
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  for (const char* extra : {"", " --keep-decoded-mb 1"}) {
+    SCOPED_TRACE(extra);
+    CommandResult one = RunWaitpath(args + extra);
+    ASSERT_EQ(one.exit_code, 0) << one.err;
+    // The transforms improved after the first events went: two sets of clock records.
+    const auto records = JsonLines(one.out);
+    EXPECT_EQ(std::count_if(records.begin(), records.end(),
+                            [](const json& r) { return r["type"] == "clock"; }),
+              8);
+    ExpectOnePassWithinAccuracyOfTwo(one.out, two.out);
+  }
+  fs::remove_all(dir);
+}
+
+// One pass decides when to release from the traces alone (stream time, decoded sizes): the
+// output is byte-identical from run to run, whichever reader runs babeltrace2, whichever host
+// is slow, and with a held budget small enough that events go before the end of the input.
+TEST(OnePassTest, SameOutputRunToRun) {
+  const fs::path dir = LongerThanTheHold();
+  for (const char* budget : {"", " --keep-decoded-mb 1"}) {
+    SCOPED_TRACE(budget);
+    const std::string args = "analyze --json --top 100000 --min-wait 0ns " + dir.string() + budget;
+    CommandResult first = RunWaitpath(args);
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    ASSERT_FALSE(first.out.empty());
+    for (const char* env : {"", "WAITPATH_READER=thread", "WAITPATH_TEST_SLOW_HOST=node01:5"}) {
+      SCOPED_TRACE(env);
+      CommandResult again = RunWaitpath(args, env);
+      ASSERT_EQ(again.exit_code, 0) << again.err;
+      EXPECT_EQ(again.out, first.out);
     }
   }
   fs::remove_all(dir);
