@@ -332,6 +332,21 @@ std::string FiltersText(const LiveOptions& options) {
   return f;
 }
 
+// What tail and live print of waits, registered with the accounting in place: the terminal
+// view, or the report's lines.
+struct WaitOutput {
+  WaitOutput(WatchedAccounting& accounting, bool screen, const TriageOptions& triage,
+             const AnalysisOptions& report_options) {
+    if (screen) {
+      view.emplace(accounting, triage);
+    } else {
+      report.emplace(accounting, report_options, std::cout);
+    }
+  }
+  std::optional<AnalysisReport> report;
+  std::optional<TriageView> view;
+};
+
 // The summary the terminal view leaves behind (at Ctrl-C, q, or the end of recorded traces).
 void PrintSummary(const TriageView& view, ScreenStatus status) {
   status.final = true;
@@ -411,13 +426,8 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
     }
     const std::vector<std::string> names = HostNames(hosts);
     WatchedAccounting accounting(engine, std::move(watch), names);
-    std::optional<AnalysisReport> report;
-    std::optional<TriageView> view;
-    if (screen) {
-      view.emplace(accounting, triage);
-    } else {
-      report.emplace(accounting, report_options, std::cout);
-    }
+    WaitOutput out(accounting, screen, triage, report_options);
+    std::optional<TriageView>& view = out.view;
     SpanReport spans(engine, accounting.hosts(), span_options, std::cout);
     // The view lists the slowest requests too.
     SpanFanout span_listeners(view ? std::vector<SpanListener*>{&spans, &*view}
@@ -452,13 +462,8 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
   }
 
   WatchedAccounting accounting(engine, watch, {});
-  std::optional<AnalysisReport> report;
-  std::optional<TriageView> view;
-  if (screen) {
-    view.emplace(accounting, triage);
-  } else {
-    report.emplace(accounting, report_options, std::cout);
-  }
+  WaitOutput out(accounting, screen, triage, report_options);
+  std::optional<TriageView>& view = out.view;
   SpanReport spans(engine, accounting.hosts(), span_options, std::cout);
   std::unique_ptr<MetricsExporter> metrics;
   std::unique_ptr<MetricsServer> server;

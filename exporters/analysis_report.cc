@@ -16,9 +16,14 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-Json StatesJson(const StateVec& v) {
+}  // namespace
+
+nlohmann::ordered_json StatesJson(const StateVec& v, bool nonzero_only) {
   Json j = Json::object();
-  for (int i = 0; i < kLeafCount; ++i) j[std::string(LeafName(static_cast<Leaf>(i)))] = v.ns[i];
+  for (int i = 0; i < kLeafCount; ++i) {
+    if (nonzero_only && v.ns[i] == 0) continue;
+    j[std::string(LeafName(static_cast<Leaf>(i)))] = v.ns[i];
+  }
   return j;
 }
 
@@ -27,12 +32,10 @@ std::string Shares(const StateVec& v, int64_t total) {
   for (int i = 0; i < kLeafCount; ++i) {
     if (v.ns[i] <= 0 || total <= 0) continue;
     s += fmt::format("{}{} {:.1f}%", s.empty() ? "" : ", ", LeafName(static_cast<Leaf>(i)),
-                     100.0 * v.ns[i] / total);
+                     100.0 * static_cast<double>(v.ns[i]) / static_cast<double>(total));
   }
   return s.empty() ? "-" : s;
 }
-
-}  // namespace
 
 std::string_view WaitCauseName(const WaitLink& link) {
   switch (link.type) {

@@ -27,6 +27,10 @@ enum class TaskFormat : uint8_t { kText, kJson, kFolded, kCsv };
 
 // How a wait ended, as wait records say it: task, network, timer, disk, ..., blocked, unknown.
 std::string_view WaitCauseName(const WaitLink& link);
+// A breakdown as JSON, ns per state (every state, or only those not 0), as every record has it.
+nlohmann::ordered_json StatesJson(const StateVec& v, bool nonzero_only = false);
+// "running 75.0%, preempted 25.0%": each state's share of `total`, "-" when there is none.
+std::string Shares(const StateVec& v, int64_t total);
 
 struct AnalysisOptions {
   int64_t min_wait_ns = -1;  // < 0: no wait records (never with kFolded or kCsv)

@@ -6,31 +6,13 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "exporters/analysis_report.h"
 #include "live/string_table.h"
 
 namespace waitpath {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-Json StatesJson(const StateVec& v, bool nonzero_only) {
-  Json j = Json::object();
-  for (int i = 0; i < kLeafCount; ++i) {
-    if (nonzero_only && v.ns[i] == 0) continue;
-    j[std::string(LeafName(static_cast<Leaf>(i)))] = v.ns[i];
-  }
-  return j;
-}
-
-std::string Shares(const StateVec& v, int64_t total) {
-  std::string s;
-  for (int i = 0; i < kLeafCount; ++i) {
-    if (v.ns[i] <= 0 || total <= 0) continue;
-    s += fmt::format("{}{} {:.1f}%", s.empty() ? "" : ", ", LeafName(static_cast<Leaf>(i)),
-                     100.0 * static_cast<double>(v.ns[i]) / static_cast<double>(total));
-  }
-  return s.empty() ? "-" : s;
-}
 
 // The p-th percentile (nearest rank) of sorted values.
 int64_t Percentile(const std::vector<int64_t>& sorted, double p) {
