@@ -8,6 +8,14 @@
 
 namespace waitpath {
 
+int64_t HostInput::OnReplayed(int64_t stream_ts, const Event& e, Batch& b) {
+  counters.emitted_ns = stream_ts;
+  b.clock_offset_ns = stream_ts - e.ts;
+  cpus.NoteReplayedCpu(e.cpu);
+  if (e.kind == EventKind::kLost && e.a > 0) counters.discarded += static_cast<uint64_t>(e.a);
+  return e.ts;
+}
+
 ReaderCounters HostInput::Snapshot() const {
   ReaderCounters c = counters;
   c.regressions = time.regressions();

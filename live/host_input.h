@@ -30,6 +30,11 @@ struct HostInput {
   void SetHoles(std::vector<StreamLoss> holes);
   // Emits the loss markers of the holes at or before `ts` (all of them: INT64_MAX).
   void EmitHoles(int64_t ts);
+  // A replayed event `e` (live/replay_format.h), read at `stream_ts` on the UST clock, about to
+  // go into batch `b`: its original time and CPU (in `e`) replace the stream's; when it was
+  // emitted is kept (the host's lag, `b`'s clock offset for captures) and a replayed loss is
+  // counted. Both decoders' readers call this. Returns the event's time.
+  int64_t OnReplayed(int64_t stream_ts, const Event& e, Batch& b);
   // Hands the last batch over: `error` says why the input stops early (empty: it ended).
   void Finish(std::string error) {
     batches.Flush(Snapshot(), time.watermark(), /*last=*/true, std::move(error));

@@ -217,14 +217,8 @@ void MergingSink::OnEvent(PortCursor& p, const bt_message* m) {
   int64_t ts = p.head_ts;
   uint16_t cpu = p.cpu;
   if (decoder_.carries_time()) {
-    // A replayed event: its original time and CPU replace the UST clock's and the stream's.
-    input_.counters.emitted_ns = ts;
-    ts = e.ts;
+    ts = input_.OnReplayed(p.head_ts, e, b);
     cpu = e.cpu;
-    b.clock_offset_ns = p.head_ts - ts;
-    input_.cpus.NoteReplayedCpu(cpu);
-    if (e.kind == EventKind::kLost && e.a > 0)
-      input_.counters.discarded += static_cast<uint64_t>(e.a);
   }
   e.ts = input_.time.Event(ts);
   e.host = input_.host;

@@ -181,12 +181,8 @@ void NativeReader::OnEvent(Port& p) {
   int64_t ts = p.head_ts;
   uint16_t cpu = p.cpu;
   if (p.cursor->event().replay) {
-    // A replayed event: its original time and CPU replace the UST clock's and the stream's.
-    ts = e.ts;
+    ts = input_.OnReplayed(p.head_ts, e, b);
     cpu = e.cpu;
-    input_.cpus.NoteReplayedCpu(cpu);
-    if (e.kind == EventKind::kLost && e.a > 0)
-      input_.counters.discarded += static_cast<uint64_t>(e.a);
   }
   e.ts = input_.time.Event(ts);
   e.host = input_.host;

@@ -108,6 +108,8 @@ void CompareDecoders(const std::string& path) {
     EXPECT_EQ(b.dialect, a.dialect);
     EXPECT_EQ(b.cpus, a.cpus);
     EXPECT_EQ(b.damaged, a.damaged);
+    // A replayed host: when its last event was emitted (its lag; captures' clock offset).
+    EXPECT_EQ(b.emitted_ns, a.emitted_ns);
   }
 }
 
