@@ -166,8 +166,10 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
   WaitFanout listeners(metrics ? std::vector<WaitListener*>{&accounting, metrics.get()}
                                : std::vector<WaitListener*>{&accounting});
   engine.SetListener(&listeners);
-  SpanFanout span_listeners(metrics ? std::vector<SpanListener*>{&spans, metrics->requests()}
-                                    : std::vector<SpanListener*>{&spans});
+  std::vector<SpanListener*> span_sinks{&spans};
+  if (metrics) span_sinks.push_back(metrics->requests());
+  if (capture) span_sinks.push_back(capture.get());  // --capture-min-request
+  SpanFanout span_listeners(std::move(span_sinks));
   engine.SetSpanListener(&span_listeners);
 
   PipelineOptions pipeline;

@@ -20,8 +20,12 @@ namespace fs = std::filesystem;
 void AddCaptureFlags(CLI::App* cmd, CaptureFlags* flags, bool live) {
   cmd->add_option("--capture-dir", flags->dir,
                   "Save the trace of every host on the path of each wait at least "
-                  "--capture-min-wait long there, with wait.json and a timeline (docs/capture.md)");
+                  "--capture-min-wait long (or request at least --capture-min-request) there, "
+                  "with wait.json and a timeline (docs/capture.md)");
   cmd->add_option("--capture-min-wait", flags->min_wait, "Capture waits at least this long")
+      ->check(DurationCheck(false));
+  cmd->add_option("--capture-min-request", flags->min_request,
+                  "Capture requests (application spans) at least this long")
       ->check(DurationCheck(false));
   cmd->add_option("--capture-margin", flags->margin, "Trace kept before and after the wait")
       ->capture_default_str()
@@ -44,14 +48,18 @@ void AddCaptureFlags(CLI::App* cmd, CaptureFlags* flags, bool live) {
 bool ParseCaptureFlags(const CaptureFlags& flags, bool live, CaptureOptions* options,
                        std::string* error) {
   if (flags.dir.empty()) {
-    if (!flags.min_wait.empty() || !flags.traces.empty()) {
-      *error = "--capture-min-wait and --capture-traces go with --capture-dir DIR";
+    if (!flags.min_wait.empty() || !flags.min_request.empty() || !flags.traces.empty()) {
+      *error =
+          "--capture-min-wait, --capture-min-request and --capture-traces go with --capture-dir "
+          "DIR";
       return false;
     }
     return true;
   }
-  if (flags.min_wait.empty()) {
-    *error = "--capture-dir needs --capture-min-wait DUR (which waits to capture)";
+  if (flags.min_wait.empty() && flags.min_request.empty()) {
+    *error =
+        "--capture-dir needs --capture-min-wait DUR or --capture-min-request DUR (which waits or "
+        "requests to capture)";
     return false;
   }
   if (live && flags.traces.empty()) {
@@ -71,8 +79,14 @@ bool ParseCaptureFlags(const CaptureFlags& flags, bool live, CaptureOptions* opt
     return false;
   }
   options->dir = flags.dir;
-  if (!ParseDurationFlag("--capture-min-wait", flags.min_wait, &options->min_wait_ns, error) ||
-      !ParseDurationFlag("--capture-margin", flags.margin, &options->margin_ns, error))
+  options->min_wait_ns = INT64_MAX;  // none, unless asked
+  if (!flags.min_wait.empty() &&
+      !ParseDurationFlag("--capture-min-wait", flags.min_wait, &options->min_wait_ns, error))
+    return false;
+  if (!flags.min_request.empty() && !ParseDurationFlag("--capture-min-request", flags.min_request,
+                                                       &options->min_request_ns, error))
+    return false;
+  if (!ParseDurationFlag("--capture-margin", flags.margin, &options->margin_ns, error))
     return false;
   options->max_bytes = flags.max_mb << 20;
   options->max_per_hour = flags.max_per_hour;
@@ -121,7 +135,8 @@ bool WriteCaptureTimeline(const CaptureMade& capture, const std::vector<std::str
   TimelineOptions options;
   options.window.from = capture.from_ns;
   options.window.to = capture.to_ns;
-  options.min_wait_ns = min_wait_ns;
+  // A capture of requests only highlights the waits a timeline would by default.
+  options.min_wait_ns = min_wait_ns == INT64_MAX ? 1'000'000 : min_wait_ns;
   TimelineWriter timeline(accounting, options);
   const std::vector<std::string> names = HostNames(hosts);
   const bool has_reference = std::find(names.begin(), names.end(), reference) != names.end();

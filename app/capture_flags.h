@@ -14,6 +14,7 @@ namespace waitpath {
 struct CaptureFlags {
   std::string dir;
   std::string min_wait;
+  std::string min_request;
   std::string margin = "1s";
   size_t max_mb = 1024;
   uint32_t max_per_hour = 60;

@@ -484,7 +484,8 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
   status.source = "relayd " + options.relayd;
   std::vector<SpanListener*> span_sinks{&spans};
   if (metrics) span_sinks.push_back(metrics->requests());
-  if (view) span_sinks.push_back(&*view);  // the slowest requests
+  if (view) span_sinks.push_back(&*view);            // the slowest requests
+  if (capture) span_sinks.push_back(capture.get());  // --capture-min-request
   SpanFanout span_listeners(std::move(span_sinks));
   engine.SetSpanListener(&span_listeners);
   {

@@ -32,6 +32,11 @@ std::vector<std::pair<std::string, int64_t>> Top(const std::map<std::string, int
   return v;
 }
 
+// A span's operation name ("?" when its event carried none).
+std::string OperationOf(uint32_t name) {
+  return name == ~0u ? std::string("?") : std::string(StringTable::Global().Get(name));
+}
+
 std::string Dump(const Json& j) {
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
@@ -43,6 +48,66 @@ std::string SpanIdHex(uint64_t id) {
 }
 std::string TraceIdHex(const SpanIds& ids) {
   return fmt::format("{:016x}{:016x}", ids.trace_hi, ids.trace_lo);
+}
+
+std::vector<std::pair<Utid, StateVec>> SpanTimeByTask(const ResolvedSpan& span) {
+  std::vector<std::pair<Utid, StateVec>> by_task;
+  for (const PathSegment& p : span.path) {
+    const Utid u = p.task == kNoTask ? span.task : p.task;
+    auto it =
+        std::find_if(by_task.begin(), by_task.end(), [&](const auto& b) { return b.first == u; });
+    if (it == by_task.end()) it = by_task.insert(by_task.end(), {u, StateVec{}});
+    it->second[p.leaf] += p.end - p.start;
+  }
+  std::stable_sort(by_task.begin(), by_task.end(), [](const auto& a, const auto& b) {
+    return a.second.total() > b.second.total();
+  });
+  return by_task;
+}
+
+nlohmann::ordered_json SpanRecordJson(const Engine& engine, const std::vector<std::string>& hosts,
+                                      const ResolvedSpan& span, size_t top) {
+  const Task& t = engine.tasks()[span.task];
+  Json j;
+  j["type"] = "span";
+  j["trace_id"] = TraceIdHex(span.span.ids);
+  j["span_id"] = SpanIdHex(span.span.span_id);
+  j["parent"] = span.span.ids.parent ? Json(SpanIdHex(span.span.ids.parent)) : Json(nullptr);
+  j["name"] = OperationOf(span.span.name);
+  j["host"] = hosts[t.host];
+  j["tid"] = t.tid;
+  j["pid"] = t.pid < 0 ? t.tid : t.pid;
+  j["comm"] = StringTable::Global().Get(t.comm);
+  j["start_ns"] = span.start;
+  j["end_ns"] = span.end;
+  j["duration_ns"] = span.end - span.start;
+  j["handoffs"] = span.handoffs;
+  if (span.end_task != span.task && span.end_task != kNoTask) {
+    j["end_tid"] = engine.tasks()[span.end_task].tid;
+  }
+  j["breakdown_ns"] = StatesJson(span.breakdown, false);
+  const std::vector<std::pair<Utid, StateVec>> by_task = SpanTimeByTask(span);
+  Json list = Json::array();
+  for (size_t i = 0; i < by_task.size() && i < top; ++i) {
+    const Task& w = engine.tasks()[by_task[i].first];
+    list.push_back(Json{{"host", hosts[w.host]},
+                        {"tid", w.tid},
+                        {"comm", StringTable::Global().Get(w.comm)},
+                        {"ns", by_task[i].second.total()},
+                        {"states", StatesJson(by_task[i].second, true)}});
+  }
+  j["by_task"] = std::move(list);
+  Json blocked = Json::array();
+  for (size_t i = 0; i < span.blocked_by.size() && i < top; ++i) {
+    const SpanBlocker& b = span.blocked_by[i];
+    blocked.push_back(Json{{"span_id", SpanIdHex(b.span.span_id)},
+                           {"trace_id", TraceIdHex(b.span.ids)},
+                           {"operation", OperationOf(b.span.name)},
+                           {"host", hosts[b.span.host]},
+                           {"ns", b.ns}});
+  }
+  j["blocked_by"] = std::move(blocked);
+  return j;
 }
 
 SpanReport::SpanReport(const Engine& engine, const std::vector<std::string>& host_names,
@@ -66,10 +131,6 @@ bool SpanReport::CheckOperation(const std::string& pattern, std::string* error) 
   return true;
 }
 
-std::string SpanReport::OperationName(uint32_t name) const {
-  return name == ~0u ? std::string("?") : std::string(StringTable::Global().Get(name));
-}
-
 std::string SpanReport::Who(Utid u) const {
   if (u == kNoTask) return "?";
   const Task& t = engine_.tasks()[u];
@@ -78,20 +139,9 @@ std::string SpanReport::Who(Utid u) const {
 
 void SpanReport::OnSpan(const ResolvedSpan& span) {
   ++seen_;
-  const std::string op = OperationName(span.span.name);
+  const std::string op = OperationOf(span.span.name);
   const int64_t duration = span.end - span.start;
-  // Summed per task credited (kNoTask: the span's own thread), top first.
-  std::vector<std::pair<Utid, StateVec>> by_task;
-  for (const PathSegment& p : span.path) {
-    const Utid u = p.task == kNoTask ? span.task : p.task;
-    auto it =
-        std::find_if(by_task.begin(), by_task.end(), [&](const auto& b) { return b.first == u; });
-    if (it == by_task.end()) it = by_task.insert(by_task.end(), {u, StateVec{}});
-    it->second[p.leaf] += p.end - p.start;
-  }
-  std::stable_sort(by_task.begin(), by_task.end(), [](const auto& a, const auto& b) {
-    return a.second.total() > b.second.total();
-  });
+  const std::vector<std::pair<Utid, StateVec>> by_task = SpanTimeByTask(span);
 
   std::pair<std::string, std::string> key{hosts_[span.span.host], op};
   if (operations_.size() >= kMaxOperations && !operations_.count(key)) key.second = "other";
@@ -109,7 +159,7 @@ void SpanReport::OnSpan(const ResolvedSpan& span) {
   o.breakdown += span.breakdown;
   for (const auto& [u, states] : by_task) o.by_task[Who(u)] += states.total();
   for (const SpanBlocker& b : span.blocked_by) {
-    o.blocked_by[fmt::format("{}:{}", hosts_[b.span.host], OperationName(b.span.name))] += b.ns;
+    o.blocked_by[fmt::format("{}:{}", hosts_[b.span.host], OperationOf(b.span.name))] += b.ns;
   }
 
   if (!options_.records || duration < options_.min_span_ns) return;
@@ -117,45 +167,7 @@ void SpanReport::OnSpan(const ResolvedSpan& span) {
   ++written_;
   const Task& t = engine_.tasks()[span.task];
   if (options_.json) {
-    Json j;
-    j["type"] = "span";
-    j["trace_id"] = TraceIdHex(span.span.ids);
-    j["span_id"] = SpanIdHex(span.span.span_id);
-    j["parent"] = span.span.ids.parent ? Json(SpanIdHex(span.span.ids.parent)) : Json(nullptr);
-    j["name"] = op;
-    j["host"] = hosts_[t.host];
-    j["tid"] = t.tid;
-    j["pid"] = t.pid < 0 ? t.tid : t.pid;
-    j["comm"] = StringTable::Global().Get(t.comm);
-    j["start_ns"] = span.start;
-    j["end_ns"] = span.end;
-    j["duration_ns"] = duration;
-    j["handoffs"] = span.handoffs;
-    if (span.end_task != span.task && span.end_task != kNoTask) {
-      j["end_tid"] = engine_.tasks()[span.end_task].tid;
-    }
-    j["breakdown_ns"] = StatesJson(span.breakdown, false);
-    Json list = Json::array();
-    for (size_t i = 0; i < by_task.size() && i < options_.top; ++i) {
-      const Task& w = engine_.tasks()[by_task[i].first];
-      list.push_back(Json{{"host", hosts_[w.host]},
-                          {"tid", w.tid},
-                          {"comm", StringTable::Global().Get(w.comm)},
-                          {"ns", by_task[i].second.total()},
-                          {"states", StatesJson(by_task[i].second, true)}});
-    }
-    j["by_task"] = std::move(list);
-    Json blocked = Json::array();
-    for (size_t i = 0; i < span.blocked_by.size() && i < options_.top; ++i) {
-      const SpanBlocker& b = span.blocked_by[i];
-      blocked.push_back(Json{{"span_id", SpanIdHex(b.span.span_id)},
-                             {"trace_id", TraceIdHex(b.span.ids)},
-                             {"operation", OperationName(b.span.name)},
-                             {"host", hosts_[b.span.host]},
-                             {"ns", b.ns}});
-    }
-    j["blocked_by"] = std::move(blocked);
-    out_ << Dump(j) << '\n';
+    out_ << Dump(SpanRecordJson(engine_, hosts_, span, options_.top)) << '\n';
     return;
   }
   // As a wait line of `tail`: when it ended, what, where, how long, and where the time went.
@@ -172,7 +184,7 @@ void SpanReport::OnSpan(const ResolvedSpan& span) {
   for (size_t i = 0; i < span.blocked_by.size() && i < options_.top; ++i) {
     const SpanBlocker& b = span.blocked_by[i];
     fmt::print(out_, "  blocked by span {} {} ({}): {:.3f} ms\n", SpanIdHex(b.span.span_id),
-               OperationName(b.span.name), hosts_[b.span.host], static_cast<double>(b.ns) / 1e6);
+               OperationOf(b.span.name), hosts_[b.span.host], static_cast<double>(b.ns) / 1e6);
   }
 }
 

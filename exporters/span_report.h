@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -27,6 +28,15 @@ struct SpanReportOptions {
   size_t top = 10;          // by_task / blocked_by entries per record, rows per summary list
   TimeFormat time_format;   // of the span lines' end times (text)
 };
+
+// Where a span's time went, per task credited (the span's own thread for its own states),
+// largest first.
+std::vector<std::pair<Utid, StateVec>> SpanTimeByTask(const ResolvedSpan& span);
+
+// A span's record as `--json` writes it (docs/requests.md): ids, operation, who, when, its
+// breakdown, the `top` tasks and spans it went through.
+nlohmann::ordered_json SpanRecordJson(const Engine& engine, const std::vector<std::string>& hosts,
+                                      const ResolvedSpan& span, size_t top);
 
 class SpanReport : public SpanListener {
  public:
@@ -62,7 +72,6 @@ class SpanReport : public SpanListener {
   static constexpr size_t kMaxSamples = 100'000;
   static constexpr size_t kMaxOperations = 1000;  // (host, operation) rows; later ones: "other"
 
-  std::string OperationName(uint32_t name) const;
   std::string Who(Utid u) const;
   void WriteSummary();
 

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "exporters/analysis_report.h"
+#include "exporters/span_report.h"
 #include "live/ctf_cut.h"
 #include "live/string_table.h"
 
@@ -86,6 +87,7 @@ void WaitCapture::OnWatchedWait(const ResolvedWait& wait, std::span<const PathSe
   Json pieces = Json::array();
   Pending p;
   p.hosts.push_back(t.host);
+  AddPathHosts(path, &p.hosts);
   for (const PathSegment& s : path) {
     Json piece;
     if (s.task == kNoTask) {
@@ -93,8 +95,6 @@ void WaitCapture::OnWatchedWait(const ResolvedWait& wait, std::span<const PathSe
     } else {
       const Task& on = engine_.tasks()[s.task];
       piece = Json{{"host", hosts[on.host]}, {"tid", on.tid}, {"comm", name(s.task)}};
-      if (std::find(p.hosts.begin(), p.hosts.end(), on.host) == p.hosts.end())
-        p.hosts.push_back(on.host);
     }
     piece["state"] = LeafName(s.leaf);
     piece["start_ns"] = s.start;
@@ -102,11 +102,49 @@ void WaitCapture::OnWatchedWait(const ResolvedWait& wait, std::span<const PathSe
     pieces.push_back(std::move(piece));
   }
   j["path"] = std::move(pieces);
+  p.kind = "wait";
   p.record = j.dump(-1, ' ', false, Json::error_handler_t::replace);
   p.task = Safe(hosts[t.host]) + "-" + std::to_string(t.tid);
   p.from_ns = wait.start - options_.margin_ns;
   p.to_ns = wait.end + options_.margin_ns;
-  pending_.push_back(std::move(p));
+  Queue(std::move(p));
+}
+
+void WaitCapture::OnSpan(const ResolvedSpan& span) {
+  if (options_.min_request_ns < 0 || span.end - span.start < options_.min_request_ns) return;
+  if (span.task == kNoTask) return;
+  const std::vector<std::string>& hosts = accounting_.hosts();
+  Pending p;
+  p.kind = "span";
+  // The record as `--json` writes it, every task and blocking span listed, so that the
+  // capture's analysis can be compared with it field by field.
+  p.record = SpanRecordJson(engine_, hosts, span, SIZE_MAX)
+                 .dump(-1, ' ', false, Json::error_handler_t::replace);
+  p.hosts.push_back(engine_.tasks()[span.task].host);
+  AddPathHosts(span.path, &p.hosts);
+  p.task = Safe(hosts[span.span.host]) + "-" +
+           Safe(std::string(StringTable::Global().Get(span.span.name))) + "-" +
+           SpanIdHex(span.span.span_id);
+  p.from_ns = span.start - options_.margin_ns;
+  p.to_ns = span.end + options_.margin_ns;
+  Queue(std::move(p));
+}
+
+void WaitCapture::Queue(Pending p) {
+  // Waits and spans are told when they end, not in the order of their ends: pending captures
+  // are kept in the order their windows end, the order Poll cuts them.
+  auto at = std::upper_bound(pending_.begin(), pending_.end(), p.to_ns,
+                             [](int64_t to, const Pending& q) { return to < q.to_ns; });
+  pending_.insert(at, std::move(p));
+}
+
+void WaitCapture::AddPathHosts(std::span<const PathSegment> path,
+                               std::vector<uint16_t>* hosts) const {
+  for (const PathSegment& s : path) {
+    if (s.task == kNoTask) continue;
+    const uint16_t host = engine_.tasks()[s.task].host;
+    if (std::find(hosts->begin(), hosts->end(), host) == hosts->end()) hosts->push_back(host);
+  }
 }
 
 void WaitCapture::ObserveClockOffset(uint16_t host, int64_t ts, int64_t offset_ns) {
@@ -186,7 +224,7 @@ bool WaitCapture::Cut(const Pending& p, const std::string& out, uint64_t* bytes)
                              {"traces", std::move(traces)}});
   }
   Json info;
-  info["wait"] = Json::parse(p.record);
+  info[p.kind] = Json::parse(p.record);
   info["window_ns"] = Json::array({p.from_ns, p.to_ns});
   info["margin_ns"] = options_.margin_ns;
   info["reference"] = clocks_.empty() ? hosts[p.hosts[0]] : clocks_[0].reference;

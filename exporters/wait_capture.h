@@ -1,8 +1,9 @@
-// Just-in-time capture of slow waits (`live --capture-dir`, docs/capture.md): when a watched
-// wait lasts at least --capture-min-wait, the trace of every host on its path over
+// Just-in-time capture of slow waits and requests (`live --capture-dir`, docs/capture.md): when
+// a watched wait lasts at least --capture-min-wait, or a request (an application span, docs/
+// requests.md) at least --capture-min-request, the trace of every host on its path over
 // [start - margin, end + margin] is cut from the relayd's stored trace files (whole CTF
-// packets, live/ctf_cut.h) into a capture directory, with `wait.json` (the wait record, the
-// hosts, their clock transforms). Captures are bounded in number per hour and in bytes on
+// packets, live/ctf_cut.h) into a capture directory, with `wait.json` (the wait or span record,
+// the hosts, their clock transforms). Captures are bounded in number per hour and in bytes on
 // disk (the oldest go first); every capture, skip and removal is counted.
 #pragma once
 
@@ -24,6 +25,7 @@ struct CaptureOptions {
   int64_t margin_ns = 1'000'000'000;  // of trace kept before and after the wait
   size_t max_bytes = 1024u << 20;     // all captures together; the oldest go first
   uint32_t max_per_hour = 60;         // more in the last hour are skipped
+  int64_t min_request_ns = -1;        // spans at least this long are captured; -1: none
 };
 
 // The CTF trace directories where a host's trace is stored (the relayd's output), empty when
@@ -45,7 +47,7 @@ struct CaptureMade {
   int64_t from_ns, to_ns;
 };
 
-class WaitCapture : public AccountingSink {
+class WaitCapture : public AccountingSink, public SpanListener {
  public:
   // Registers itself with `accounting`. `warn`: one line per failure (stderr by default).
   WaitCapture(WatchedAccounting& accounting, CaptureOptions options, TraceLocator locate,
@@ -67,6 +69,8 @@ class WaitCapture : public AccountingSink {
   void OnWatchedWait(const ResolvedWait& wait, std::span<const PathSegment> path) override;
   void OnAccounted(Utid, int64_t, int64_t, const StateVec&, std::span<const PathSegment>) override {
   }
+  // Register with the engine's span listeners for request captures.
+  void OnSpan(const ResolvedSpan& span) override;
 
   // Cuts the pending captures whose window ended before `now_ns` (reference clock: the
   // engine's newest time) by `settle_ns` (the time the relayd needs to store it); all of them
@@ -78,12 +82,16 @@ class WaitCapture : public AccountingSink {
 
  private:
   struct Pending {
-    std::string record;  // the wait record (JSON, as `--json` writes it)
-    std::string task;    // host-tid, for the directory's name
+    std::string kind;    // "wait" or "span": the record's key in wait.json
+    std::string record;  // the wait or span record (JSON, as `--json` writes it)
+    std::string task;    // host-tid (a span: host-operation-id), for the directory's name
     std::vector<uint16_t> hosts;
     int64_t from_ns, to_ns;  // reference clock
   };
 
+  void Queue(Pending p);
+  // Hosts of the path's segments not in `hosts` yet, in order.
+  void AddPathHosts(std::span<const PathSegment> path, std::vector<uint16_t>* hosts) const;
   bool Cut(const Pending& p, const std::string& out, uint64_t* bytes);
   void Trim();  // removes the oldest captures past max_bytes
 
