@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <sstream>
 
@@ -17,6 +18,29 @@ namespace waitpath {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// --capture-min-request: a duration, or pNN (pNN.N): slower than that quantile of the
+// operation's recent spans.
+bool ParseRequestThreshold(const std::string& value, int64_t* min_ns, double* quantile,
+                           std::string* error) {
+  if (!value.empty() && value[0] == 'p') {
+    char* end = nullptr;
+    const double q = std::strtod(value.c_str() + 1, &end);
+    if (end != value.c_str() + 1 && *end == '\0' && q >= 50 && q < 100) {
+      *quantile = q / 100;
+      return true;
+    }
+    *error = fmt::format(
+        "--capture-min-request: '{}' is neither a duration nor a percentile from p50 to p99.99",
+        value);
+    return false;
+  }
+  return ParseDurationFlag("--capture-min-request", value, min_ns, error);
+}
+
+}  // namespace
+
 void AddCaptureFlags(CLI::App* cmd, CaptureFlags* flags, bool live) {
   cmd->add_option("--capture-dir", flags->dir,
                   "Save the trace of every host on the path of each wait at least "
@@ -25,8 +49,8 @@ void AddCaptureFlags(CLI::App* cmd, CaptureFlags* flags, bool live) {
   cmd->add_option("--capture-min-wait", flags->min_wait, "Capture waits at least this long")
       ->check(DurationCheck(false));
   cmd->add_option("--capture-min-request", flags->min_request,
-                  "Capture requests (application spans) at least this long")
-      ->check(DurationCheck(false));
+                  "Capture requests (application spans) at least this long, or, as pNN, slower "
+                  "than that percentile of their operation's recent ones");
   cmd->add_option("--capture-margin", flags->margin, "Trace kept before and after the wait")
       ->capture_default_str()
       ->check(DurationCheck(false));
@@ -83,8 +107,9 @@ bool ParseCaptureFlags(const CaptureFlags& flags, bool live, CaptureOptions* opt
   if (!flags.min_wait.empty() &&
       !ParseDurationFlag("--capture-min-wait", flags.min_wait, &options->min_wait_ns, error))
     return false;
-  if (!flags.min_request.empty() && !ParseDurationFlag("--capture-min-request", flags.min_request,
-                                                       &options->min_request_ns, error))
+  if (!flags.min_request.empty() &&
+      !ParseRequestThreshold(flags.min_request, &options->min_request_ns,
+                             &options->request_quantile, error))
     return false;
   if (!ParseDurationFlag("--capture-margin", flags.margin, &options->margin_ns, error))
     return false;

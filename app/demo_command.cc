@@ -29,6 +29,8 @@ struct DemoFlags {
   bool verbose = false;
   bool plain = false;
   std::string states;
+  std::string capture_dir;
+  std::string capture_min_request = "p99";
 };
 
 int RunDemoCommand(DemoFlags f) {
@@ -46,6 +48,17 @@ int RunDemoCommand(DemoFlags f) {
   if (!(f.demo.speed > 0)) {
     Say("waitpath demo: --speed must be positive\n");
     return 2;
+  }
+  if (!f.capture_dir.empty()) {
+    // Checked before any daemon starts (the relayd's output directory is not there yet).
+    CaptureFlags capture;
+    capture.dir = f.capture_dir;
+    capture.min_request = f.capture_min_request;
+    CaptureOptions unused;
+    if (!ParseCaptureFlags(capture, false, &unused, &error)) {
+      Say("waitpath demo: {}\n", error);
+      return 2;
+    }
   }
   // Signals only raise the flag: the demo stops its children in order, not the terminal.
   InstallStopSignal({SIGHUP});
@@ -78,6 +91,13 @@ int RunDemoCommand(DemoFlags f) {
                          live.verbose = f.verbose;
                          live.plain = f.plain;
                          live.states = f.states;
+                         if (!f.capture_dir.empty()) {
+                           // Cut from the relayd's files: waitpath runs beside it.
+                           live.capture.dir = f.capture_dir;
+                           live.capture.min_request = f.capture_min_request;
+                           live.capture.margin = "100ms";
+                           live.capture.traces = relay.output;
+                         }
                          return RunLive(live, stop);
                        });
 }
@@ -114,6 +134,13 @@ Command AddDemoCommand(CLI::App& app) {
                   "Generator scenario to replay (default: tools/demo/demo.toml)");
   cmd->add_option("--traces", f->demo.traces, "Replay these recorded traces instead of generating")
       ->excludes("--scenario");
+  cmd->add_option("--capture-dir", f->capture_dir,
+                  "Capture the slowest requests here: the trace of every host on their path, "
+                  "their record and a timeline (docs/capture.md)");
+  cmd->add_option("--capture-min-request", f->capture_min_request,
+                  "Which requests: at least this long, or, as pNN, slower than that percentile "
+                  "of their operation's recent ones")
+      ->capture_default_str();
   cmd->add_option("--pid-file", f->demo.pid_file,
                   "Write the pids of what the demo started, and its work directory, here");
   cmd->add_flag("-v,--verbose", f->verbose, "babeltrace2 warnings and full error chains");

@@ -58,9 +58,9 @@ MetricsExporter::MetricsExporter(const Engine& engine, WatchedAccounting& accoun
 }
 
 void MetricsExporter::ObserveCaptures(const CaptureCounters& counts) {
-  static constexpr const char* kOutcomes[] = {"written",          "skipped_rate",
-                                              "skipped_no_trace", "skipped_failed",
-                                              "skipped_too_big",  "removed"};
+  static constexpr const char* kOutcomes[] = {
+      "written",         "skipped_rate", "skipped_no_trace",   "skipped_failed",
+      "skipped_too_big", "removed",      "skipped_overwritten"};
   if (capture_series_.empty()) {
     auto& family = prometheus::BuildCounter()
                        .Name("waitpath_captures_total")
@@ -71,11 +71,16 @@ void MetricsExporter::ObserveCaptures(const CaptureCounters& counts) {
     for (const char* outcome : kOutcomes)
       capture_series_.push_back(&family.Add({{"outcome", outcome}}));
   }
-  const uint64_t now[] = {counts.written,        counts.skipped_rate,    counts.skipped_no_trace,
-                          counts.skipped_failed, counts.skipped_too_big, counts.removed};
-  const uint64_t seen[] = {captures_seen_.written,          captures_seen_.skipped_rate,
-                           captures_seen_.skipped_no_trace, captures_seen_.skipped_failed,
-                           captures_seen_.skipped_too_big,  captures_seen_.removed};
+  const uint64_t now[] = {
+      counts.written,         counts.skipped_rate, counts.skipped_no_trace,   counts.skipped_failed,
+      counts.skipped_too_big, counts.removed,      counts.skipped_overwritten};
+  const uint64_t seen[] = {captures_seen_.written,
+                           captures_seen_.skipped_rate,
+                           captures_seen_.skipped_no_trace,
+                           captures_seen_.skipped_failed,
+                           captures_seen_.skipped_too_big,
+                           captures_seen_.removed,
+                           captures_seen_.skipped_overwritten};
   for (size_t i = 0; i < std::size(kOutcomes); ++i) {
     if (now[i] > seen[i]) capture_series_[i]->Increment(static_cast<double>(now[i] - seen[i]));
   }

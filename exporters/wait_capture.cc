@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -110,9 +111,34 @@ void WaitCapture::OnWatchedWait(const ResolvedWait& wait, std::span<const PathSe
   Queue(std::move(p));
 }
 
+bool WaitCapture::SlowerThanUsual(uint16_t host, uint32_t operation, int64_t ns) {
+  constexpr size_t kWindow = 1000, kWarmUp = 100;
+  RecentDurations& r = request_durations_[{host, operation}];
+  bool slower = false;
+  if (r.sorted.size() >= kWarmUp) {
+    // Strictly slower than the quantile of the recent spans: a run of equal durations (a
+    // replayed trace) is not captured again and again.
+    const size_t rank = static_cast<size_t>(
+        std::ceil(options_.request_quantile * static_cast<double>(r.sorted.size())));
+    slower = ns > r.sorted[std::clamp<size_t>(rank, 1, r.sorted.size()) - 1];
+  }
+  if (r.arrival.size() == kWindow) {
+    r.sorted.erase(std::lower_bound(r.sorted.begin(), r.sorted.end(), r.arrival.front()));
+    r.arrival.pop_front();
+  }
+  r.arrival.push_back(ns);
+  r.sorted.insert(std::upper_bound(r.sorted.begin(), r.sorted.end(), ns), ns);
+  return slower;
+}
+
 void WaitCapture::OnSpan(const ResolvedSpan& span) {
-  if (options_.min_request_ns < 0 || span.end - span.start < options_.min_request_ns) return;
   if (span.task == kNoTask) return;
+  const int64_t ns = span.end - span.start;
+  if (options_.request_quantile > 0) {
+    if (!SlowerThanUsual(span.span.host, span.span.name, ns)) return;
+  } else if (options_.min_request_ns < 0 || ns < options_.min_request_ns) {
+    return;
+  }
   const std::vector<std::string>& hosts = accounting_.hosts();
   Pending p;
   p.kind = "span";
@@ -205,7 +231,7 @@ bool WaitCapture::Cut(const Pending& p, const std::string& out, uint64_t* bytes)
         fs::remove_all(trace_out, ec);
         if (cut.error.find("no packet overlaps") != std::string::npos) continue;
         warn_(fmt::format("capture skipped: {}", cut.error));
-        ++counters_.skipped_failed;
+        ++(cut.overwritten ? counters_.skipped_overwritten : counters_.skipped_failed);
         return false;
       }
       *bytes += cut.bytes;

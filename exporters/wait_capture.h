@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -26,6 +27,9 @@ struct CaptureOptions {
   size_t max_bytes = 1024u << 20;     // all captures together; the oldest go first
   uint32_t max_per_hour = 60;         // more in the last hour are skipped
   int64_t min_request_ns = -1;        // spans at least this long are captured; -1: none
+  // Instead (when > 0): spans slower than this quantile of their operation's recent durations
+  // (after 100 of them), e.g. 0.99 for --capture-min-request p99.
+  double request_quantile = 0;
 };
 
 // The CTF trace directories where a host's trace is stored (the relayd's output), empty when
@@ -34,11 +38,12 @@ using TraceLocator = std::function<std::vector<std::string>(const std::string& h
 
 struct CaptureCounters {
   uint64_t written = 0;
-  uint64_t skipped_rate = 0;      // over --capture-max-per-hour
-  uint64_t skipped_no_trace = 0;  // a host's stored trace not found
-  uint64_t skipped_failed = 0;    // cutting or writing failed (said on stderr)
-  uint64_t skipped_too_big = 0;   // one capture larger than --capture-max-mb
-  uint64_t removed = 0;           // old captures removed under --capture-max-mb
+  uint64_t skipped_rate = 0;         // over --capture-max-per-hour
+  uint64_t skipped_no_trace = 0;     // a host's stored trace not found
+  uint64_t skipped_failed = 0;       // cutting or writing failed (said on stderr)
+  uint64_t skipped_too_big = 0;      // one capture larger than --capture-max-mb
+  uint64_t skipped_overwritten = 0;  // the window's start no longer stored (rotated away)
+  uint64_t removed = 0;              // old captures removed under --capture-max-mb
 };
 
 // A capture made: its directory and window (reference clock), for its timeline.
@@ -89,6 +94,15 @@ class WaitCapture : public AccountingSink, public SpanListener {
     int64_t from_ns, to_ns;  // reference clock
   };
 
+  // The last 1,000 span durations of one (host, operation), in arrival order and sorted (a
+  // few microseconds per span to keep sorted, which requests can afford).
+  struct RecentDurations {
+    std::deque<int64_t> arrival;
+    std::vector<int64_t> sorted;
+  };
+
+  // True when `ns` is above the quantile of the operation's recent spans (after 100 of them).
+  bool SlowerThanUsual(uint16_t host, uint32_t operation, int64_t ns);
   void Queue(Pending p);
   // Hosts of the path's segments not in `hosts` yet, in order.
   void AddPathHosts(std::span<const PathSegment> path, std::vector<uint16_t>* hosts) const;
@@ -104,6 +118,7 @@ class WaitCapture : public AccountingSink, public SpanListener {
   std::vector<HostClock> clocks_;
   // Per host: (event time, clock offset) samples where the offset changed, oldest first.
   std::vector<std::deque<std::pair<int64_t, int64_t>>> offsets_;
+  std::map<std::pair<uint16_t, uint32_t>, RecentDurations> request_durations_;
   std::deque<Pending> pending_;
   std::deque<int64_t> recent_;  // wall times of the captures of the last hour
   uint64_t sequence_ = 0;

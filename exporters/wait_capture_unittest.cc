@@ -92,5 +92,49 @@ TEST_F(WaitCaptureTest, FailedCapturesDoNotUseTheHourlyBudget) {
   EXPECT_EQ(capture.counters().skipped_no_trace, 2u);
 }
 
+// Requests (spans): at least --capture-min-request, or, as pNN, strictly slower than that
+// percentile of the operation's recent spans once 100 were seen.
+TEST_F(WaitCaptureTest, TakesSlowRequestsByThresholdOrPercentile) {
+  Engine engine;
+  WatchedAccounting accounting(engine, WatchSet{}, {"h1"});
+  engine.SetListener(&accounting);
+  Feed(engine);
+  const Utid client = engine.tasks().Find(0, 100);
+  ASSERT_NE(client, kNoTask);
+  auto span = [&](uint64_t id, int64_t ns) {
+    ResolvedSpan s;
+    s.span.span_id = id;
+    s.span.name = StringTable::Global().Intern("checkout");
+    s.task = s.end_task = client;
+    s.start = 1'000'000;
+    s.end = s.start + ns;
+    return s;
+  };
+  auto none = [](const std::string&) { return std::vector<std::string>{}; };
+  auto quiet = [](const std::string&) {};
+
+  CaptureOptions threshold{dir_.string(), INT64_MAX, 0, 1u << 20, 60};
+  threshold.min_request_ns = 5000;
+  WaitCapture by_threshold(accounting, threshold, none, quiet);
+  by_threshold.OnSpan(span(1, 4999));
+  EXPECT_EQ(by_threshold.pending(), 0u);
+  by_threshold.OnSpan(span(2, 5000));
+  EXPECT_EQ(by_threshold.pending(), 1u);
+
+  CaptureOptions percentile{dir_.string(), INT64_MAX, 0, 1u << 20, 60};
+  percentile.request_quantile = 0.99;
+  WaitCapture by_percentile(accounting, percentile, none, quiet);
+  for (uint64_t i = 0; i < 98; ++i) by_percentile.OnSpan(span(10 + i, 1000));
+  by_percentile.OnSpan(span(200, 1'000'000));  // slow, but before 100 were seen
+  EXPECT_EQ(by_percentile.pending(), 0u);
+  by_percentile.OnSpan(span(201, 1000));
+  by_percentile.OnSpan(span(202, 1000));   // 100 seen: their p99 is 1000
+  EXPECT_EQ(by_percentile.pending(), 0u);  // equal is not slower (a replay repeats itself)
+  by_percentile.OnSpan(span(203, 1001));
+  EXPECT_EQ(by_percentile.pending(), 1u);
+  for (int i = 0; i < 50; ++i) by_percentile.OnSpan(span(300 + i, 1000));  // usual ones
+  EXPECT_EQ(by_percentile.pending(), 1u);
+}
+
 }  // namespace
 }  // namespace waitpath

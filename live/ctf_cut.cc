@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <vector>
 
 #include "live/trace_check.h"
@@ -20,6 +21,27 @@ CtfCut CutTrace(const std::string& dir, int64_t from_ns, int64_t to_ns, const st
   if (!trace.packets_checked) {
     cut.error = dir + ": its packet layout is beyond waitpath's reader of packet contexts";
     return cut;
+  }
+  // The window's start must still be stored. A stream (its files, when the relayd rotates
+  // them: one instance over several files) whose oldest packet begins after the window's start
+  // and is not its first (packet_seq_num above 0) lost what the window needs: rotated away.
+  std::map<std::pair<uint64_t, std::string>, const StreamPackets*> oldest;
+  for (const StreamPackets& s : trace.streams) {
+    if (s.begin_ns.empty()) continue;
+    const std::pair<uint64_t, std::string> key{s.stream_id,
+                                               s.instance ? std::to_string(*s.instance) : s.path};
+    const StreamPackets*& o = oldest[key];
+    if (!o || s.begin_ns.front() < o->begin_ns.front()) o = &s;
+  }
+  for (const auto& [key, s] : oldest) {
+    if (s->begin_ns.front() > from_ns && s->first_seq.value_or(0) > 0) {
+      cut.error = s->path + ": the window's start is no longer stored (its oldest packet, " +
+                  std::to_string(*s->first_seq) + " of the stream, begins " +
+                  std::to_string(s->begin_ns.front() - from_ns) +
+                  " ns after it: overwritten by the relayd's rotation)";
+      cut.overwritten = true;
+      return cut;
+    }
   }
   std::error_code ec;
   fs::create_directories(out, ec);

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -85,6 +87,37 @@ TEST(CtfCutTest, APacketBeingWrittenIsLeftOut) {
   int status = 0;
   EXPECT_FALSE(EventTimes((tmp / "out").string(), &status).empty());
   EXPECT_EQ(status, 0);
+  fs::remove_all(tmp);
+}
+
+// A relayd rotating its files overwrote a stream's oldest packets: a window that starts before
+// what is left is refused (its start is gone), one within what is left is cut.
+TEST(CtfCutTest, AWindowWhoseStartWasRotatedAwayIsRefused) {
+  const fs::path tmp = fs::temp_directory_path() / ("waitpath-cut-r-" + std::to_string(getpid()));
+  fs::remove_all(tmp);
+  fs::create_directories(tmp);
+  const std::string fixture = std::string(WAITPATH_FIXTURES) + "/lttng/diskwrite";
+  fs::copy_file(fixture + "/metadata", tmp / "metadata");
+  fs::copy_file(fixture + "/waitpath_1_0", tmp / "waitpath_1_0");
+  const CheckedTrace whole = CheckTrace(fixture);
+  ASSERT_TRUE(whole.error.empty()) << whole.error;
+  const auto s = std::find_if(whole.streams.begin(), whole.streams.end(),
+                              [](const StreamPackets& p) { return p.path.ends_with("_0_0"); });
+  ASSERT_NE(s, whole.streams.end());
+  ASSERT_GT(s->offsets.size(), 2u);
+  ASSERT_EQ(s->first_seq.value_or(1), 0u) << "the fixture's packets carry packet_seq_num";
+  {  // The stream without its first packet.
+    std::ifstream in(s->path, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ofstream(tmp / "waitpath_0_0", std::ios::binary) << bytes.substr(s->offsets[1]);
+  }
+  const CtfCut gone = CutTrace(tmp.string(), s->begin_ns[0], s->end_ns[1], (tmp / "a").string());
+  EXPECT_TRUE(gone.overwritten) << gone.error;
+  EXPECT_NE(gone.error.find("no longer stored"), std::string::npos) << gone.error;
+  EXPECT_FALSE(fs::exists(tmp / "a"));
+  const CtfCut kept = CutTrace(tmp.string(), s->begin_ns[1], s->end_ns[1], (tmp / "b").string());
+  EXPECT_TRUE(kept.error.empty()) << kept.error;
+  EXPECT_FALSE(kept.overwritten);
   fs::remove_all(tmp);
 }
 

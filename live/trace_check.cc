@@ -768,11 +768,13 @@ class FileScan {
 
   // The packet checked sound is taken: what follows is compared with it.
   void Accept(uint64_t off, const Packet& p) {
-    if (!first_stream_) {
+    const bool first = !first_stream_;
+    if (first) {
       first_stream_ = Get(header_, "stream_id", off).value_or(0);
       instance_ = Get(header_, "stream_instance_id", off);
     }
     const Layout& c = contexts_.at(*first_stream_);
+    if (first) first_seq_ = Get(c, "packet_seq_num", off);
     if (p.has_ts) last_begin_ = p.ts_begin;
     if (auto d = Get(c, "events_discarded", off)) last_discarded_ = d;
     if (auto s = Get(c, "packet_seq_num", off)) last_seq_ = s;
@@ -792,6 +794,7 @@ class FileScan {
   std::optional<uint64_t> cpu() const { return cpu_; }
   std::optional<uint64_t> stream_id() const { return first_stream_; }
   std::optional<uint64_t> instance() const { return instance_; }
+  std::optional<uint64_t> first_seq() const { return first_seq_; }
 
  private:
   // Packets of one stream may overlap a little (LTTng 2.1's regressions) but not by hours.
@@ -819,6 +822,7 @@ class FileScan {
   std::string uuid_;
   std::optional<uint64_t> first_stream_, last_begin_, last_discarded_, last_seq_, cpu_;
   std::optional<uint64_t> instance_;
+  std::optional<uint64_t> first_seq_;
 };
 
 std::string UuidBytes(const std::string& text) {
@@ -1023,6 +1027,7 @@ CheckedTrace CheckTrace(const std::string& dir, const TsdlLimits& limits, bool m
     uint16_t cpu = 0;
     uint64_t stream_id = 0;
     std::optional<uint64_t> instance;
+    std::optional<uint64_t> first_seq;
   };
   std::vector<Kept> files;
   std::error_code ec;
@@ -1120,6 +1125,7 @@ CheckedTrace CheckTrace(const std::string& dir, const TsdlLimits& limits, bool m
     kept.cpu = scan.cpu() ? static_cast<uint16_t>(*scan.cpu()) : CpuFromName(kept.name);
     kept.stream_id = scan.stream_id().value_or(0);
     kept.instance = scan.instance();
+    kept.first_seq = scan.first_seq();
     files.push_back(kept);
   }
   for (const Kept& k : files) {
@@ -1130,6 +1136,7 @@ CheckedTrace CheckTrace(const std::string& dir, const TsdlLimits& limits, bool m
     s.cpu = k.cpu;
     s.stream_id = k.stream_id;
     s.instance = k.instance;
+    s.first_seq = k.first_seq;
     uint64_t copied = 0;  // a damaged stream's copy holds its sound packets end to end
     for (size_t i = 0; i < k.ranges.size(); ++i) {
       const auto [offset, size] = k.ranges[i];

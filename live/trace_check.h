@@ -40,6 +40,9 @@ struct StreamPackets {
   // when the instance is there, by its file otherwise.
   uint64_t stream_id = 0;
   std::optional<uint64_t> instance;
+  // The packet_seq_num of its first packet kept, when the context has one: above 0, packets
+  // before it were lost (damaged, or a relayd's rotated files overwritten).
+  std::optional<uint64_t> first_seq;
 };
 
 struct TsdlLimits {

@@ -52,11 +52,12 @@ mkdir -p /run/waitpath
 planted=/run/waitpath/waitpath-demo.planted$$
 mkdir "$planted" && echo "999999 0" >"$planted/owner" && chown -R nobody "$planted"
 
-# 1. A fixed duration, JSON output.
+# 1. A fixed duration, JSON output, capturing the slowest requests (--capture-min-request p99,
+# the demo's default).
 unset TMPDIR
 start=$(date +%s)
 timeout -s KILL 80 "$waitpath" demo --duration 20s --no-metrics --json --pid-file "$work/pids1" \
-  >"$work/out1" 2>"$work/err1"
+  --capture-dir "$work/captures" >"$work/out1" 2>"$work/err1"
 status=$?
 cat "$work/err1"
 [ $status -eq 0 ] || fail "demo --duration 20s: exit status $status: $(tail -1 "$work/err1")"
@@ -76,6 +77,59 @@ across=$(jq -s '[.[] | select(.type == "span" and .name == "checkout")
   | select(any(.by_task[]; .host == "db"))] | length' "$work/out1")
 [ "$across" -gt 0 ] || fail "no checkout whose path reaches the db host"
 echo "ok: $traces requests traced across the three hosts, $across reaching the db"
+# The captures: each a request slower than its operation's p99 so far, its record in wait.json
+# as the demo wrote it, its traces readable by babeltrace2, and `waitpath analyze` of the
+# capture giving the same request again: the same span, duration and start (in the demo's
+# reference clock through the transforms wait.json keeps), each state within the hosts' sync
+# accuracy (the capture is synchronized from its own, shorter, traces).
+mapfile -t made < <(find "$work/captures" -mindepth 1 -maxdepth 1 -type d | sort)
+[ "${#made[@]}" -ge 1 ] || fail "no capture in $work/captures: $(grep -i capture "$work/err1")"
+[ "$(grep -c '^waitpath: captured ' "$work/err1")" -eq "${#made[@]}" ] || fail "captures not said one by one"
+# A checkout when one was captured: its path spans the three hosts, the reference among them.
+pick=${made[0]}
+for c in "${made[@]}"; do
+  if grep -q '"name": "checkout"' "$c/wait.json"; then pick=$c; break; fi
+done
+for trace in $(find "$pick" -name metadata -printf '%h\n'); do
+  babeltrace2 "$trace" >/dev/null 2>&1 || fail "babeltrace2 cannot read $trace"
+done
+"$waitpath" analyze --json --min-span 1ns "$pick" >"$work/again" 2>"$work/again.err" ||
+  fail "analyze of the capture: $(tail -1 "$work/again.err")"
+python3 - "$work/out1" "$pick/wait.json" "$work/again" <<'PY' || fail "the capture does not give its request again"
+import json, sys
+spans = [json.loads(l) for l in open(sys.argv[1]) if '"type":"span"' in l]
+info = json.load(open(sys.argv[2]))
+again = [json.loads(l) for l in open(sys.argv[3]) if '"type":"span"' in l]
+cap = info["span"]
+live = [s for s in spans if s["span_id"] == cap["span_id"] and s["trace_id"] == cap["trace_id"]]
+assert live == [cap], ("wait.json's span is not the demo's record", cap, live)
+same_op = sorted(s["duration_ns"] for s in spans if s["name"] == cap["name"] and s["host"] == cap["host"])
+assert cap["duration_ns"] > same_op[len(same_op) // 2], ("not a slow one", cap["duration_ns"], same_op)
+got = [s for s in again if s["span_id"] == cap["span_id"] and s["trace_id"] == cap["trace_id"]]
+assert len(got) == 1, ("the capture's analysis lacks the span", len(again))
+got = got[0]
+for k in ("name", "host", "tid"):
+    assert got[k] == cap[k], (k, got[k], cap[k])
+# Times: the capture is analysed in the clock of its own first host; mapped to the demo's
+# reference with the transform wait.json keeps: exact when that host is the reference; else
+# within the sync accuracy (live refines the transform as it goes, and wait.json keeps the
+# last one) and 1 us (a double's slope at this epoch).
+first = sorted(h["host"] for h in info["hosts"])[0]
+to_ref = [h["to_reference"] for h in info["hosts"] if h["host"] == first][0]
+from fractions import Fraction
+slack = sum(h["to_reference"].get("accuracy_ns", 0) for h in info["hosts"])
+tolerance = 0 if first == info["reference"] else slack + 1000
+for k in ("start_ns", "end_ns"):
+    t = Fraction(to_ref["slope"]) * got[k] + Fraction(to_ref["offset_ns"])
+    assert abs(t - cap[k]) <= tolerance, (k, float(t), cap[k], first)
+slack = sum(h["to_reference"].get("accuracy_ns", 0) for h in info["hosts"])
+for state, ns in cap["breakdown_ns"].items():
+    # (plus the drift of a host's clock against the reference's over the request)
+    assert ns >= 0 and abs(got["breakdown_ns"][state] - ns) <= slack + 1000, (state, got["breakdown_ns"][state], ns, slack)
+assert sum(got["breakdown_ns"].values()) == got["duration_ns"]
+print("capture", cap["name"], cap["span_id"], cap["duration_ns"], "ns: the same request again, states within", int(slack), "ns")
+PY
+echo "ok: ${#made[@]} captures of slow requests; $(basename "$pick") reproduces its request"
 check_ended "$work/pids1"
 [ "$(cat "$work/victim")" = keep ] || fail "the pid file was written through a symlink"
 [ -d "$planted" ] || fail "another user's directory $planted was deleted"

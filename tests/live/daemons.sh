@@ -27,7 +27,8 @@ live_cleanup() {
     sleep 0.1
   done
   for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-  rm -rf "$tmp"
+  # WAITPATH_KEEP_TMP=1 keeps the work directory (logs, relayd output) to look into a failure.
+  if [ "${WAITPATH_KEEP_TMP:-0}" = 1 ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
 }
 
 start_relayd() {

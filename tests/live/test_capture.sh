@@ -4,21 +4,31 @@
 # disk write takes 80 ms gives exactly one capture, cut from the relayd's stored files;
 # babeltrace2 reads it; `waitpath analyze` of the capture gives the live answer again; the
 # capture is counted in waitpath_captures_total.
-# usage: test_capture.sh WAITPATH WAITPATH_GEN WAITPATH_REPLAY SOURCE_DIR
+# With `rotate`: the relayd rotates every stream's file at 64 KiB and keeps 40 of them
+# (--tracefile-size/--tracefile-count, as production sessions and the demo do), the wait comes
+# after several rotations, and the capture is cut from the rotated files.
+# usage: test_capture.sh WAITPATH WAITPATH_GEN WAITPATH_REPLAY SOURCE_DIR [rotate]
 set -euo pipefail
-W=$1 GEN=$2 REPLAY=$3 SRC=$4
+W=$1 GEN=$2 REPLAY=$3 SRC=$4 MODE=${5:-}
 skip() { echo "SKIP: $*"; exit 77; }
 [ "$(id -u)" -eq 0 ] || skip "needs root (namespaces for the per-host session daemons)"
 for t in lttng-relayd lttng-sessiond lttng unshare python3 babeltrace2; do command -v "$t" >/dev/null || skip "$t not installed"; done
 
 # shellcheck source=tests/live/daemons.sh
 . "$SRC/tests/live/daemons.sh"
-live_setup capture-test 17600
+if [ "$MODE" = rotate ]; then
+  live_setup capture-rotate-test 17640
+  # ~2,000 writes and a busy neighbour before the slow one: a few MB of events per CPU.
+  before=2000 noise=12500 buffers=(-b 16K:4 -f 64K:40)
+else
+  live_setup capture-test 17600
+  before=40 noise=4000 buffers=()
+fi
 
-cat >"$tmp/slow-disk.toml" <<'TOML'
+cat >"$tmp/slow-disk.toml" <<TOML
 name = "slow-disk"
 seed = 3
-duration = "1500ms"
+duration = "$((before * 2 + 1500))ms"
 watch = ["writer"]
 [[hosts]]
 name = "db"
@@ -27,13 +37,13 @@ cpus = 2
   name = "writer"
   comm = "db-writer"
   start = "1ms"
-  script = ["repeat 40", "compute 1ms", "disk 200us", "end", "disk 80ms 65536 write",
+  script = ["repeat $before", "compute 1ms", "disk 200us", "end", "disk 80ms 65536 write",
             "repeat 40", "compute 1ms", "disk 200us", "end"]
   [[hosts.tasks]]
   name = "noise"
   comm = "noise"
   start = "1ms"
-  script = ["repeat 400", "compute 2ms", "sleep 1ms", "end"]
+  script = ["repeat $noise", "compute 200us", "sleep 100us", "end"]
 TOML
 "$GEN" -q --scenario "$tmp/slow-disk.toml" --out "$tmp/g" >/dev/null
 mkdir -p "$tmp/set"
@@ -46,7 +56,7 @@ metrics=127.0.0.1:$((base + 3))
   --capture-traces "$tmp/relay-a" >"$tmp/live.out" 2>"$tmp/live.err" &
 l=$!
 pids+=("$l")
-bash "$SRC/tools/replay/replay-hosts.sh" -r "$relayd_url" -s slowdisk -R "$REPLAY" "$tmp/set" --start-delay-ms 4000 --speed 0.2 \
+bash "$SRC/tools/replay/replay-hosts.sh" -r "$relayd_url" -s slowdisk -R "$REPLAY" ${buffers[@]+"${buffers[@]}"} "$tmp/set" --start-delay-ms 4000 --speed 0.2 \
   >"$tmp/replay.log" 2>&1 &
 pids+=($!)
 # Cut while running: the host's events went 0.5 s past the wait's window (it runs 1.2 s).
@@ -69,6 +79,13 @@ mapfile -t made < <(find "$tmp/captures" -mindepth 1 -maxdepth 1 -type d)
 [ "${#made[@]}" -eq 1 ] || { echo "FAIL: want one capture, got ${#made[@]}:"; ls -la "$tmp/captures"; cat "$tmp/live.err"; exit 1; }
 capture=${made[0]}
 grep -q "captured $capture" "$tmp/live.err" || { echo "FAIL: the capture is not said"; cat "$tmp/live.err"; exit 1; }
+if [ "$MODE" = rotate ]; then
+  # The relayd did rotate and overwrite: it holds fewer events than were replayed.
+  kept=$(babeltrace2 "$tmp/relay-a" | wc -l)
+  sent=$(sed -n 's/.*: \([0-9]*\) events in.*/\1/p' "$tmp/replay.log")
+  [ "$kept" -lt "$sent" ] || { echo "FAIL: the relayd kept all $sent events: no rotation"; exit 1; }
+  echo "the relayd kept $kept of $sent events in its rotated files"
+fi
 for trace in $(find "$capture" -name metadata -printf '%h\n'); do
   babeltrace2 "$trace" >/dev/null || { echo "FAIL: babeltrace2 cannot read $trace"; exit 1; }
 done

@@ -512,6 +512,7 @@ int Demo::Run(const Analysis& analysis) {
   }
   LiveRelay relay;
   relay.url = fmt::format("net://127.0.0.1:{}", port_ + 2);
+  relay.output = work_ + "/relay";
   Say("waitpath demo: lttng-relayd pid {}, live at {} (control {}, data {})\n", relayd_.pid(),
       relay.url, port_, port_ + 1);
   for (const Host& h : hosts_) {

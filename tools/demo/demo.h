@@ -25,7 +25,8 @@ struct DemoOptions {
 
 // What the analysis attaches to, once every host streams.
 struct LiveRelay {
-  std::string url;  // the relayd's live port, net://127.0.0.1:PORT
+  std::string url;     // the relayd's live port, net://127.0.0.1:PORT
+  std::string output;  // the relayd's output directory (lttng-relayd -o), for captures
   // The tasks whose waits tell the demo's story (--watch selectors): the built-in scenario's
   // programs, not its background noise; empty: every task.
   std::vector<std::string> watch;
