@@ -7,6 +7,7 @@
 #   PREFIX/bin/waitpath, waitpath-gen, waitpath-replay   the command and what `waitpath demo` runs
 #   PREFIX/share/waitpath/demo.toml, replay-hosts.sh     the demo's files (tools/demo/demo.cc
 #                                                        looks for them in ../share/waitpath)
+#   PREFIX/share/waitpath/timeline_view/                the offline timeline viewer (docs/timeline.md)
 #   PREFIX/share/waitpath/configs/                       configs/: TOML, systemd, Prometheus,
 #                                                        Grafana, LTTng session script
 #   PREFIX/share/man/man1/waitpath*.1.gz                 from each command's --help (help2man)
@@ -32,6 +33,10 @@ set(WAITPATH_SHARE_DIR ${CMAKE_INSTALL_DATADIR}/waitpath)
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/replay/replay-hosts.sh
         DESTINATION ${WAITPATH_SHARE_DIR})
 install(FILES ${PROJECT_SOURCE_DIR}/tools/demo/demo.toml DESTINATION ${WAITPATH_SHARE_DIR})
+install(FILES ${PROJECT_SOURCE_DIR}/tools/timeline_view/timeline.html
+        DESTINATION ${WAITPATH_SHARE_DIR}/timeline_view)
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/timeline_view/view.sh
+        DESTINATION ${WAITPATH_SHARE_DIR}/timeline_view)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/configs/ DESTINATION ${WAITPATH_SHARE_DIR}/configs
         USE_SOURCE_PERMISSIONS)
 install(FILES ${PROJECT_SOURCE_DIR}/configs/systemd/waitpath.service

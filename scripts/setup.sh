@@ -34,6 +34,7 @@ DEVELOPMENT_PACKAGES=(
   debootstrap qemu-system-x86 socat netcat-openbsd  # the VM lab: LTTng's kernel tracer in guests
   clang-format                                    # the 100-column format check
   tmux                                            # the terminal view test (capture-pane)
+  chromium                                        # the timeline viewer in a real browser (headless)
 )
 
 missing=()
