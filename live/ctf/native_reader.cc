@@ -1,7 +1,9 @@
 #include "live/ctf/native_reader.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <limits>
+#include <map>
 
 #include "live/loss_marker.h"
 
@@ -45,37 +47,51 @@ NativeReader::~NativeReader() {
 }
 
 bool NativeReader::Open(const std::vector<std::string>& dirs, std::string* why) {
-  // LTTng's tracefile rotation splits one stream instance over several files, which babeltrace2
-  // reads as one stream (one port); each file here would be its own.
-  for (size_t i = 0; i < input_.streams.size(); ++i) {
-    for (size_t j = 0; j < i; ++j) {
-      const StreamPackets& a = input_.streams[i];
-      const StreamPackets& b = input_.streams[j];
-      if (a.instance && b.instance && *a.instance == *b.instance && a.stream_id == b.stream_id &&
-          std::filesystem::path(a.path).parent_path() ==
-              std::filesystem::path(b.path).parent_path()) {
-        *why = a.path + ": stream instance " + std::to_string(*a.instance) +
-               " is split over several files (rotated), which the native decoder does not join";
-        return false;
-      }
-    }
-  }
   for (const std::string& dir : dirs) {
     auto trace = std::make_unique<ctf::TraceDecoder>();
     if (!trace->Open(dir, why)) {
       *why = ctf::PrintableText(*why);
       return false;
     }
+    // LTTng's tracefile rotation splits one stream instance over several files (chan_0_0,
+    // chan_0_1...), which babeltrace2 reads as one stream (one port, named by the instance):
+    // here too, its files read one after the other in the order of their first packets.
+    std::map<std::pair<uint64_t, uint64_t>, size_t> port_of_instance;
     for (const std::string& file : trace->files()) {
+      const StreamPackets* checked = nullptr;
+      for (const StreamPackets& s : input_.streams) {
+        if (std::filesystem::path(s.path) == std::filesystem::path(file)) checked = &s;
+      }
+      if (checked && checked->instance) {
+        const auto [it, added] = port_of_instance.try_emplace(
+            std::pair{checked->stream_id, *checked->instance}, ports_.size());
+        if (!added) {
+          ports_[it->second].files.push_back(file);
+          continue;
+        }
+      }
       Port p;
-      p.cursor = std::make_unique<ctf::StreamCursor>(*trace, file);
+      p.files.push_back(file);
       p.trace = trace.get();
       p.index = static_cast<uint16_t>(ports_.size());
       ports_.push_back(std::move(p));
     }
     traces_.push_back(std::move(trace));
   }
-  for (const Port& p : ports_) merger_.AddPort(p.index);
+  auto first_packet = [&](const std::string& file) {
+    for (const StreamPackets& s : input_.streams) {
+      if (std::filesystem::path(s.path) == std::filesystem::path(file) && !s.begin_ns.empty())
+        return s.begin_ns.front();
+    }
+    return std::numeric_limits<int64_t>::max();
+  };
+  for (Port& p : ports_) {
+    std::stable_sort(p.files.begin(), p.files.end(), [&](const auto& a, const auto& b) {
+      return first_packet(a) < first_packet(b);
+    });
+    p.cursor = std::make_unique<ctf::StreamCursor>(*p.trace, p.files[0]);
+    merger_.AddPort(p.index);
+  }
   return true;
 }
 
@@ -126,6 +142,13 @@ PortMerger::Refill NativeReader::FillHead(Port& p, int64_t* ts) {
         OnDamage(p);
         break;
       case Item::kEnd:
+        if (p.next_file < p.files.size()) {  // the stream goes on in its next rotated file
+          auto next = std::make_unique<ctf::StreamCursor>(*p.trace, p.files[p.next_file++]);
+          next->ContinueFrom(*p.cursor);
+          p.cursor = std::move(next);
+          p.noted = false;
+          break;
+        }
         return PortMerger::Refill::kEnded;
     }
   }

@@ -36,6 +36,8 @@ class NativeReader {
  private:
   enum class Head : uint8_t { kEvent, kDiscarded };
   struct Port {
+    std::vector<std::string> files;  // one stream's: several when the relayd rotated it
+    size_t next_file = 1;
     std::unique_ptr<ctf::StreamCursor> cursor;
     ctf::TraceDecoder* trace = nullptr;
     uint16_t index = 0;

@@ -418,6 +418,12 @@ void StreamCursor::EndPacket() {
   offset_ = packet_end_;
 }
 
+void StreamCursor::ContinueFrom(const StreamCursor& previous) {
+  prev_end_clock_ = previous.prev_end_clock_;
+  prev_discarded_ = previous.prev_discarded_;
+  clock_ = previous.clock_;
+}
+
 StreamCursor::Item StreamCursor::Next() {
   if (open_failed_) {
     open_failed_ = false;

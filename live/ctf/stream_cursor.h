@@ -91,6 +91,11 @@ class StreamCursor {
 
   Item Next();
 
+  // Goes on from `previous`, the same stream's earlier file (a relayd rotates a stream over
+  // several files): its last packet is this file's first one's predecessor, for the discarded
+  // events counter and the clock, as if the files were one.
+  void ContinueFrom(const StreamCursor& previous);
+
   const std::string& path() const { return path_; }
   const std::string& error() const { return error_; }
   // The current event's.
