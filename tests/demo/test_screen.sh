@@ -33,8 +33,12 @@ screen_cleanup() {
 trap screen_cleanup EXIT
 
 # run COMMAND: in a fresh 120x40 pane (TERM as tmux sets it), its exit status in $work/status.
+runs=0
 run() {
   tmux_ kill-server 2>/dev/null
+  # A server of its own per command: a killed server takes a moment to go, and a new session
+  # on its socket meanwhile fails ("server exited unexpectedly").
+  socket=$work/tmux-$((++runs)).sock
   rm -f "$work/status"
   tmux_ -f /dev/null new-session -d -s "$pane" -x 120 -y 40 \
     "$1; echo \$? >$work/status; sleep 600"
