@@ -124,6 +124,10 @@ class StreamCursor {
   bool BeginPacket();
   bool Run(int32_t program);
   bool Fail(const std::string& what);
+  // A kInt's effects beyond its slot: the clock, the event id.
+  void Special(const Op& op, uint64_t v);
+  // Fail from Run's loop, kept out of it (its position written back first).
+  [[gnu::cold, gnu::noinline]] bool FailAt(uint64_t pos, const char* what);
   void EndPacket();
 
   TraceDecoder& trace_;
