@@ -452,9 +452,10 @@ void DecodePlan::Fuse(int32_t program) {
       }
     }
     if (op.code != Op::kSkip) {
-      FieldRead r{FieldRead::kOp, static_cast<uint32_t>(run.bits), op};
+      FieldRead r{op.code == Op::kText ? FieldRead::kText : FieldRead::kBits,
+                  static_cast<uint32_t>(run.bits), op};
       const bool is_signed = op.flags & Op::kSigned;
-      if (op.code == Op::kIntFast && run.bits % 8 == 0) {
+      if (op.code != Op::kText && run.bits % 8 == 0) {
         switch (op.size) {
           case 8:
             r.kind = is_signed ? FieldRead::kS8 : FieldRead::kU8;
@@ -470,7 +471,7 @@ void DecodePlan::Fuse(int32_t program) {
             break;
         }
       }
-      if (r.kind != FieldRead::kOp || op.code == Op::kText) run.on_byte = true;
+      if (r.kind != FieldRead::kBits) run.on_byte = true;
       run.reads.push_back(r);
     }
     run.bits += bits;

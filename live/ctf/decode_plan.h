@@ -55,8 +55,9 @@ struct VariantTable {
 // that one op reads: one bounds check for the run, then each field at its offset. The
 // interpreter's dispatch and per-field checks were most of a decoded event's cost.
 struct FieldRead {
-  // How: a whole little-endian integer at a byte (one load, no masking), or as `op` says.
-  enum Kind : uint8_t { kU8, kS8, kU16, kS16, kU32, kS32, kU64, kOp };
+  // How: a whole little-endian integer at a byte (one load, no masking), any other integer
+  // (bits), or text.
+  enum Kind : uint8_t { kU8, kS8, kU16, kS16, kU32, kS32, kU64, kBits, kText };
   Kind kind;
   uint32_t offset;  // bits from the run's start
   Op op;            // kIntFast, kInt (little-endian) or kText (of `arg` bytes)

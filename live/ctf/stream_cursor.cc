@@ -307,7 +307,6 @@ bool StreamCursor::Run(int32_t program) {
   const uint32_t epoch = epoch_;
   Value* const values = values_.data();
   uint64_t pos = pos_;
-  auto fail = [&](const char* what) { return FailAt(pos, what); };
   auto sign = [](uint64_t v, const Op& op) {
     if (!(op.flags & Op::kSigned) || op.size == 64) return v;
     const uint64_t m = uint64_t{1} << (op.size - 1);
@@ -316,7 +315,7 @@ bool StreamCursor::Run(int32_t program) {
   for (const Op& op : plan.program(program)) {
     switch (op.code) {
       case Op::kIntFast: {
-        if (op.size > end - pos) return fail("an integer past the packet's content");
+        if (op.size > end - pos) return FailAt(pos, "an integer past the packet's content");
         const uint64_t v = ReadLe(data, file_bytes, pos, op.size, op.arg);
         pos += op.size;
         values[op.slot] = Value{sign(v, op), 0, epoch};
@@ -324,14 +323,14 @@ bool StreamCursor::Run(int32_t program) {
       }
       case Op::kAlign:
         pos = (pos + op.arg - 1) & ~(op.arg - 1);
-        if (pos > end) return fail("alignment past the packet's content");
+        if (pos > end) return FailAt(pos, "alignment past the packet's content");
         break;
       case Op::kSkip:
-        if (op.arg > end - pos) return fail("a field past the packet's content");
+        if (op.arg > end - pos) return FailAt(pos, "a field past the packet's content");
         pos += op.arg;
         break;
       case Op::kInt: {
-        if (op.size > end - pos) return fail("an integer past the packet's content");
+        if (op.size > end - pos) return FailAt(pos, "an integer past the packet's content");
         uint64_t v = (op.flags & Op::kBig) ? ReadBits(data, file_bytes, pos, op.size, true)
                                            : ReadLe(data, file_bytes, pos, op.size, op.arg);
         pos += op.size;
@@ -352,58 +351,55 @@ bool StreamCursor::Run(int32_t program) {
         for (const FieldRead& r : run.reads) {
           const Op& f = r.op;
           const uint64_t at = pos + r.offset;
-          const uint8_t* b = data + at / 8;
+          const uint8_t* const p = data + at / 8;
+          uint64_t v = 0;
           switch (r.kind) {
             case FieldRead::kU8:
-              values[f.slot] = Value{b[0], 0, epoch};
+              v = p[0];
               break;
             case FieldRead::kS8:
-              values[f.slot] =
-                  Value{static_cast<uint64_t>(int64_t{static_cast<int8_t>(b[0])}), 0, epoch};
+              v = static_cast<uint64_t>(int64_t{static_cast<int8_t>(p[0])});
               break;
             case FieldRead::kU16:
-              values[f.slot] = Value{Load<uint16_t>(b), 0, epoch};
+              v = Load<uint16_t>(p);
               break;
             case FieldRead::kS16:
-              values[f.slot] =
-                  Value{static_cast<uint64_t>(int64_t{static_cast<int16_t>(Load<uint16_t>(b))}), 0,
-                        epoch};
+              v = static_cast<uint64_t>(int64_t{static_cast<int16_t>(Load<uint16_t>(p))});
               break;
             case FieldRead::kU32:
-              values[f.slot] = Value{Load<uint32_t>(b), 0, epoch};
+              v = Load<uint32_t>(p);
               break;
             case FieldRead::kS32:
-              values[f.slot] =
-                  Value{static_cast<uint64_t>(int64_t{static_cast<int32_t>(Load<uint32_t>(b))}), 0,
-                        epoch};
+              v = static_cast<uint64_t>(int64_t{static_cast<int32_t>(Load<uint32_t>(p))});
               break;
             case FieldRead::kU64:
-              values[f.slot] = Value{Load<uint64_t>(b), 0, epoch};
+              v = Load<uint64_t>(p);
               break;
-            case FieldRead::kOp:
-              if (f.code == Op::kIntFast) {
-                values[f.slot] =
-                    Value{sign(ReadLe(data, file_bytes, at, f.size, f.arg), f), 0, epoch};
-              } else if (f.code == Op::kInt) {
-                const uint64_t v = sign(ReadLe(data, file_bytes, at, f.size, f.arg), f);
-                if (f.slot >= 0) values[f.slot] = Value{v, 0, epoch};
-                Special(f, v);
-              } else {  // kText of f.arg bytes, on a byte
-                const uint8_t* nul = FindNul(b, b + f.arg);
-                const uint64_t len = nul ? static_cast<uint64_t>(nul - b) : f.arg;
-                values[f.slot] = Value{at / 8, static_cast<uint32_t>(len), epoch};
-              }
+            case FieldRead::kBits:
+              v = sign(ReadLe(data, file_bytes, at, f.size, f.arg), f);
               break;
+            case FieldRead::kText: {
+              const uint8_t* nul = FindNul(p, p + f.arg);
+              const uint64_t len = nul ? static_cast<uint64_t>(nul - p) : f.arg;
+              values[f.slot] = Value{at / 8, static_cast<uint32_t>(len), epoch};
+              continue;
+            }
+          }
+          if (f.code == Op::kIntFast) {
+            values[f.slot] = Value{v, 0, epoch};
+          } else {  // kInt: a clock or an event id, maybe also wanted
+            if (f.slot >= 0) values[f.slot] = Value{v, 0, epoch};
+            Special(f, v);
           }
         }
         pos += run.bits;
         break;
       }
       case Op::kString: {
-        if (pos % 8 != 0 || pos >= end) return fail("a string past the packet's content");
+        if (pos % 8 != 0 || pos >= end) return FailAt(pos, "a string past the packet's content");
         const uint8_t* s = data + pos / 8;
         const uint8_t* nul = FindNul(s, data + end / 8);
-        if (!nul) return fail("a string without its end in the packet");
+        if (!nul) return FailAt(pos, "a string without its end in the packet");
         const uint64_t len = static_cast<uint64_t>(nul - s);
         if (op.slot >= 0) values[op.slot] = Value{pos / 8, static_cast<uint32_t>(len), epoch};
         pos += (len + 1) * 8;
@@ -413,7 +409,7 @@ bool StreamCursor::Run(int32_t program) {
         uint64_t n = op.arg;
         if (op.count >= 0) n = values[op.count].v;
         if (pos % 8 != 0 || n > (end - pos) / 8)
-          return fail("a text array past the packet's content");
+          return FailAt(pos, "a text array past the packet's content");
         if (op.slot >= 0) {
           const uint8_t* s = data + pos / 8;
           const uint8_t* nul = FindNul(s, s + n);
@@ -423,66 +419,76 @@ bool StreamCursor::Run(int32_t program) {
         pos += n * 8;
         break;
       }
-      case Op::kAddress: {
-        uint64_t n = op.arg;
-        if (op.count >= 0) n = values[op.count].v;
-        if (n > (end - pos) / op.size) return fail("an array past the packet's content");
-        uint64_t v = 0;
-        for (uint64_t i = 0; i < n && i < 4; ++i)
-          v = (v << 8) |
-              (ReadBits(data, file_bytes, pos + i * op.size, op.size, op.flags & Op::kBig) & 0xff);
-        values[op.slot] = Value{v & 0xffffffffu, 0, epoch};
-        pos += n * op.size;
-        break;
-      }
-      case Op::kSkipArray: {
-        uint64_t n = op.arg;
-        if (op.count >= 0) n = values[op.count].v;
-        if (op.sub_bits != 0 && n > (end - pos) / op.sub_bits)
-          return fail("an array past the packet's content");
-        pos += n * op.sub_bits;
-        break;
-      }
-      case Op::kArray: {
-        uint64_t n = op.arg;
-        if (op.count >= 0) n = values[op.count].v;
-        // Every element takes at least a bit, or the array is of empty structs: either way no
-        // more elements than bits left (a garbled length fails here, not after a long loop).
-        if (n > end - pos + 1) return fail("an array longer than the packet's content");
+      case Op::kAddress:
+      case Op::kSkipArray:
+      case Op::kArray:
+      case Op::kVariant:
+        // Rarer (and recursive): out of this loop, so that it keeps its registers.
         pos_ = pos;
-        for (uint64_t i = 0; i < n; ++i) {
-          if (!Run(op.sub)) return false;
-        }
+        if (!RunComposite(op)) return false;
         pos = pos_;
         break;
-      }
-      case Op::kVariant: {
-        const Value& tag = values[op.count];
-        const VariantTable& table = plan.variant(op.sub);
-        int32_t chosen = -1;
-        for (const VariantCase& c : table.cases) {
-          const bool in = table.is_signed
-                              ? (static_cast<int64_t>(tag.v) >= static_cast<int64_t>(c.lo) &&
-                                 static_cast<int64_t>(tag.v) <= static_cast<int64_t>(c.hi))
-                              : (tag.v >= c.lo && tag.v <= c.hi);
-          if (in) {
-            chosen = c.program;
-            break;
-          }
-        }
-        if (chosen < 0) {
-          pos_ = pos;
-          return Fail("variant tag " + std::to_string(tag.v) + " selects no option");
-        }
-        pos_ = pos;
-        if (!Run(chosen)) return false;
-        pos = pos_;
-        break;
-      }
     }
   }
   pos_ = pos;
   return true;
+}
+
+bool StreamCursor::RunComposite(const Op& op) {
+  switch (op.code) {
+    case Op::kAddress: {
+      uint64_t n = op.arg;
+      if (op.count >= 0) n = values_[static_cast<size_t>(op.count)].v;
+      if (n > (end_ - pos_) / op.size) return FailAt(pos_, "an array past the packet's content");
+      uint64_t v = 0;
+      for (uint64_t i = 0; i < n && i < 4; ++i)
+        v = (v << 8) |
+            (ReadBits(data_, size_, pos_ + i * op.size, op.size, op.flags & Op::kBig) & 0xff);
+      values_[static_cast<size_t>(op.slot)] = Value{v & 0xffffffffu, 0, epoch_};
+      pos_ += n * op.size;
+      return true;
+    }
+    case Op::kSkipArray: {
+      uint64_t n = op.arg;
+      if (op.count >= 0) n = values_[static_cast<size_t>(op.count)].v;
+      if (op.sub_bits != 0 && n > (end_ - pos_) / op.sub_bits)
+        return FailAt(pos_, "an array past the packet's content");
+      pos_ += n * op.sub_bits;
+      return true;
+    }
+    case Op::kArray: {
+      uint64_t n = op.arg;
+      if (op.count >= 0) n = values_[static_cast<size_t>(op.count)].v;
+      // Every element takes at least a bit, or the array is of empty structs: either way no
+      // more elements than bits left (a garbled length fails here, not after a long loop).
+      if (n > end_ - pos_ + 1) return FailAt(pos_, "an array longer than the packet's content");
+      for (uint64_t i = 0; i < n; ++i) {
+        if (!Run(op.sub)) return false;
+      }
+      return true;
+    }
+    case Op::kVariant: {
+      const Value& tag = values_[static_cast<size_t>(op.count)];
+      const VariantTable& table = trace_.plan().variant(op.sub);
+      int32_t chosen = -1;
+      for (const VariantCase& c : table.cases) {
+        const bool in = table.is_signed
+                            ? (static_cast<int64_t>(tag.v) >= static_cast<int64_t>(c.lo) &&
+                               static_cast<int64_t>(tag.v) <= static_cast<int64_t>(c.hi))
+                            : (tag.v >= c.lo && tag.v <= c.hi);
+        if (in) {
+          chosen = c.program;
+          break;
+        }
+      }
+      if (chosen < 0) {
+        return Fail("variant tag " + std::to_string(tag.v) + " selects no option");
+      }
+      return Run(chosen);
+    }
+    default:
+      return true;
+  }
 }
 
 bool StreamCursor::BeginPacket() {
