@@ -617,12 +617,7 @@ StreamCursor::Item StreamCursor::Next() {
         }
       }
     }
-    if (ok) {
-      // The merge reads the other streams before this one's next event: ask for its bytes now
-      // (most of the decoding time otherwise waits on the first load of each event).
-      __builtin_prefetch(data_ + std::min(pos_ / 8 + 64, size_ - 1));
-      return Item::kEvent;
-    }
+    if (ok) return Item::kEvent;
     // Damage inside the packet: the rest of it is skipped, the next one is read.
     EndPacket();
     return Item::kError;
