@@ -374,7 +374,8 @@ class Bench:
                       if one else [("analyze", TARGETS["analyze_cpu_over_babeltrace2_hosts"])])
             for tool, target in checks:
                 pairs = row[tool]["cpu_pair_ratios"]
-                cpu.append({"goal": f"native decoder, {row['trace']}: {tool}'s CPU <= {target:g} x babeltrace2 -o dummy's"
+                whose = "stats'" if tool == "stats" else tool + "'s"
+                cpu.append({"goal": f"native decoder, {row['trace']}: {whose} CPU <= {target:g} x babeltrace2 -o dummy's"
                                     + (" (one per host, summed; one decoding pass)" if not one else ""),
                             "target": target, "trace": row["trace"], "tool": tool,
                             "measured_cpu_ratio": row[tool]["cpu_pair_ratio_median"],
