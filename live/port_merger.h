@@ -58,26 +58,27 @@ class PortMerger {
   bool done() const { return heap_.empty() && missing_.empty(); }
 
   // Takes the port with the earliest head (has_head() must hold); its head is consumed and the
-  // port must be put back with Requeue.
-  uint32_t PopEarliest() {
-    std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
-    const uint32_t port = heap_.back().second;
-    heap_.pop_back();
-    return port;
-  }
+  // port must be put back with Requeue before anything else is asked of the merger. (It stays
+  // at the heap's top meanwhile: a new head then sifts down once, where popping and pushing
+  // would each walk the heap.)
+  uint32_t PopEarliest() { return heap_.front().second; }
 
   // The popped port's next head. False on an error.
   bool Requeue(uint32_t port, Refill refill, int64_t ts) {
     switch (refill) {
       case Refill::kHead:
-        Push(port, ts);
+        heap_.front() = {ts, port};
+        SiftDown();
         return true;
       case Refill::kEnded:
+        RemoveTop();
         return true;
       case Refill::kAgain:
+        RemoveTop();
         missing_.push_back(port);
         return true;
       case Refill::kError:
+        RemoveTop();
         return false;
     }
     return false;
@@ -87,6 +88,26 @@ class PortMerger {
   void Push(uint32_t port, int64_t ts) {
     heap_.emplace_back(ts, port);
     std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+  }
+  void RemoveTop() {
+    std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
+    heap_.pop_back();
+  }
+  // Restores the min-heap after the top was replaced. (time, port) pairs are distinct, so the
+  // order ports come out in is the same whatever the heap's shape.
+  void SiftDown() {
+    const size_t n = heap_.size();
+    const std::pair<int64_t, uint32_t> moved = heap_[0];
+    size_t i = 0;
+    for (;;) {
+      size_t child = 2 * i + 1;
+      if (child >= n) break;
+      if (child + 1 < n && heap_[child + 1] < heap_[child]) ++child;
+      if (!(heap_[child] < moved)) break;
+      heap_[i] = heap_[child];
+      i = child;
+    }
+    heap_[i] = moved;
   }
 
   std::vector<std::pair<int64_t, uint32_t>> heap_;  // min-heap of (head time, port)

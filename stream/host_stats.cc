@@ -7,23 +7,33 @@
 namespace waitpath {
 
 void HostStats::Add(const Batch& batch) {
+  // CPU ids are small: the batch's events are counted in a dense array, folded into the map
+  // once per batch (a map lookup per event was most of this function's cost).
+  uint64_t* counts = nullptr;
+  std::vector<uint64_t> by_cpu;
   for (const Event& e : batch.events) {
     ++by_kind[static_cast<int>(e.kind)];
-    ++events_by_cpu[e.cpu];
+    if (e.cpu >= by_cpu.size()) {
+      by_cpu.resize(e.cpu + size_t{1});
+      counts = by_cpu.data();
+    }
+    ++counts[e.cpu];
+    if (e.cpu >= current_by_cpu.size()) current_by_cpu.resize(e.cpu + size_t{1}, -1);
+    int32_t& current = current_by_cpu[e.cpu];
     if (e.kind == EventKind::kLost) {
       ++loss_markers;
       const int32_t count = AsLost(e).count();
       if (count > 0) discarded_by_cpu[e.cpu] += static_cast<uint64_t>(count);
-      current_by_cpu.erase(e.cpu);
+      current = -1;
     } else if (e.kind == EventKind::kSchedSwitch) {
-      current_by_cpu[e.cpu] = std::max(AsSchedSwitch(e).next_tid(), 0);
+      current = std::max(AsSchedSwitch(e).next_tid(), 0);
     } else if (e.cur_tid >= 0) {
-      auto [it, inserted] = current_by_cpu.try_emplace(e.cpu, e.cur_tid);
-      if (!inserted && it->second != e.cur_tid) {
-        ++inferred_switches;
-        it->second = e.cur_tid;
-      }
+      if (current >= 0 && current != e.cur_tid) ++inferred_switches;
+      current = e.cur_tid;
     }
+  }
+  for (size_t cpu = 0; cpu < by_cpu.size(); ++cpu) {
+    if (by_cpu[cpu]) events_by_cpu[static_cast<uint16_t>(cpu)] += by_cpu[cpu];
   }
   reader = batch.counters;
   if (batch.last) {

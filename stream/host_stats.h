@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "live/batch.h"
 
@@ -20,8 +21,8 @@ struct HostStats {
   // Events that name their CPU's current task (perf, LTTng's tid context) naming another than
   // the last sched_switch put there: a switch was lost (the engine's rule, Engine::InferSwitch).
   uint64_t inferred_switches = 0;
-  std::map<uint16_t, int32_t> current_by_cpu;  // tid; absent: not known (start, after a loss)
-  std::string error;                           // why reading stopped early, if it did
+  std::vector<int32_t> current_by_cpu;  // by CPU id: tid; -1 or absent: not known (start, loss)
+  std::string error;                    // why reading stopped early, if it did
   bool ended = false;
 
   void Add(const Batch& batch);

@@ -15,8 +15,7 @@ void TimeMerger::Push(std::unique_ptr<Batch> batch) {
   UpdateLateFloor();
 }
 
-bool TimeMerger::Head(Host& h) {
-  if (h.head_ts) return true;
+bool TimeMerger::FindHead(Host& h) {
   while (!h.batches.empty() && h.pos >= h.batches.front()->events.size()) {
     consumed_.push_back(std::move(h.batches.front()));
     h.batches.pop_front();
@@ -93,15 +92,26 @@ bool TimeMerger::Next(Event* event, const Batch** batch) {
   if (floor != std::numeric_limits<int64_t>::min()) {
     for (Host& h : hosts_) DropLate(h, floor);
   }
+  // One pass over the hosts: the earliest head, the earliest of the others (the run's bound)
+  // and, in order, the hosts with nothing buffered, whose watermarks are checked once the
+  // earliest head is known.
   size_t best = hosts_.size();
   int64_t best_ts = 0;
+  int64_t bound = std::numeric_limits<int64_t>::max();
+  unbuffered_.clear();
   for (size_t i = 0; i < hosts_.size(); ++i) {
     Host& h = hosts_[i];
-    if (!Head(h)) continue;
+    if (!Head(h)) {
+      unbuffered_.push_back(i);
+      continue;
+    }
     const int64_t ts = *h.head_ts;
     if (best == hosts_.size() || ts < best_ts) {
+      if (best != hosts_.size()) bound = std::min(bound, best_ts);
       best = i;
       best_ts = ts;
+    } else {
+      bound = std::min(bound, ts);
     }
   }
   needed_ = -1;
@@ -114,20 +124,14 @@ bool TimeMerger::Next(Event* event, const Batch** batch) {
   }
   // A host with nothing buffered may still send something older, unless it ended or its
   // watermark is past this event.
-  int64_t bound = std::numeric_limits<int64_t>::max();
-  for (size_t i = 0; i < hosts_.size(); ++i) {
-    const Host& h = hosts_[i];
-    if (i == best) continue;
-    if (!h.batches.empty()) {
-      bound = std::min(bound, *h.head_ts);
-      continue;
-    }
+  for (const size_t i : unbuffered_) {
+    Host& h = hosts_[i];
     if (h.ended || h.idle) continue;
     // A host lagging past the limit with nothing buffered is not waited for.
     if (floor != std::numeric_limits<int64_t>::min() &&
         (h.watermark == std::numeric_limits<int64_t>::min() ||
          h.transform.ToReference(h.watermark) < floor)) {
-      hosts_[i].lagging = true;
+      h.lagging = true;
       continue;
     }
     if (h.watermark == std::numeric_limits<int64_t>::min() ||

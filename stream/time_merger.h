@@ -106,8 +106,10 @@ class TimeMerger {
   void UpdateLateFloor();
   void DropLate(Host& h, int64_t floor);
   bool ReleaseLossMarker(Host& h, Event* event, const Batch** batch);
-  // Skips empty batches; true when the host has a next event (its head_ts then set).
-  bool Head(Host& h);
+  // Skips empty batches; true when the host has a next event (its head_ts then set). Inline
+  // for the usual case, a head already known: Next's full comparison asks every host.
+  bool Head(Host& h) { return h.head_ts.has_value() || FindHead(h); }
+  bool FindHead(Host& h);
   bool Release(Host& h, Event* event, const Batch** batch);
 
   std::deque<Host> hosts_;  // a deque: hosts are added while running, never moved
@@ -120,6 +122,7 @@ class TimeMerger {
   int64_t limit_ = std::numeric_limits<int64_t>::max();
   int64_t late_floor_ = std::numeric_limits<int64_t>::min();
   std::vector<std::unique_ptr<Batch>> consumed_;
+  std::vector<size_t> unbuffered_;  // Next's scratch: hosts with nothing buffered
 };
 
 }  // namespace waitpath

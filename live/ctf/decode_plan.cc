@@ -97,6 +97,7 @@ void DecodePlan::Emit(Context& cx, TypeId type_id, int32_t program, const std::s
       Op op;
       op.code = Op::kInt;
       op.size = static_cast<uint8_t>(t.size);
+      op.arg = t.size >= 64 ? ~uint64_t{0} : (uint64_t{1} << t.size) - 1;
       const uint8_t order = t.byte_order ? t.byte_order : meta_.byte_order;
       op.flags = (t.is_signed ? Op::kSigned : 0) | (order == 2 ? Op::kBig : 0);
       std::string clock = t.clock;
@@ -352,6 +353,9 @@ bool DecodePlan::Optimize(int32_t program, uint32_t* fixed_align, uint64_t* fixe
         out.push_back(op);
         known = std::min<uint64_t>(known, LowBit(op.sub_bits));
         continue;
+      case Op::kFields:  // made by Fuse, after this
+        out.push_back(op);
+        continue;
     }
   }
   programs_[static_cast<size_t>(program)] = out;
@@ -378,6 +382,103 @@ bool DecodePlan::Optimize(int32_t program, uint32_t* fixed_align, uint64_t* fixe
     return true;
   }
   return false;
+}
+
+void DecodePlan::Fuse(int32_t program) {
+  if (program < 0) return;
+  const std::vector<Op> in = programs_[static_cast<size_t>(program)];
+  std::vector<Op> out;
+  FieldRun run;
+  size_t run_ops = 0;   // ops in `run`
+  size_t run_from = 0;  // their first index in `in`
+  auto flush = [&](size_t next) {
+    if (run_ops >= 2 && !run.reads.empty()) {
+      run.unfused = NewProgram();
+      programs_[static_cast<size_t>(run.unfused)].assign(in.begin() + static_cast<long>(run_from),
+                                                         in.begin() + static_cast<long>(next));
+      runs_.push_back(std::move(run));
+      Op op;
+      op.code = Op::kFields;
+      op.sub = static_cast<int32_t>(runs_.size() - 1);
+      out.push_back(op);
+    } else {
+      out.insert(out.end(), in.begin() + static_cast<long>(run_from),
+                 in.begin() + static_cast<long>(next));
+    }
+    run = FieldRun{};
+    run_ops = 0;
+    run_from = next;
+  };
+  constexpr uint64_t kMaxRunBits = uint64_t{1} << 30;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const Op& op = in[i];
+    uint64_t bits = 0;
+    bool read = true;
+    switch (op.code) {
+      case Op::kIntFast:
+        bits = op.size;
+        break;
+      case Op::kInt:
+        read = !(op.flags & Op::kBig);
+        bits = op.size;
+        break;
+      case Op::kSkip:
+        bits = op.arg;
+        break;
+      case Op::kText:
+        // Fixed length, on a byte when the run starts on one.
+        read = op.count < 0 && op.slot >= 0 && run.bits % 8 == 0;
+        bits = op.arg * 8;
+        break;
+      case Op::kVariant:
+        for (const VariantCase& c : variants_[static_cast<size_t>(op.sub)].cases) Fuse(c.program);
+        read = false;
+        break;
+      case Op::kArray:
+        Fuse(op.sub);
+        read = false;
+        break;
+      default:
+        read = false;
+        break;
+    }
+    if (bits > kMaxRunBits) read = false;
+    if (!read || run.bits + bits > kMaxRunBits) {
+      flush(i);
+      if (!read) {
+        out.push_back(op);
+        run_from = i + 1;
+        continue;
+      }
+    }
+    if (op.code != Op::kSkip) {
+      FieldRead r{op.code == Op::kText ? FieldRead::kText : FieldRead::kBits,
+                  static_cast<uint32_t>(run.bits), op};
+      const bool is_signed = op.flags & Op::kSigned;
+      if (op.code != Op::kText && run.bits % 8 == 0) {
+        switch (op.size) {
+          case 8:
+            r.kind = is_signed ? FieldRead::kS8 : FieldRead::kU8;
+            break;
+          case 16:
+            r.kind = is_signed ? FieldRead::kS16 : FieldRead::kU16;
+            break;
+          case 32:
+            r.kind = is_signed ? FieldRead::kS32 : FieldRead::kU32;
+            break;
+          case 64:
+            r.kind = FieldRead::kU64;
+            break;
+        }
+      }
+      if (r.kind != FieldRead::kBits) run.on_byte = true;
+      run.reads.push_back(r);
+    }
+    run.bits += bits;
+    ++run_ops;
+  }
+  flush(in.size());
+  programs_[static_cast<size_t>(program)] = std::move(out);
 }
 
 }  // namespace waitpath::ctf

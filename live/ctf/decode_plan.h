@@ -18,16 +18,18 @@ namespace waitpath::ctf {
 
 struct Op {
   enum Code : uint8_t {
-    kAlign,     // arg: bits (a power of two)
-    kSkip,      // arg: bits
-    kInt,       // size bits into slot (when >= 0); flags: signed, big endian, clock, event id
-    kIntFast,   // kInt little-endian into a slot, neither clock nor event id (the common case)
-    kString,    // NUL-terminated, into slot (offset and length) when >= 0
-    kText,      // bytes (text array/sequence): `arg` of them, or slot `count` many; into slot
-    kAddress,   // integers (array/sequence of `size` bits each): the first four as an IPv4 address
-    kVariant,   // the option `table` selects by slot `count`'s value; runs its program
-    kArray,     // runs program `sub` `arg` times, or slot `count`'s value times
-    kSkipArray  // skips `arg` (or slot `count`) elements of `sub_bits` bits each
+    kAlign,      // arg: bits (a power of two)
+    kSkip,       // arg: bits
+    kInt,        // size bits into slot (when >= 0); flags: signed, big endian, clock, event id;
+                 // arg: the mask of `size` bits
+    kIntFast,    // kInt little-endian into a slot, neither clock nor event id (the common case)
+    kString,     // NUL-terminated, into slot (offset and length) when >= 0
+    kText,       // bytes (text array/sequence): `arg` of them, or slot `count` many; into slot
+    kAddress,    // integers (array/sequence of `size` bits each): the first four as an IPv4 address
+    kVariant,    // the option `table` selects by slot `count`'s value; runs its program
+    kArray,      // runs program `sub` `arg` times, or slot `count`'s value times
+    kSkipArray,  // skips `arg` (or slot `count`) elements of `sub_bits` bits each
+    kFields      // the run of fixed-size fields `sub` (FieldRun) in one step
   };
   enum Flags : uint8_t { kSigned = 1, kBig = 2, kClock = 4, kEventId = 8 };
   Code code = kSkip;
@@ -47,6 +49,25 @@ struct VariantCase {
 struct VariantTable {
   bool is_signed = false;
   std::vector<VariantCase> cases;
+};
+
+// A run of fixed-size little-endian fields (integers, skipped bits, text of a fixed length)
+// that one op reads: one bounds check for the run, then each field at its offset. The
+// interpreter's dispatch and per-field checks were most of a decoded event's cost.
+struct FieldRead {
+  // How: a whole little-endian integer at a byte (one load, no masking), any other integer
+  // (bits), or text.
+  enum Kind : uint8_t { kU8, kS8, kU16, kS16, kU32, kS32, kU64, kBits, kText };
+  Kind kind;
+  uint32_t offset;  // bits from the run's start
+  Op op;            // kIntFast, kInt (little-endian) or kText (of `arg` bytes)
+};
+struct FieldRun {
+  uint64_t bits = 0;     // the run's size
+  bool on_byte = false;  // holds text or whole-byte reads: must start on a byte
+  int32_t unfused = -1;  // the same ops one by one (a program): read when the check fails,
+                         // so that damage gives the error (and partial effects) it always did
+  std::vector<FieldRead> reads;
 };
 
 // How an Event slot reads one field (live/event_schema.h's Ref): a value slot and its kind.
@@ -94,6 +115,8 @@ class DecodePlan {
   FieldHandle Find(int32_t program, const std::vector<std::string_view>& path);
   // Turns the unwanted reads of `program` (and its sub-programs) into skips, merging runs.
   void Finish(int32_t program);
+  // Then joins the runs of fixed-size fields of `program` (and its sub-programs) into kFields.
+  void Fuse(int32_t program);
 
   // The clock mapped by the scopes compiled so far ("" none).
   const std::string& clock() const { return clock_; }
@@ -103,6 +126,7 @@ class DecodePlan {
 
   const std::vector<Op>& program(int32_t p) const { return programs_[static_cast<size_t>(p)]; }
   const VariantTable& variant(int32_t v) const { return variants_[static_cast<size_t>(v)]; }
+  const FieldRun& field_run(int32_t r) const { return runs_[static_cast<size_t>(r)]; }
   int32_t slots() const { return slots_; }
 
  private:
@@ -130,6 +154,7 @@ class DecodePlan {
   const Metadata& meta_;
   std::vector<std::vector<Op>> programs_;
   std::vector<VariantTable> variants_;
+  std::vector<FieldRun> runs_;
   std::vector<FieldEntry> entries_;
   std::vector<bool> wanted_;  // per slot
   int32_t slots_ = 0;

@@ -77,6 +77,36 @@ TEST_F(DecodePlanTest, FieldsInsideVariantOptionsAndArraysAsAddresses) {
   EXPECT_EQ(plan.program(p).back().code, Op::kAddress);
 }
 
+TEST_F(DecodePlanTest, FuseJoinsFixedSizeFieldsIntoOneRunAndKeepsTheOpsForDamage) {
+  DecodePlan plan(meta_);
+  const int32_t p = plan.Compile(fields_, DecodePlan::Scope::kPayload, false);
+  const FieldHandle a = plan.Find(p, {"a"});
+  const FieldHandle c = plan.Find(p, {"c"});
+  plan.Finish(p);
+  const std::vector<Op> before = plan.program(p);
+  plan.Fuse(p);
+  const std::vector<Op>& ops = plan.program(p);
+  // a, b + the 16 bytes skipped, c and the tag: one run; the variant and the sequence stay.
+  ASSERT_GE(ops.size(), 3u);
+  EXPECT_EQ(ops[0].code, Op::kAlign);
+  ASSERT_EQ(ops[1].code, Op::kFields);
+  EXPECT_EQ(ops[2].code, Op::kVariant);
+  const FieldRun& run = plan.field_run(ops[1].sub);
+  EXPECT_EQ(run.bits, 32u + 64u + 128u + 32u + 8u);
+  EXPECT_TRUE(run.on_byte);
+  ASSERT_EQ(run.reads.size(), 3u);
+  EXPECT_EQ(run.reads[0].offset, 0u);
+  EXPECT_EQ(run.reads[0].kind, FieldRead::kU32);
+  EXPECT_EQ(run.reads[0].op.slot, a.slot);
+  EXPECT_EQ(run.reads[1].offset, 32u + 64u + 128u);
+  EXPECT_EQ(run.reads[1].op.slot, c.slot);
+  EXPECT_EQ(run.reads[2].kind, FieldRead::kU8);  // the variant's tag
+  // The same fields one by one, read when the run does not fit in a damaged packet.
+  const std::vector<Op>& unfused = plan.program(run.unfused);
+  ASSERT_EQ(unfused.size(), 4u);
+  for (size_t i = 0; i < unfused.size(); ++i) EXPECT_EQ(unfused[i].code, before[i + 1].code);
+}
+
 TEST_F(DecodePlanTest, AVariantWhoseTagIsMissingIsAnError) {
   Metadata m;
   std::string error;

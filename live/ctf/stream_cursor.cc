@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <filesystem>
 
@@ -51,6 +52,41 @@ inline uint64_t ReadBits(const uint8_t* base, uint64_t file_bytes, uint64_t pos,
   return ((acc << extra) | (uint64_t{p[8]} >> (8 - extra))) & mask;
 }
 
+// ReadBits for a little-endian field, `mask` its `size` bits' mask (the op's, precomputed).
+inline uint64_t ReadLe(const uint8_t* base, uint64_t file_bytes, uint64_t pos, unsigned size,
+                       uint64_t mask) {
+  const unsigned shift = static_cast<unsigned>(pos & 7);
+  if (shift + size <= 64 && (pos >> 3) + 8 <= file_bytes) {
+    uint64_t w;
+    std::memcpy(&w, base + (pos >> 3), 8);
+    return (w >> shift) & mask;
+  }
+  return ReadBits(base, file_bytes, pos, size, false);
+}
+
+// A little-endian integer at `p` (x86/ARM hosts are little-endian, as ReadBits assumes).
+template <class T>
+inline T Load(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// The first NUL in [s, e), nullptr when none. Strings are mostly short (task names): a word at
+// a time while 8 bytes are left (the lowest byte flagged by the zero-byte test is the first
+// NUL; bytes flagged above it may be false), memchr for the tail.
+inline const uint8_t* FindNul(const uint8_t* s, const uint8_t* e) {
+  constexpr uint64_t kOnes = 0x0101010101010101, kHighs = 0x8080808080808080;
+  while (e - s >= 8) {
+    uint64_t w;
+    std::memcpy(&w, s, 8);
+    const uint64_t zero = (w - kOnes) & ~w & kHighs;
+    if (zero) return s + (std::countr_zero(zero) >> 3);
+    s += 8;
+  }
+  return static_cast<const uint8_t*>(std::memchr(s, 0, static_cast<size_t>(e - s)));
+}
+
 }  // namespace
 
 // ---- TraceDecoder ------------------------------------------------------------------------
@@ -64,6 +100,7 @@ bool TraceDecoder::Open(const std::string& dir, std::string* error) {
   magic_ = plan_->Find(packet_header_, {"magic"});
   stream_id_ = plan_->Find(packet_header_, {"stream_id"});
   plan_->Finish(packet_header_);
+  plan_->Fuse(packet_header_);
   if (meta_.streams.empty()) {
     *error = dir + "/metadata: no stream class";
     return false;
@@ -80,7 +117,10 @@ bool TraceDecoder::Open(const std::string& dir, std::string* error) {
     sp.cpu_id = plan_->Find(sp.packet_context, {"cpu_id"});
     sp.event_header = plan_->Compile(sc.event_header, S::kEventHeader, true);
     sp.common_context = plan_->Compile(sc.event_context, S::kCommonContext, true);
-    for (int32_t p : {sp.packet_context, sp.event_header, sp.common_context}) plan_->Finish(p);
+    for (int32_t p : {sp.packet_context, sp.event_header, sp.common_context}) {
+      plan_->Finish(p);
+      plan_->Fuse(p);
+    }
     sp.events.resize(sc.events.size());
     // Event ids are small and dense (LTTng, perf): a table; a sparse id is looked up.
     if (!sc.events.empty() && sc.events.back().id < 65536) {
@@ -183,8 +223,10 @@ EventPlan& TraceDecoder::Event(StreamPlan& stream, size_t index, uint32_t* diale
     plan_->ClearError();
     return ep;
   }
-  plan_->Finish(ep.context);
-  plan_->Finish(ep.payload);
+  for (int32_t p : {ep.context, ep.payload}) {
+    plan_->Finish(p);
+    plan_->Fuse(p);
+  }
   return ep;
 }
 
@@ -231,139 +273,222 @@ bool StreamCursor::Fail(const std::string& what) {
   return false;
 }
 
+inline void StreamCursor::Special(const Op& op, uint64_t v) {
+  if (op.flags & Op::kClock) {
+    // babeltrace2's rule: an n-bit clock field sets the clock's low n bits, a value below the
+    // current low bits meaning they wrapped once.
+    if (op.size == 64) {
+      clock_ = v;
+    } else {
+      const uint64_t mask = op.arg;
+      if (v < (clock_ & mask)) clock_ += mask + 1;
+      clock_ = (clock_ & ~mask) | (v & mask);
+    }
+  }
+  if (op.flags & Op::kEventId) {
+    event_id_ = v;
+    have_event_id_ = true;
+  }
+}
+
+bool StreamCursor::FailAt(uint64_t pos, const char* what) {
+  pos_ = pos;
+  return Fail(what);
+}
+
 bool StreamCursor::Run(int32_t program) {
   if (program < 0) return true;
   const DecodePlan& plan = trace_.plan();
+  // The hot loop keeps the position, the content's end and the slots in locals: nothing else
+  // changes them while it runs (sub-programs are run with pos_ written back and read again).
+  const uint8_t* const data = data_;
+  const uint64_t file_bytes = size_;
+  const uint64_t end = end_;
+  const uint32_t epoch = epoch_;
+  Value* const values = values_.data();
+  uint64_t pos = pos_;
+  auto sign = [](uint64_t v, const Op& op) {
+    if (!(op.flags & Op::kSigned) || op.size == 64) return v;
+    const uint64_t m = uint64_t{1} << (op.size - 1);
+    return (v ^ m) - m;
+  };
   for (const Op& op : plan.program(program)) {
     switch (op.code) {
       case Op::kIntFast: {
-        // Kept in registers: the position, the end, the slots (nothing else writes them here).
-        const uint64_t pos = pos_;
-        if (op.size > end_ - pos) return Fail("an integer past the packet's content");
-        uint64_t v = ReadBits(data_, size_, pos, op.size, false);
-        pos_ = pos + op.size;
-        if ((op.flags & Op::kSigned) && op.size < 64) {
-          const uint64_t m = uint64_t{1} << (op.size - 1);
-          v = (v ^ m) - m;
-        }
-        values_[static_cast<size_t>(op.slot)] = Value{v, 0, epoch_};
+        if (op.size > end - pos) return FailAt(pos, "an integer past the packet's content");
+        const uint64_t v = ReadLe(data, file_bytes, pos, op.size, op.arg);
+        pos += op.size;
+        values[op.slot] = Value{sign(v, op), 0, epoch};
         break;
       }
       case Op::kAlign:
-        pos_ = (pos_ + op.arg - 1) & ~(op.arg - 1);
-        if (pos_ > end_) return Fail("alignment past the packet's content");
+        pos = (pos + op.arg - 1) & ~(op.arg - 1);
+        if (pos > end) return FailAt(pos, "alignment past the packet's content");
         break;
       case Op::kSkip:
-        if (op.arg > end_ - pos_) return Fail("a field past the packet's content");
-        pos_ += op.arg;
+        if (op.arg > end - pos) return FailAt(pos, "a field past the packet's content");
+        pos += op.arg;
         break;
       case Op::kInt: {
-        if (op.size > end_ - pos_) return Fail("an integer past the packet's content");
-        uint64_t v = ReadBits(data_, size_, pos_, op.size, op.flags & Op::kBig);
-        pos_ += op.size;
-        if ((op.flags & Op::kSigned) && op.size < 64) {
-          const uint64_t m = uint64_t{1} << (op.size - 1);
-          v = (v ^ m) - m;
+        if (op.size > end - pos) return FailAt(pos, "an integer past the packet's content");
+        uint64_t v = (op.flags & Op::kBig) ? ReadBits(data, file_bytes, pos, op.size, true)
+                                           : ReadLe(data, file_bytes, pos, op.size, op.arg);
+        pos += op.size;
+        v = sign(v, op);
+        if (op.slot >= 0) values[op.slot] = Value{v, 0, epoch};
+        Special(op, v);
+        break;
+      }
+      case Op::kFields: {
+        const FieldRun& run = plan.field_run(op.sub);
+        if (run.bits > end - pos || (run.on_byte && pos % 8 != 0)) {
+          // Some field is past the content: one by one, for the error that one gives.
+          pos_ = pos;
+          if (!Run(run.unfused)) return false;
+          pos = pos_;
+          break;
         }
-        if (op.slot >= 0) values_[static_cast<size_t>(op.slot)] = Value{v, 0, epoch_};
-        if (op.flags & Op::kClock) {
-          // babeltrace2's rule: an n-bit clock field sets the clock's low n bits, a value below
-          // the current low bits meaning they wrapped once.
-          if (op.size == 64) {
-            clock_ = v;
-          } else {
-            const uint64_t mask = (uint64_t{1} << op.size) - 1;
-            if (v < (clock_ & mask)) clock_ += mask + 1;
-            clock_ = (clock_ & ~mask) | (v & mask);
+        for (const FieldRead& r : run.reads) {
+          const Op& f = r.op;
+          const uint64_t at = pos + r.offset;
+          const uint8_t* const p = data + at / 8;
+          uint64_t v = 0;
+          switch (r.kind) {
+            case FieldRead::kU8:
+              v = p[0];
+              break;
+            case FieldRead::kS8:
+              v = static_cast<uint64_t>(int64_t{static_cast<int8_t>(p[0])});
+              break;
+            case FieldRead::kU16:
+              v = Load<uint16_t>(p);
+              break;
+            case FieldRead::kS16:
+              v = static_cast<uint64_t>(int64_t{static_cast<int16_t>(Load<uint16_t>(p))});
+              break;
+            case FieldRead::kU32:
+              v = Load<uint32_t>(p);
+              break;
+            case FieldRead::kS32:
+              v = static_cast<uint64_t>(int64_t{static_cast<int32_t>(Load<uint32_t>(p))});
+              break;
+            case FieldRead::kU64:
+              v = Load<uint64_t>(p);
+              break;
+            case FieldRead::kBits:
+              v = sign(ReadLe(data, file_bytes, at, f.size, f.arg), f);
+              break;
+            case FieldRead::kText: {
+              const uint8_t* nul = FindNul(p, p + f.arg);
+              const uint64_t len = nul ? static_cast<uint64_t>(nul - p) : f.arg;
+              values[f.slot] = Value{at / 8, static_cast<uint32_t>(len), epoch};
+              continue;
+            }
+          }
+          if (f.code == Op::kIntFast) {
+            values[f.slot] = Value{v, 0, epoch};
+          } else {  // kInt: a clock or an event id, maybe also wanted
+            if (f.slot >= 0) values[f.slot] = Value{v, 0, epoch};
+            Special(f, v);
           }
         }
-        if (op.flags & Op::kEventId) {
-          event_id_ = v;
-          have_event_id_ = true;
-        }
+        pos += run.bits;
         break;
       }
       case Op::kString: {
-        if (pos_ % 8 != 0 || pos_ >= end_) return Fail("a string past the packet's content");
-        const uint8_t* s = data_ + pos_ / 8;
-        const uint8_t* e = data_ + end_ / 8;
-        const void* nul = std::memchr(s, 0, static_cast<size_t>(e - s));
-        if (!nul) return Fail("a string without its end in the packet");
-        const uint64_t len = static_cast<uint64_t>(static_cast<const uint8_t*>(nul) - s);
-        if (op.slot >= 0)
-          values_[static_cast<size_t>(op.slot)] =
-              Value{pos_ / 8, static_cast<uint32_t>(len), epoch_};
-        pos_ += (len + 1) * 8;
+        if (pos % 8 != 0 || pos >= end) return FailAt(pos, "a string past the packet's content");
+        const uint8_t* s = data + pos / 8;
+        const uint8_t* nul = FindNul(s, data + end / 8);
+        if (!nul) return FailAt(pos, "a string without its end in the packet");
+        const uint64_t len = static_cast<uint64_t>(nul - s);
+        if (op.slot >= 0) values[op.slot] = Value{pos / 8, static_cast<uint32_t>(len), epoch};
+        pos += (len + 1) * 8;
         break;
       }
       case Op::kText: {
         uint64_t n = op.arg;
-        if (op.count >= 0) n = values_[static_cast<size_t>(op.count)].v;
-        if (pos_ % 8 != 0 || n > (end_ - pos_) / 8)
-          return Fail("a text array past the packet's content");
+        if (op.count >= 0) n = values[op.count].v;
+        if (pos % 8 != 0 || n > (end - pos) / 8)
+          return FailAt(pos, "a text array past the packet's content");
         if (op.slot >= 0) {
-          const uint8_t* s = data_ + pos_ / 8;
-          const void* nul = std::memchr(s, 0, static_cast<size_t>(n));
-          const uint64_t len =
-              nul ? static_cast<uint64_t>(static_cast<const uint8_t*>(nul) - s) : n;
-          values_[static_cast<size_t>(op.slot)] =
-              Value{pos_ / 8, static_cast<uint32_t>(len), epoch_};
+          const uint8_t* s = data + pos / 8;
+          const uint8_t* nul = FindNul(s, s + n);
+          const uint64_t len = nul ? static_cast<uint64_t>(nul - s) : n;
+          values[op.slot] = Value{pos / 8, static_cast<uint32_t>(len), epoch};
         }
-        pos_ += n * 8;
+        pos += n * 8;
         break;
       }
-      case Op::kAddress: {
-        uint64_t n = op.arg;
-        if (op.count >= 0) n = values_[static_cast<size_t>(op.count)].v;
-        if (n > (end_ - pos_) / op.size) return Fail("an array past the packet's content");
-        uint64_t v = 0;
-        for (uint64_t i = 0; i < n && i < 4; ++i)
-          v = (v << 8) |
-              (ReadBits(data_, size_, pos_ + i * op.size, op.size, op.flags & Op::kBig) & 0xff);
-        values_[static_cast<size_t>(op.slot)] = Value{v & 0xffffffffu, 0, epoch_};
-        pos_ += n * op.size;
+      case Op::kAddress:
+      case Op::kSkipArray:
+      case Op::kArray:
+      case Op::kVariant:
+        // Rarer (and recursive): out of this loop, so that it keeps its registers.
+        pos_ = pos;
+        if (!RunComposite(op)) return false;
+        pos = pos_;
         break;
-      }
-      case Op::kSkipArray: {
-        uint64_t n = op.arg;
-        if (op.count >= 0) n = values_[static_cast<size_t>(op.count)].v;
-        if (op.sub_bits != 0 && n > (end_ - pos_) / op.sub_bits)
-          return Fail("an array past the packet's content");
-        pos_ += n * op.sub_bits;
-        break;
-      }
-      case Op::kArray: {
-        uint64_t n = op.arg;
-        if (op.count >= 0) n = values_[static_cast<size_t>(op.count)].v;
-        // Every element takes at least a bit, or the array is of empty structs: either way no
-        // more elements than bits left (a garbled length fails here, not after a long loop).
-        if (n > end_ - pos_ + 1) return Fail("an array longer than the packet's content");
-        for (uint64_t i = 0; i < n; ++i) {
-          if (!Run(op.sub)) return false;
-        }
-        break;
-      }
-      case Op::kVariant: {
-        const Value& tag = values_[static_cast<size_t>(op.count)];
-        const VariantTable& table = plan.variant(op.sub);
-        int32_t chosen = -1;
-        for (const VariantCase& c : table.cases) {
-          const bool in = table.is_signed
-                              ? (static_cast<int64_t>(tag.v) >= static_cast<int64_t>(c.lo) &&
-                                 static_cast<int64_t>(tag.v) <= static_cast<int64_t>(c.hi))
-                              : (tag.v >= c.lo && tag.v <= c.hi);
-          if (in) {
-            chosen = c.program;
-            break;
-          }
-        }
-        if (chosen < 0) return Fail("variant tag " + std::to_string(tag.v) + " selects no option");
-        if (!Run(chosen)) return false;
-        break;
-      }
     }
   }
+  pos_ = pos;
   return true;
+}
+
+bool StreamCursor::RunComposite(const Op& op) {
+  switch (op.code) {
+    case Op::kAddress: {
+      uint64_t n = op.arg;
+      if (op.count >= 0) n = values_[static_cast<size_t>(op.count)].v;
+      if (n > (end_ - pos_) / op.size) return FailAt(pos_, "an array past the packet's content");
+      uint64_t v = 0;
+      for (uint64_t i = 0; i < n && i < 4; ++i)
+        v = (v << 8) |
+            (ReadBits(data_, size_, pos_ + i * op.size, op.size, op.flags & Op::kBig) & 0xff);
+      values_[static_cast<size_t>(op.slot)] = Value{v & 0xffffffffu, 0, epoch_};
+      pos_ += n * op.size;
+      return true;
+    }
+    case Op::kSkipArray: {
+      uint64_t n = op.arg;
+      if (op.count >= 0) n = values_[static_cast<size_t>(op.count)].v;
+      if (op.sub_bits != 0 && n > (end_ - pos_) / op.sub_bits)
+        return FailAt(pos_, "an array past the packet's content");
+      pos_ += n * op.sub_bits;
+      return true;
+    }
+    case Op::kArray: {
+      uint64_t n = op.arg;
+      if (op.count >= 0) n = values_[static_cast<size_t>(op.count)].v;
+      // Every element takes at least a bit, or the array is of empty structs: either way no
+      // more elements than bits left (a garbled length fails here, not after a long loop).
+      if (n > end_ - pos_ + 1) return FailAt(pos_, "an array longer than the packet's content");
+      for (uint64_t i = 0; i < n; ++i) {
+        if (!Run(op.sub)) return false;
+      }
+      return true;
+    }
+    case Op::kVariant: {
+      const Value& tag = values_[static_cast<size_t>(op.count)];
+      const VariantTable& table = trace_.plan().variant(op.sub);
+      int32_t chosen = -1;
+      for (const VariantCase& c : table.cases) {
+        const bool in = table.is_signed
+                            ? (static_cast<int64_t>(tag.v) >= static_cast<int64_t>(c.lo) &&
+                               static_cast<int64_t>(tag.v) <= static_cast<int64_t>(c.hi))
+                            : (tag.v >= c.lo && tag.v <= c.hi);
+        if (in) {
+          chosen = c.program;
+          break;
+        }
+      }
+      if (chosen < 0) {
+        return Fail("variant tag " + std::to_string(tag.v) + " selects no option");
+      }
+      return Run(chosen);
+    }
+    default:
+      return true;
+  }
 }
 
 bool StreamCursor::BeginPacket() {
@@ -470,7 +595,9 @@ StreamCursor::Item StreamCursor::Next() {
     ++epoch_;
     have_event_id_ = false;
     StreamPlan& sp = *stream_;
-    bool ok = Run(sp.event_header) && Run(sp.common_context);
+    // (Run is not called for a scope the stream or class lacks: most have no contexts.)
+    bool ok = (sp.event_header < 0 || Run(sp.event_header)) &&
+              (sp.common_context < 0 || Run(sp.common_context));
     if (ok) {
       uint64_t id = event_id_;
       if (!have_event_id_) {
@@ -490,7 +617,9 @@ StreamCursor::Item StreamCursor::Next() {
           if (values_.size() < static_cast<size_t>(trace_.plan().slots()))
             values_.resize(static_cast<size_t>(trace_.plan().slots()));
           event_ = &ep;
-          ok = ep.error.empty() ? Run(ep.context) && Run(ep.payload) : Fail(ep.error);
+          ok = ep.error.empty()
+                   ? (ep.context < 0 || Run(ep.context)) && (ep.payload < 0 || Run(ep.payload))
+                   : Fail(ep.error);
         }
       }
     }

@@ -128,7 +128,13 @@ class StreamCursor {
   // Starts the packet at offset_: false with error_ on damage.
   bool BeginPacket();
   bool Run(int32_t program);
+  // Run's arrays, sequences and variants, at pos_.
+  [[gnu::noinline]] bool RunComposite(const Op& op);
   bool Fail(const std::string& what);
+  // A kInt's effects beyond its slot: the clock, the event id.
+  void Special(const Op& op, uint64_t v);
+  // Fail from Run's loop, kept out of it (its position written back first).
+  [[gnu::cold, gnu::noinline]] bool FailAt(uint64_t pos, const char* what);
   void EndPacket();
 
   TraceDecoder& trace_;
