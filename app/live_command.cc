@@ -218,6 +218,7 @@ class LiveSessions : public EngineFeed {
     PipelineOptions p;
     p.policy = SyncPolicy::kBootstrap;
     p.reader.verbose = options.verbose;
+    p.reader.decoder = DecoderChoice(options.decoder);
     p.max_lag_ns = options.max_lag_ns;
     return p;
   }
@@ -581,6 +582,7 @@ Command AddLiveCommand(CLI::App& app) {
       ->check(CLI::IsMember({"process", "cgroup"}))
       ->capture_default_str();
   AddCommonFlags(cmd, o.get());
+  AddDecoderOption(cmd, &o->decoder);
   AddCaptureFlags(cmd, &o->capture, true);
   return Command{cmd, [o] {
                    if (!o->all && o->sessions.empty()) {

@@ -16,6 +16,7 @@
 
 #include "live/batch.h"
 #include "live/batch_builder.h"
+#include "live/ctf/live_reader.h"
 #include "live/relayd_link.h"
 #include "live/trace_discovery.h"
 
@@ -24,9 +25,9 @@ namespace waitpath {
 struct HostInput;
 struct Replay;
 
-// Which decoder reads a recorded host (live input is babeltrace2's): babeltrace2, the native
-// CTF 1.8 decoder (live/ctf/), or the native one where it supports the metadata and
-// babeltrace2 otherwise (one line on stderr says why).
+// Which decoder reads a host, recorded or live: babeltrace2, the native CTF 1.8 decoder
+// (live/ctf/; live: with the native relayd viewer client), or the native one where it supports
+// the metadata and babeltrace2 otherwise (one line on stderr says why).
 enum class TraceDecoderChoice : uint8_t { kBabeltrace2, kNative, kAuto };
 
 // "babeltrace2", "native", "auto" (false for anything else).
@@ -84,8 +85,9 @@ class HostReader {
 
  private:
   struct Attempt {
-    bool ended = false;  // the input ended (trace read, live session gone)
-    std::string error;   // why it stopped otherwise
+    bool ended = false;    // the input ended (trace read, live session gone)
+    bool refused = false;  // live: the relayd refuses (another viewer): retrying would not help
+    std::string error;     // why it stopped otherwise
   };
   void Run();
   // Reads a recorded host with the native decoder (live/ctf/native_reader.h), in this thread:
@@ -109,6 +111,8 @@ class HostReader {
   // child delivered is dropped) into the queue, counted with `holes` more damaged.
   ChildEnd RunChild(void* shared_page, Replay& replay, uint32_t holes);
   Attempt RunGraph(HostInput& input, bool reattach);
+  // One attempt of a live host read natively (live/ctf/live_reader.h).
+  LiveAttempt RunLiveNative(HostInput& input, bool reattach);
   void Push(Batch* batch);
   void PublishLink();
 
