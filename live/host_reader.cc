@@ -26,7 +26,10 @@ HostReader::HostReader(uint16_t host_id, HostSpec spec, ReaderOptions options,
       options_(options),
       ready_(ready),
       pool_(options.max_queued_batches),
-      token_(queue_) {}
+      token_(queue_) {
+  if (!spec_.live_url.empty() && options_.capture_ring_bytes > 0)
+    ring_ = std::make_unique<PacketRing>(options_.capture_ring_bytes);
+}
 
 HostReader::~HostReader() {
   RequestStop();
@@ -207,6 +210,7 @@ LiveAttempt HostReader::RunLiveNative(HostInput& input, bool reattach) {
   LiveReadOptions options;
   options.reattach = reattach;
   options.may_fall_back = options_.decoder == TraceDecoderChoice::kAuto;
+  options.ring = ring_.get();
   options.on_attached = [this] {
     if (link_.OnRunning() == RelaydLink::Turn::kReattached) {
       retry_now_.store(false, std::memory_order_relaxed);

@@ -17,6 +17,7 @@
 #include "live/batch.h"
 #include "live/batch_builder.h"
 #include "live/ctf/live_reader.h"
+#include "live/packet_ring.h"
 #include "live/relayd_link.h"
 #include "live/trace_discovery.h"
 
@@ -46,6 +47,9 @@ struct ReaderOptions {
   // The child's limits: memory beyond what it shares with the parent, and how long it may
   // make no progress (WAITPATH_READER_MEMORY_MB, WAITPATH_READER_WATCHDOG_S).
   size_t child_memory_mb = EnvOr("WAITPATH_READER_MEMORY_MB", 1024);
+  // Live, read natively: the recent packets kept per host for captures (0: none;
+  // live/packet_ring.h).
+  size_t capture_ring_bytes = 0;
   unsigned watchdog_s = static_cast<unsigned>(EnvOr("WAITPATH_READER_WATCHDOG_S", 30));
 
   static bool ContainByDefault();
@@ -72,6 +76,8 @@ class HostReader {
     space_.signal();
   }
   const HostSpec& spec() const { return spec_; }
+  // Live with ReaderOptions::capture_ring_bytes: the packets read recently (any thread).
+  PacketRing* ring() const { return ring_.get(); }
   uint16_t host_id() const { return host_id_; }
 
   // Live: times the relayd was lost, reattached, and reattach attempts that failed (any thread).
@@ -136,6 +142,7 @@ class HostReader {
   mutable std::mutex relayd_mutex_;
   RelaydLink::Counts relayd_;  // link_'s counts, for other threads
   std::thread thread_;
+  std::unique_ptr<PacketRing> ring_;
   // In a reader's child process: counts graph steps for the parent's watchdog.
   std::atomic<uint64_t>* step_counter_ = nullptr;
   std::atomic<uint64_t>* event_counter_ = nullptr;  // and events read

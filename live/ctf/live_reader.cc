@@ -30,6 +30,7 @@ struct LiveStream {
   uint64_t session_id = 0;
   uint64_t id = 0;
   LiveTrace* trace = nullptr;
+  std::string channel;
   std::string name;  // "TRACE PATH/CHANNEL", for errors
   int cpu = -1;
   bool merged = false;  // a port of the reader (once its trace has a decoder)
@@ -157,11 +158,16 @@ LiveAttempt ReadLiveSession(HostInput& input, const std::string& url,
         result.ended = true;
         break;
       }
+      // The merge waits for a stream: what it merged goes downstream now, as MergingSink does
+      // (latency).
+      if (input.batches.size() > 0) {
+        input.Flush();
+        handed_watermark = input.time.watermark();
+      }
       std::optional<ViewerEvent> event = viewer.Poll();
       if (!event) {
-        // Nothing new: what was merged goes downstream now (latency), as does a watermark
-        // that beacons moved.
-        if (input.batches.size() > 0 || input.time.watermark() != handed_watermark) {
+        // Nothing new: a watermark that beacons moved goes downstream too.
+        if (input.time.watermark() != handed_watermark) {
           input.Flush();
           handed_watermark = input.time.watermark();
         }
@@ -190,6 +196,7 @@ LiveAttempt ReadLiveSession(HostInput& input, const std::string& url,
           return result;
         }
         t->decoder = std::move(decoder);
+        if (options.ring) options.ring->SetMetadata(t->path, t->raw);
         for (LiveStream& s : streams) {
           if (s.trace == t && s.merged) s.packets.trace = t->decoder;
         }
@@ -216,10 +223,13 @@ LiveAttempt ReadLiveSession(HostInput& input, const std::string& url,
         s.session_id = added->session_id;
         s.id = added->stream.id;
         s.trace = t;
-        s.name = t->path + "/" + added->stream.channel;
-        s.cpu = StreamCpu(added->stream.channel);
-        s.packets.done = [&spare](std::vector<uint8_t>&& b) {
-          if (spare.size() < kSpareBuffers) spare.push_back(std::move(b));
+        s.channel = added->stream.channel;
+        s.name = t->path + "/" + s.channel;
+        s.cpu = StreamCpu(s.channel);
+        s.packets.done = [&spare, &s, ring = options.ring](std::vector<uint8_t>&& b) {
+          // Kept for captures: the ring gives back the buffer of a packet it let go.
+          if (ring) b = ring->Add(s.trace->path, s.channel, std::move(b));
+          if (b.capacity() > 0 && spare.size() < kSpareBuffers) spare.push_back(std::move(b));
         };
         merge_ready();
       } else if (auto* ended = std::get_if<ViewerStreamEnded>(&*event)) {

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "live/host_input.h"
+#include "live/packet_ring.h"
 
 namespace waitpath {
 
@@ -41,7 +42,9 @@ struct LiveReadOptions {
   std::function<void()> on_attached;
   // How long to wait when the relayd has nothing new: the relayd's live timer (200 ms to 1 s)
   // paces the data, so this adds little latency and keeps idle polling cheap.
-  std::chrono::milliseconds idle_sleep{20};
+  std::chrono::milliseconds idle_sleep{10};
+  // Where the packets go once read, with the metadata (captures cut from them); none: dropped.
+  PacketRing* ring = nullptr;
 };
 
 // One attempt: connects, attaches to the session (every session of that host and name, as
