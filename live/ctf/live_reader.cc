@@ -1,5 +1,6 @@
 #include "live/ctf/live_reader.h"
 
+#include <algorithm>
 #include <charconv>
 #include <deque>
 #include <memory>
@@ -83,11 +84,15 @@ LiveAttempt ReadLiveSession(HostInput& input, const std::string& url,
     return result;
   }
   auto stopped = [&] { return stop.load(std::memory_order_relaxed); };
+  // After the relayd had nothing: a short wait first (the other streams' packets of the same
+  // live-timer flush follow within milliseconds), doubling while nothing comes.
+  std::chrono::milliseconds idle_sleep = options.min_idle_sleep;
   auto idle = [&] {
-    for (auto waited = std::chrono::milliseconds(0); waited < options.idle_sleep && !stopped();
-         waited += std::chrono::milliseconds(10)) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    for (auto waited = std::chrono::milliseconds(0); waited < idle_sleep && !stopped();
+         waited += std::chrono::milliseconds(1)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
+    idle_sleep = std::min(idle_sleep * 2, options.max_idle_sleep);
   };
   // This attempt's streams go with it (a reattach has new ones); their CPUs stay known.
   struct ForgetStreams {
@@ -175,6 +180,7 @@ LiveAttempt ReadLiveSession(HostInput& input, const std::string& url,
         idle();
         continue;
       }
+      idle_sleep = options.min_idle_sleep;
       if (auto* m = std::get_if<ViewerMetadata>(&*event)) {
         LiveTrace* t = trace_of(m->session_id, m->trace_id, m->path);
         t->raw += m->text;

@@ -40,9 +40,11 @@ struct LiveReadOptions {
   bool may_fall_back = false;
   // Called once attached (the link to the relayd is up again).
   std::function<void()> on_attached;
-  // How long to wait when the relayd has nothing new: the relayd's live timer (200 ms to 1 s)
-  // paces the data, so this adds little latency and keeps idle polling cheap.
-  std::chrono::milliseconds idle_sleep{10};
+  // How long to wait when the relayd has nothing new: from the first, doubling up to the
+  // second while nothing comes. The relayd's live timer (200 ms to 1 s) paces the data; a short
+  // first wait picks up the rest of a flush quickly, the longer ones keep idle polling cheap.
+  std::chrono::milliseconds min_idle_sleep{1};
+  std::chrono::milliseconds max_idle_sleep{16};
   // Where the packets go once read, with the metadata (captures cut from them); none: dropped.
   PacketRing* ring = nullptr;
 };
