@@ -65,7 +65,12 @@ void AddCaptureFlags(CLI::App* cmd, CaptureFlags* flags, bool live) {
   if (live) {
     cmd->add_option("--capture-traces", flags->traces,
                     "The relayd's output directory (lttng-relayd -o), where captures are cut "
-                    "from");
+                    "from (default: from the recent packets waitpath keeps, --capture-ring-mb)");
+    cmd->add_option("--capture-ring-mb", flags->ring_mb,
+                    "Without --capture-traces: the recent packets kept per host to cut captures "
+                    "from (the oldest go first)")
+        ->capture_default_str()
+        ->check(IntegerRange(1, 1 << 20));
   }
 }
 
@@ -86,13 +91,7 @@ bool ParseCaptureFlags(const CaptureFlags& flags, bool live, CaptureOptions* opt
         "requests to capture)";
     return false;
   }
-  if (live && flags.traces.empty()) {
-    *error =
-        "--capture-dir needs --capture-traces DIR: the relayd's output directory (lttng-relayd "
-        "-o DIR), where the captured traces are cut from";
-    return false;
-  }
-  if (live && !fs::is_directory(flags.traces)) {
+  if (live && !flags.traces.empty() && !fs::is_directory(flags.traces)) {
     *error = fmt::format("--capture-traces {}: not a directory", flags.traces);
     return false;
   }

@@ -18,7 +18,8 @@ struct CaptureFlags {
   std::string margin = "1s";
   size_t max_mb = 1024;
   uint32_t max_per_hour = 60;
-  std::string traces;  // live: the relayd's output directory (lttng-relayd -o)
+  std::string traces;   // live: the relayd's output directory (lttng-relayd -o)
+  size_t ring_mb = 64;  // live without `traces`: the recent packets kept per host
 };
 
 void AddCaptureFlags(CLI::App* cmd, CaptureFlags* flags, bool live);

@@ -94,7 +94,7 @@ CLI::Validator IntegerRange(int64_t low, int64_t high) {
 
 void AddDecoderOption(CLI::App* cmd, std::string* decoder) {
   cmd->add_option("--decoder", *decoder,
-                  "Decoder of recorded traces: native (waitpath's own CTF 1.8 decoder), "
+                  "Decoder of traces and live sessions: native (waitpath's own CTF 1.8 decoder), "
                   "babeltrace2, or auto (native where it supports the metadata)")
       ->check(CLI::IsMember({"auto", "native", "babeltrace2"}))
       ->capture_default_str();

@@ -3,9 +3,11 @@
 #include "app/live_command.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <map>
@@ -35,6 +37,8 @@
 
 namespace waitpath {
 namespace {
+
+namespace fs = std::filesystem;
 
 // The sessions to follow, as they come and go on the relayd: each is a source of the live
 // pipeline (stream/pipeline.h, kBootstrap: clocks synchronized from the packets as they arrive,
@@ -104,6 +108,22 @@ class LiveSessions : public EngineFeed {
   // Captures of slow waits (--capture-dir), cut once the engine is past their window.
   void SetCapture(WaitCapture* capture) { capture_ = capture; }
 
+  // Without --capture-traces: the traces of `host` from the packets its readers keep
+  // (--capture-ring-mb), written under `scratch` for the capture to cut.
+  std::vector<std::string> RingTraces(const std::string& host, const std::string& scratch) {
+    std::vector<std::string> dirs;
+    for (size_t h = 0; h < pipeline_.source_count(); ++h) {
+      const HostReader& reader = pipeline_.source(h);
+      if (reader.spec().hostname != host || !reader.ring()) continue;
+      std::string error;
+      const std::string dir = scratch + "/" + std::to_string(h);
+      std::vector<std::string> traces = reader.ring()->WriteTo(dir, &error);
+      if (!error.empty()) Say("waitpath: host {}: capture: {}\n", labels_[h], error);
+      dirs.insert(dirs.end(), traces.begin(), traces.end());
+    }
+    return dirs;
+  }
+
   // Feeds whatever the readers have read to the engine; waits up to `timeout_us` for more.
   void Pump(int64_t timeout_us) {
     pipeline_.Pump(timeout_us);
@@ -117,6 +137,13 @@ class LiveSessions : public EngineFeed {
     pipeline_.Drain();
     Report();
     Capture(true);
+    for (size_t h = 0; h < pipeline_.source_count(); ++h) {
+      const PacketRing* ring = pipeline_.source(h).ring();
+      if (!ring || !capture_) continue;
+      const PacketRing::Counts c = ring->counts();
+      Say("waitpath: host {}: capture ring: {} packets ({:.1f} MB) kept, {} older ones dropped\n",
+          labels_[h], c.packets, static_cast<double>(c.bytes) / (1 << 20), c.dropped);
+    }
   }
 
   // The pipeline's sink: clocks, batches, ends, on top of feeding the engine.
@@ -218,6 +245,9 @@ class LiveSessions : public EngineFeed {
     PipelineOptions p;
     p.policy = SyncPolicy::kBootstrap;
     p.reader.verbose = options.verbose;
+    p.reader.decoder = DecoderChoice(options.decoder);
+    if (!options.capture.dir.empty() && options.capture.traces.empty())
+      p.reader.capture_ring_bytes = options.capture.ring_mb << 20;
     p.max_lag_ns = options.max_lag_ns;
     return p;
   }
@@ -392,6 +422,13 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
     Say("waitpath: {}\n", error);
     return 2;
   }
+  if (!options.capture.dir.empty() && options.capture.traces.empty() &&
+      DecoderChoice(options.decoder) == TraceDecoderChoice::kBabeltrace2) {
+    Say("waitpath: --capture-dir with --decoder babeltrace2 needs --capture-traces DIR (the "
+        "relayd's output directory): babeltrace2 hands out events, not the packets captures are "
+        "cut from\n");
+    return 2;
+  }
   // Spans (docs/requests.md): tail writes a record per span (--min-span, --operation filter
   // them); live as analyze does: JSON records, the per-operation summary when stopped.
   SpanReportOptions span_options;
@@ -477,9 +514,20 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
                                : std::vector<WaitListener*>{&accounting});
   engine.SetListener(&listeners);
   std::unique_ptr<WaitCapture> capture;
+  // Without --capture-traces, captures are cut from the packets the readers keep, written to a
+  // scratch directory first (removed at the end).
+  LiveSessions* ring_sessions = nullptr;
+  const std::string ring_scratch =
+      (fs::temp_directory_path() / fmt::format("waitpath-ring-{}", getpid())).string();
   if (!capture_options.dir.empty()) {
-    capture = std::make_unique<WaitCapture>(accounting, capture_options,
-                                            RelaydOutputLocator(options.capture.traces));
+    TraceLocator locate = RelaydOutputLocator(options.capture.traces);
+    if (options.capture.traces.empty()) {
+      locate = [&](const std::string& host) {
+        return ring_sessions ? ring_sessions->RingTraces(host, ring_scratch + "/" + host)
+                             : std::vector<std::string>{};
+      };
+    }
+    capture = std::make_unique<WaitCapture>(accounting, capture_options, std::move(locate));
   }
   status.source = "relayd " + options.relayd;
   std::vector<SpanListener*> span_sinks{&spans};
@@ -490,6 +538,7 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
   engine.SetSpanListener(&span_listeners);
   {
     LiveSessions sessions(live_options, engine, accounting, metrics.get());
+    ring_sessions = &sessions;
     if (capture) {
       capture->SetFinisher([&](const CaptureMade& made) {
         std::string why;
@@ -522,7 +571,10 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
     sessions.StopAll();
     if (view) status.hosts = sessions.Health();
     terminal.reset();  // back to the normal screen before anything else is printed
+    ring_sessions = nullptr;
   }
+  std::error_code ec;
+  if (capture) fs::remove_all(ring_scratch, ec);
   accounting.Finish();
   spans.Finish();
   if (metrics) metrics->Finish();
@@ -582,6 +634,7 @@ Command AddLiveCommand(CLI::App& app) {
       ->check(CLI::IsMember({"process", "cgroup"}))
       ->capture_default_str();
   AddCommonFlags(cmd, o.get());
+  AddDecoderOption(cmd, &o->decoder);
   AddCaptureFlags(cmd, &o->capture, true);
   return Command{cmd, [o] {
                    if (!o->all && o->sessions.empty()) {

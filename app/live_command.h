@@ -29,7 +29,7 @@ struct LiveOptions {
   std::string max_lag = "10s";  // a host further behind is not waited for
   int64_t max_lag_ns = 0;       // parsed by RunLive
   bool verbose = false;
-  std::string decoder = "auto";  // --decoder: of recorded traces
+  std::string decoder = "auto";  // --decoder: of recorded traces and live sessions
   TimeFormat time_format;
   // In a terminal, tail/live/demo draw a full-screen view (exporters/terminal_screen.h);
   // --plain (or output that is not a terminal) prints lines instead.

@@ -4,7 +4,8 @@
 # `waitpath tail --json` prints the wait that event ended. p50/p99 over every wait.
 # Usage: bench/live_latency.sh [LIVE_US] [SECONDS]   (root; writes bench/results/live_latency.json)
 # Environment: SCENARIO (default mutex-convoy, looped to fill SECONDS), GEN_ARGS (extra
-# waitpath-gen --set options), LOOPS (replay rounds), OUT (result file).
+# waitpath-gen --set options), LOOPS (replay rounds), OUT (result file), DECODER (waitpath's
+# --decoder: auto, the default, reads natively; babeltrace2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LIVE_US=${1:-200000} SECS=${2:-10}
@@ -25,7 +26,7 @@ pids+=($!)
 sleep 1
 # Every line of tail's output is stamped with the wall clock when it arrives.
 # (Process substitution, not a pipe, so that $! is waitpath's pid and cleanup stops it.)
-"$W" tail --relayd net://127.0.0.1:$((base + 2)) --json 2>"$tmp/tail.err" > >(python3 -u -c '
+"$W" tail --relayd net://127.0.0.1:$((base + 2)) --json --decoder "${DECODER:-auto}" 2>"$tmp/tail.err" > >(python3 -u -c '
 import sys, time
 for line in sys.stdin:
     print(time.time_ns(), line, end="", flush=True)' >"$tmp/tail.out") &

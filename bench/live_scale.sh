@@ -5,17 +5,24 @@
 # start (no growing lag) and the median stays within a second of the live timer. waitpath's
 # own CPU time per event gives what one core dedicated to it would sustain (the replayers and
 # daemons use the rest of the machine here).
-# Usage: bench/live_scale.sh [SECONDS]   (root)
+# Usage: bench/live_scale.sh [--decoder auto|native|babeltrace2] [SECONDS] [HOSTS:RATE...]   (root)
+# (default configurations below; results in bench/results/live_scale_[DECODER_]HOSTS_RATE.json)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+DECODER=auto
+if [ "${1:-}" = --decoder ]; then DECODER=$2; shift 2; fi
 SECS=${1:-10}
+shift || true
+configs=("1 20000" "2 20000" "4 20000" "1 80000" "2 80000" "4 80000" "4 200000" "4 400000")
+[ $# -gt 0 ] && configs=("${@/:/ }")
 mkdir -p bench/results
 printf "%-6s %12s %8s %9s %9s %12s %12s %-13s %10s %14s\n" hosts "events/s" waits "p50 ms" "p99 ms" "p50 start" \
   "p50 end" verdict "us/event" "1 core ev/s"
-for cfg in "1 20000" "2 20000" "4 20000" "1 80000" "2 80000" "4 80000" "4 200000" "4 400000"; do
+for cfg in "${configs[@]}"; do
   read -r hosts rate <<<"$cfg"
   out="bench/results/live_scale_${hosts}_${rate}.json"
-  SCENARIO=tools/gen/scenarios/scale.toml LOOPS=1 OUT="$out" \
+  [ "$DECODER" = auto ] || out="bench/results/live_scale_${DECODER}_${hosts}_${rate}.json"
+  SCENARIO=tools/gen/scenarios/scale.toml LOOPS=1 OUT="$out" DECODER="$DECODER" \
     GEN_ARGS="--set scale.hosts=$hosts --set scale.event_rate=$rate --set duration=${SECS}s" \
     bench/live_latency.sh 200000 "$SECS" >/dev/null 2>&1 || { echo "$hosts $rate: run failed"; continue; }
   python3 - "$out" "$hosts" "$rate" <<'PY'

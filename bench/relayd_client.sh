@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # CPU of fetching a live session: the native viewer client (waitpath-relayd-dump --discard:
 # the protocol alone, nothing decoded or written) against babeltrace2's lttng-live with
-# `-o dummy` (fetch and decode), on the same live session, in turn, RUNS times each, each
-# attached for SECONDS (seek last). Then one window of each counted (events, packets), for
-# the per-event and per-packet figures. Needs root (namespaced session daemon).
+# `-o dummy` (fetch and decode), and `waitpath live --json` (fetch, decode, analyse; only task
+# records are printed, at the end) reading with each decoder, on the same live session, in
+# turn, RUNS times each, each attached for SECONDS (seek last). Then one window of each
+# counted (events, packets), for the per-event and per-packet figures. Needs root (namespaced
+# session daemon).
 # Usage: bench/relayd_client.sh [SECONDS] [RUNS]   Environment: SPEED (replay speed, 100).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${1:-10} RUNS=${2:-5}
-DUMP=${DUMP:-build/tools/relayd_dump/waitpath-relayd-dump}
+DUMP=${DUMP:-build/tools/relayd_dump/waitpath-relayd-dump} W=${W:-build/app/waitpath}
 GEN=${GEN:-build/tools/gen/waitpath-gen} REPLAY=${REPLAY:-build/tools/replay/waitpath-replay}
 . tests/lib.sh
 . tests/live/daemons.sh
@@ -24,7 +26,9 @@ cpu() { /usr/bin/time -f "%U %S" -o "$tmp/t" "$@" >/dev/null 2>&1 || true; tail 
 for i in $(seq "$RUNS"); do
   a=$(cpu timeout -s INT "$SECS" "$DUMP" --relayd "$live_url" --session bench --seek last --discard)
   b=$(cpu timeout -s INT "$SECS" babeltrace2 --input-format=lttng-live "$url" -o dummy)
-  echo "run $i: client ${a}s cpu, babeltrace2 ${b}s cpu (${SECS}s attached each)"
+  c=$(cpu timeout -s INT "$SECS" "$W" live --relayd "$live_url" --session bench --json --decoder native)
+  d=$(cpu timeout -s INT "$SECS" "$W" live --relayd "$live_url" --session bench --json --decoder babeltrace2)
+  echo "run $i: client ${a}s cpu, babeltrace2 ${b}s cpu, live native ${c}s cpu, live babeltrace2 ${d}s cpu (${SECS}s attached each)"
 done
 timeout -s INT "$SECS" "$DUMP" --relayd "$live_url" --session bench --seek last --out "$tmp/d" \
   2>&1 | sed 's/^/client window: /' || true

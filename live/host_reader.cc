@@ -11,6 +11,7 @@
 
 #include "live/bt_ref.h"
 #include "live/bt_util.h"
+#include "live/ctf/live_reader.h"
 #include "live/ctf/native_reader.h"
 #include "live/host_input.h"
 #include "live/merging_sink.h"
@@ -25,7 +26,10 @@ HostReader::HostReader(uint16_t host_id, HostSpec spec, ReaderOptions options,
       options_(options),
       ready_(ready),
       pool_(options.max_queued_batches),
-      token_(queue_) {}
+      token_(queue_) {
+  if (!spec_.live_url.empty() && options_.capture_ring_bytes > 0)
+    ring_ = std::make_unique<PacketRing>(options_.capture_ring_bytes);
+}
 
 HostReader::~HostReader() {
   RequestStop();
@@ -144,6 +148,14 @@ HostReader::Attempt HostReader::RunGraph(HostInput& input, bool reattach) {
     result.error = "read stopped after " + std::to_string(input.counters.events) +
                    " events: " + TakeBabeltraceError(options_.verbose);
   }
+  // Not a lost relayd: it answers, and refuses a second viewer of the session. Retrying would
+  // not change that (one clear line instead of a reattach loop).
+  if (live && result.error.find("already a viewer attached") != std::string::npos) {
+    result.refused = true;
+    result.error =
+        "another viewer is attached to this session (the relayd serves one per session): not "
+        "following it";
+  }
 
   lock.lock();
   return result;
@@ -194,6 +206,20 @@ bool HostReader::RunNative() {
   return true;
 }
 
+LiveAttempt HostReader::RunLiveNative(HostInput& input, bool reattach) {
+  LiveReadOptions options;
+  options.reattach = reattach;
+  options.may_fall_back = options_.decoder == TraceDecoderChoice::kAuto;
+  options.ring = ring_.get();
+  options.on_attached = [this] {
+    if (link_.OnRunning() == RelaydLink::Turn::kReattached) {
+      retry_now_.store(false, std::memory_order_relaxed);
+      PublishLink();
+    }
+  };
+  return ReadLiveSession(input, spec_.live_url, options, stop_);
+}
+
 void HostReader::Run() {
   if (spec_.live_url.empty() && options_.decoder != TraceDecoderChoice::kBabeltrace2 &&
       RunNative()) {
@@ -205,19 +231,24 @@ void HostReader::Run() {
   }
   HostInput input(host_id_, options_.batch_events, pool_, [this](Batch* b) { Push(b); });
   if (spec_.live_url.empty()) PrepareRecorded(input);
-  Attempt attempt = RunGraph(input, /*reattach=*/false);
-  // Live: a relayd that goes away is reattached with backoff by building a new graph
-  // (babeltrace2 2.0's live iterator cannot recover in place); the gap is data loss, marked
-  // once, when the relayd is lost.
+  bool native = !spec_.live_url.empty() && options_.decoder != TraceDecoderChoice::kBabeltrace2;
+  // One attempt of a live host: natively (a babeltrace2 graph when its metadata is beyond the
+  // native decoder and the choice is auto), or a babeltrace2 graph.
+  auto read = [&](bool reattach) {
+    if (!native) return RunGraph(input, reattach);
+    const LiveAttempt a = RunLiveNative(input, reattach);
+    if (!a.unsupported) return Attempt{a.ended, a.refused, a.error};
+    fprintf(stderr, "waitpath: host %s: read with babeltrace2: %s\n", spec_.hostname.c_str(),
+            a.error.c_str());
+    native = false;
+    return RunGraph(input, reattach);
+  };
+  Attempt attempt = read(/*reattach=*/false);
+  // Live: a relayd that goes away is reattached with backoff by connecting again (a new
+  // graph for babeltrace2, whose 2.0 live iterator cannot recover in place); the gap is data
+  // loss, marked once, when the relayd is lost.
   while (!spec_.live_url.empty() && !attempt.ended && !stop_.load(std::memory_order_relaxed)) {
-    // Not a lost relayd: it answers, and refuses a second viewer of the session. Retrying
-    // would not change that (one clear line instead of a reattach loop).
-    if (attempt.error.find("already a viewer attached") != std::string::npos) {
-      attempt.error =
-          "another viewer is attached to this session (the relayd serves one per session): not "
-          "following it";
-      break;
-    }
+    if (attempt.refused) break;
     if (link_.OnFailure() == RelaydLink::Turn::kLost && input.graphs > 0) input.MarkGap();
     PublishLink();
     for (auto waited = std::chrono::milliseconds(0);
@@ -227,7 +258,7 @@ void HostReader::Run() {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     if (stop_.load(std::memory_order_relaxed)) break;
-    attempt = RunGraph(input, /*reattach=*/true);
+    attempt = read(/*reattach=*/true);
   }
 
   // Hand over what was read, with the reason it stops here (none when the input ended).

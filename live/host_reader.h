@@ -16,6 +16,8 @@
 
 #include "live/batch.h"
 #include "live/batch_builder.h"
+#include "live/ctf/live_reader.h"
+#include "live/packet_ring.h"
 #include "live/relayd_link.h"
 #include "live/trace_discovery.h"
 
@@ -24,9 +26,9 @@ namespace waitpath {
 struct HostInput;
 struct Replay;
 
-// Which decoder reads a recorded host (live input is babeltrace2's): babeltrace2, the native
-// CTF 1.8 decoder (live/ctf/), or the native one where it supports the metadata and
-// babeltrace2 otherwise (one line on stderr says why).
+// Which decoder reads a host, recorded or live: babeltrace2, the native CTF 1.8 decoder
+// (live/ctf/; live: with the native relayd viewer client), or the native one where it supports
+// the metadata and babeltrace2 otherwise (one line on stderr says why).
 enum class TraceDecoderChoice : uint8_t { kBabeltrace2, kNative, kAuto };
 
 // "babeltrace2", "native", "auto" (false for anything else).
@@ -45,6 +47,9 @@ struct ReaderOptions {
   // The child's limits: memory beyond what it shares with the parent, and how long it may
   // make no progress (WAITPATH_READER_MEMORY_MB, WAITPATH_READER_WATCHDOG_S).
   size_t child_memory_mb = EnvOr("WAITPATH_READER_MEMORY_MB", 1024);
+  // Live, read natively: the recent packets kept per host for captures (0: none;
+  // live/packet_ring.h).
+  size_t capture_ring_bytes = 0;
   unsigned watchdog_s = static_cast<unsigned>(EnvOr("WAITPATH_READER_WATCHDOG_S", 30));
 
   static bool ContainByDefault();
@@ -71,6 +76,8 @@ class HostReader {
     space_.signal();
   }
   const HostSpec& spec() const { return spec_; }
+  // Live with ReaderOptions::capture_ring_bytes: the packets read recently (any thread).
+  PacketRing* ring() const { return ring_.get(); }
   uint16_t host_id() const { return host_id_; }
 
   // Live: times the relayd was lost, reattached, and reattach attempts that failed (any thread).
@@ -84,8 +91,9 @@ class HostReader {
 
  private:
   struct Attempt {
-    bool ended = false;  // the input ended (trace read, live session gone)
-    std::string error;   // why it stopped otherwise
+    bool ended = false;    // the input ended (trace read, live session gone)
+    bool refused = false;  // live: the relayd refuses (another viewer): retrying would not help
+    std::string error;     // why it stopped otherwise
   };
   void Run();
   // Reads a recorded host with the native decoder (live/ctf/native_reader.h), in this thread:
@@ -109,6 +117,8 @@ class HostReader {
   // child delivered is dropped) into the queue, counted with `holes` more damaged.
   ChildEnd RunChild(void* shared_page, Replay& replay, uint32_t holes);
   Attempt RunGraph(HostInput& input, bool reattach);
+  // One attempt of a live host read natively (live/ctf/live_reader.h).
+  LiveAttempt RunLiveNative(HostInput& input, bool reattach);
   void Push(Batch* batch);
   void PublishLink();
 
@@ -132,6 +142,7 @@ class HostReader {
   mutable std::mutex relayd_mutex_;
   RelaydLink::Counts relayd_;  // link_'s counts, for other threads
   std::thread thread_;
+  std::unique_ptr<PacketRing> ring_;
   // In a reader's child process: counts graph steps for the parent's watchdog.
   std::atomic<uint64_t>* step_counter_ = nullptr;
   std::atomic<uint64_t>* event_counter_ = nullptr;  // and events read

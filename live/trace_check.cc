@@ -983,10 +983,14 @@ bool ReadMetadataText(const std::string& dir, uint64_t max_bytes, std::string* t
   const std::string meta_path = (fs::path(dir) / "metadata").string();
   std::string raw;
   if (!ReadFile(meta_path, max_bytes, &raw, error)) return false;
+  return MetadataText(meta_path, std::move(raw), text, error);
+}
+
+bool MetadataText(const std::string& name, std::string raw, std::string* text, std::string* error) {
   const auto* mp = reinterpret_cast<const unsigned char*>(raw.data());
   if (raw.size() >= 4 &&
       (Load32(mp, false) == kMetadataMagic || Load32(mp, true) == kMetadataMagic)) {
-    return DecodePackets(meta_path, raw, text, error);
+    return DecodePackets(name, raw, text, error);
   }
   *text = std::move(raw);
   return true;

@@ -84,6 +84,9 @@ std::string MakeCutView(const std::string& read_dir, const std::string& read_pat
 // naming the file (and offset) in `error` otherwise.
 bool ReadMetadataText(const std::string& dir, uint64_t max_bytes, std::string* text,
                       std::string* error);
+// The same from the metadata's bytes (live: as the relayd sends them); `name` names it in
+// errors.
+bool MetadataText(const std::string& name, std::string raw, std::string* text, std::string* error);
 
 // Removes the cleaned views made so far.
 void RemoveViews();

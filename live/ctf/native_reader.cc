@@ -48,7 +48,7 @@ NativeReader::~NativeReader() {
 
 bool NativeReader::Open(const std::vector<std::string>& dirs, std::string* why) {
   for (const std::string& dir : dirs) {
-    auto trace = std::make_unique<ctf::TraceDecoder>();
+    auto trace = std::make_shared<ctf::TraceDecoder>();
     if (!trace->Open(dir, why)) {
       *why = ctf::PrintableText(*why);
       return false;
@@ -72,8 +72,8 @@ bool NativeReader::Open(const std::vector<std::string>& dirs, std::string* why) 
       }
       Port p;
       p.files.push_back(file);
-      p.trace = trace.get();
-      p.index = static_cast<uint16_t>(ports_.size());
+      p.trace = trace;
+      p.index = p.fallback_cpu = static_cast<uint16_t>(ports_.size());
       ports_.push_back(std::move(p));
     }
     traces_.push_back(std::move(trace));
@@ -116,6 +116,65 @@ bool NativeReader::Run(const std::atomic<bool>& stop) {
   return true;
 }
 
+void NativeReader::AddLiveStream(LivePackets* packets, std::string name, int cpu) {
+  Port p;
+  p.cursor = std::make_unique<ctf::StreamCursor>(*packets->trace, std::move(name),
+                                                 ctf::StreamCursor::InMemory{});
+  p.trace = packets->trace;
+  p.live = packets;
+  p.index = static_cast<uint16_t>(ports_.size());
+  p.cpu = p.fallback_cpu = cpu >= 0 ? static_cast<uint16_t>(cpu) : p.index;
+  ports_.push_back(std::move(p));
+  merger_.AddPort(ports_.back().index);
+}
+
+NativeReader::Merged NativeReader::Merge(const std::atomic<bool>& stop) {
+  merger_.RefillMissing([this](uint32_t port, int64_t* ts) { return FillHead(ports_[port], ts); });
+  while (!merger_.blocked() && merger_.has_head()) {
+    if (stop.load(std::memory_order_relaxed)) return Merged::kStopped;
+    Port& p = ports_[merger_.PopEarliest()];
+    switch (p.head) {
+      case Head::kEvent:
+        OnEvent(p);
+        break;
+      case Head::kDiscarded:
+        OnDiscarded(p);
+        break;
+      case Head::kInactivity:
+        // (A replayed host's beacons are on the UST clock: its watermark only advances with its
+        // events.)
+        if (!Replayed()) input_.time.Idle(p.head_ts);
+        break;
+    }
+    int64_t ts = 0;
+    const PortMerger::Refill next = FillHead(p, &ts);
+    merger_.Requeue(p.index, next, ts);
+    if (input_.batches.full()) Flush();
+  }
+  input_.dialect = dialect_;
+  return merger_.done() ? Merged::kEnded : Merged::kBlocked;
+}
+
+bool NativeReader::FeedLive(Port& p) {
+  LivePackets& live = *p.live;
+  if (live.reading_front) {
+    live.reading_front = false;
+    if (live.done) live.done(std::move(live.packets.front()));
+    live.packets.pop_front();
+  }
+  if (live.packets.empty()) return false;
+  if (live.trace != p.trace) {
+    // Its metadata grew: packets from now on may have event classes only the new one knows.
+    p.cursor->Rebind(*live.trace);
+    p.trace = live.trace;
+    p.noted = false;
+  }
+  const std::vector<uint8_t>& bytes = live.packets.front();
+  p.cursor->Feed(std::span<const uint8_t>(bytes.data(), bytes.size()));
+  live.reading_front = true;
+  return true;
+}
+
 PortMerger::Refill NativeReader::FillHead(Port& p, int64_t* ts) {
   using Item = ctf::StreamCursor::Item;
   for (;;) {
@@ -149,7 +208,16 @@ PortMerger::Refill NativeReader::FillHead(Port& p, int64_t* ts) {
           p.noted = false;
           break;
         }
-        return PortMerger::Refill::kEnded;
+        if (!p.live) return PortMerger::Refill::kEnded;
+        if (FeedLive(p)) break;
+        if (p.live->beacon) {
+          p.head = Head::kInactivity;
+          p.head_ts = p.trace->ToNs(*p.live->beacon);
+          p.live->beacon.reset();
+          *ts = p.head_ts;
+          return PortMerger::Refill::kHead;
+        }
+        return p.live->ended ? PortMerger::Refill::kEnded : PortMerger::Refill::kAgain;
     }
   }
 }
@@ -166,7 +234,7 @@ void NativeReader::NoteStream(Port& p) {
       for (const ctf::EventClass& ec : sc->events) dialect_ |= DialectOfName(ec.name);
     }
   }
-  p.cpu = input_.cpus.CpuOf(p.cursor.get(), p.index);
+  p.cpu = input_.cpus.CpuOf(p.cursor.get(), p.fallback_cpu);
 }
 
 void NativeReader::OnPacket(Port& p) {

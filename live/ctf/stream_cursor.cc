@@ -93,7 +93,36 @@ inline const uint8_t* FindNul(const uint8_t* s, const uint8_t* e) {
 
 bool TraceDecoder::Open(const std::string& dir, std::string* error) {
   dir_ = dir;
-  if (!LoadMetadata(dir, &meta_, error)) return false;
+  if (!LoadMetadata(dir, &meta_, error) || !Compile(error)) return false;
+  // Stream files: every regular, non-empty, non-hidden file but the metadata, by path (the
+  // order of babeltrace2's ports, which decides ties in the merge).
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name == "metadata" || name.empty() || name[0] == '.') continue;
+    std::error_code ec2;
+    if (!fs::is_regular_file(e.path(), ec2) || fs::file_size(e.path(), ec2) == 0) continue;
+    files_.push_back(e.path().string());
+  }
+  if (ec) {
+    *error = dir + ": cannot list: " + ec.message();
+    return false;
+  }
+  std::sort(files_.begin(), files_.end());
+  return true;
+}
+
+bool TraceDecoder::OpenText(const std::string& dir, const std::string& text, std::string* error) {
+  dir_ = dir;
+  if (!ParseTsdl(text, &meta_, error)) {
+    *error = dir + "/metadata: " + *error;
+    return false;
+  }
+  return Compile(error);
+}
+
+bool TraceDecoder::Compile(std::string* error) {
+  const std::string& dir = dir_;
   plan_ = std::make_unique<DecodePlan>(meta_);
   using S = DecodePlan::Scope;
   packet_header_ = plan_->Compile(meta_.packet_header, S::kPacketHeader, true);
@@ -149,21 +178,6 @@ bool TraceDecoder::Open(const std::string& dir, std::string* error) {
     }
     base_ns_ = clock->offset_s * 1000000000LL + clock->offset;
   }
-  // Stream files: every regular, non-empty, non-hidden file but the metadata, by path (the
-  // order of babeltrace2's ports, which decides ties in the merge).
-  std::error_code ec;
-  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    if (name == "metadata" || name.empty() || name[0] == '.') continue;
-    std::error_code ec2;
-    if (!fs::is_regular_file(e.path(), ec2) || fs::file_size(e.path(), ec2) == 0) continue;
-    files_.push_back(e.path().string());
-  }
-  if (ec) {
-    *error = dir + ": cannot list: " + ec.message();
-    return false;
-  }
-  std::sort(files_.begin(), files_.end());
   return true;
 }
 
@@ -232,8 +246,30 @@ EventPlan& TraceDecoder::Event(StreamPlan& stream, size_t index, uint32_t* diale
 
 // ---- StreamCursor ------------------------------------------------------------------------
 
+StreamCursor::StreamCursor(TraceDecoder& trace, std::string path, InMemory)
+    : trace_(&trace), path_(std::move(path)), mapped_(false) {
+  done_ = true;  // until fed
+  values_.resize(static_cast<size_t>(trace_->plan().slots()));
+}
+
+void StreamCursor::Feed(std::span<const uint8_t> packets) {
+  base_ += size_;
+  data_ = packets.data();
+  size_ = packets.size();
+  offset_ = packet_end_ = 0;
+  in_packet_ = packet_pending_ = false;
+  done_ = size_ == 0;
+}
+
+void StreamCursor::Rebind(TraceDecoder& trace) {
+  trace_ = &trace;
+  stream_ = nullptr;
+  event_ = nullptr;
+  values_.resize(static_cast<size_t>(trace_->plan().slots()));
+}
+
 StreamCursor::StreamCursor(TraceDecoder& trace, std::string path)
-    : trace_(trace), path_(std::move(path)) {
+    : trace_(&trace), path_(std::move(path)) {
   const int fd = open(path_.c_str(), O_RDONLY | O_CLOEXEC);
   struct stat st {};
   if (fd < 0 || fstat(fd, &st) != 0) {
@@ -256,11 +292,11 @@ StreamCursor::StreamCursor(TraceDecoder& trace, std::string path)
   }
   close(fd);
   if (size_ == 0) done_ = true;
-  values_.resize(static_cast<size_t>(trace_.plan().slots()));
+  values_.resize(static_cast<size_t>(trace_->plan().slots()));
 }
 
 StreamCursor::~StreamCursor() {
-  if (data_) munmap(const_cast<uint8_t*>(data_), size_);
+  if (data_ && mapped_) munmap(const_cast<uint8_t*>(data_), size_);
 }
 
 std::string_view StreamCursor::Text(const FieldHandle& h) const {
@@ -269,7 +305,7 @@ std::string_view StreamCursor::Text(const FieldHandle& h) const {
 }
 
 bool StreamCursor::Fail(const std::string& what) {
-  error_ = path_ + ": packet at offset " + Hex(offset_) + ": " + what;
+  error_ = path_ + ": packet at offset " + Hex(base_ + offset_) + ": " + what;
   return false;
 }
 
@@ -298,7 +334,7 @@ bool StreamCursor::FailAt(uint64_t pos, const char* what) {
 
 bool StreamCursor::Run(int32_t program) {
   if (program < 0) return true;
-  const DecodePlan& plan = trace_.plan();
+  const DecodePlan& plan = trace_->plan();
   // The hot loop keeps the position, the content's end and the slots in locals: nothing else
   // changes them while it runs (sub-programs are run with pos_ written back and read again).
   const uint8_t* const data = data_;
@@ -469,7 +505,7 @@ bool StreamCursor::RunComposite(const Op& op) {
     }
     case Op::kVariant: {
       const Value& tag = values_[static_cast<size_t>(op.count)];
-      const VariantTable& table = trace_.plan().variant(op.sub);
+      const VariantTable& table = trace_->plan().variant(op.sub);
       int32_t chosen = -1;
       for (const VariantCase& c : table.cases) {
         const bool in = table.is_signed
@@ -496,16 +532,16 @@ bool StreamCursor::BeginPacket() {
   in_packet_ = false;
   pos_ = offset_ * 8;
   end_ = size_ * 8;  // until the context says
-  if (!Run(trace_.packet_header())) return false;
-  if (trace_.magic().valid() && Has(trace_.magic()) && Raw(trace_.magic()) != kPacketMagic)
-    return Fail("bad magic " + Hex(Raw(trace_.magic())));
-  uint64_t sid = trace_.meta().streams.front().id;
-  if (trace_.stream_id().valid()) {
-    sid = Raw(trace_.stream_id());
-  } else if (trace_.meta().streams.size() != 1) {
+  if (!Run(trace_->packet_header())) return false;
+  if (trace_->magic().valid() && Has(trace_->magic()) && Raw(trace_->magic()) != kPacketMagic)
+    return Fail("bad magic " + Hex(Raw(trace_->magic())));
+  uint64_t sid = trace_->meta().streams.front().id;
+  if (trace_->stream_id().valid()) {
+    sid = Raw(trace_->stream_id());
+  } else if (trace_->meta().streams.size() != 1) {
     return Fail("no stream_id and several stream classes");
   }
-  StreamPlan* sp = trace_.FindStream(sid);
+  StreamPlan* sp = trace_->FindStream(sid);
   if (!sp) return Fail("stream class " + std::to_string(sid) + " not in the metadata");
   if (stream_ && sp != stream_) return Fail("stream class " + std::to_string(sid) + " changed");
   stream_ = sp;
@@ -612,10 +648,10 @@ StreamCursor::Item StreamCursor::Next() {
           ok = Fail("no event class with id " + std::to_string(id));
         } else {
           EventPlan& ep = sp.events[static_cast<size_t>(index)];
-          if (!ep.compiled) trace_.Event(sp, static_cast<size_t>(index), &dialect_);
+          if (!ep.compiled) trace_->Event(sp, static_cast<size_t>(index), &dialect_);
           // Slots grow as classes compile, by this cursor or another of the trace.
-          if (values_.size() < static_cast<size_t>(trace_.plan().slots()))
-            values_.resize(static_cast<size_t>(trace_.plan().slots()));
+          if (values_.size() < static_cast<size_t>(trace_->plan().slots()))
+            values_.resize(static_cast<size_t>(trace_->plan().slots()));
           event_ = &ep;
           ok = ep.error.empty()
                    ? (ep.context < 0 || Run(ep.context)) && (ep.payload < 0 || Run(ep.payload))

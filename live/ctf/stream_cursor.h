@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,8 @@ class TraceDecoder {
  public:
   // Loads and compiles; false with `error` when the metadata is not supported natively.
   bool Open(const std::string& dir, std::string* error);
+  // The same from metadata text (live: the relayd sends it; there are no stream files).
+  bool OpenText(const std::string& dir, const std::string& text, std::string* error);
 
   const Metadata& meta() const { return meta_; }
   DecodePlan& plan() { return *plan_; }
@@ -61,6 +64,8 @@ class TraceDecoder {
   const std::vector<std::string>& files() const { return files_; }
 
  private:
+  bool Compile(std::string* error);
+
   std::string dir_;
   Metadata meta_;
   std::unique_ptr<DecodePlan> plan_;
@@ -72,8 +77,8 @@ class TraceDecoder {
   bool has_clock_ = false;
 };
 
-// A memory-mapped stream file read in order: packets, the discarded events their counters
-// report, events.
+// A stream read in order: packets, the discarded events their counters report, events. Its
+// bytes are a memory-mapped stream file, or (live) the packets it is fed as they arrive.
 class StreamCursor {
  public:
   enum class Item : uint8_t {
@@ -85,6 +90,10 @@ class StreamCursor {
   };
 
   StreamCursor(TraceDecoder& trace, std::string path);
+  // A stream whose packets come in memory (live): kEnd until fed, and again once it has read
+  // what it was fed. `path` names it in errors.
+  struct InMemory {};
+  StreamCursor(TraceDecoder& trace, std::string path, InMemory);
   ~StreamCursor();
   StreamCursor(const StreamCursor&) = delete;
   StreamCursor& operator=(const StreamCursor&) = delete;
@@ -95,6 +104,12 @@ class StreamCursor {
   // several files): its last packet is this file's first one's predecessor, for the discarded
   // events counter and the clock, as if the files were one.
   void ContinueFrom(const StreamCursor& previous);
+  // In memory: reads `packets` (whole ones; they must stay valid until the next Feed) after
+  // what was read before (the stream's clock and counters go on).
+  void Feed(std::span<const uint8_t> packets);
+  // In memory, between packets: reads on with `trace`, the same trace with more metadata (live
+  // metadata grows as applications register events).
+  void Rebind(TraceDecoder& trace);
 
   const std::string& path() const { return path_; }
   const std::string& error() const { return error_; }
@@ -137,10 +152,12 @@ class StreamCursor {
   [[gnu::cold, gnu::noinline]] bool FailAt(uint64_t pos, const char* what);
   void EndPacket();
 
-  TraceDecoder& trace_;
+  TraceDecoder* trace_;
   const std::string path_;
+  const bool mapped_ = true;  // data_ is a mapping of the file (else fed)
   const uint8_t* data_ = nullptr;
   uint64_t size_ = 0;  // bytes
+  uint64_t base_ = 0;  // bytes fed before data_ (errors name offsets in the stream)
   std::vector<Value> values_;
   uint32_t epoch_ = 1;
 

@@ -259,5 +259,57 @@ TEST_F(StreamCursorTest, TruncatedAndBogusSizesAreErrorsNotCrashes) {
   }
 }
 
+// Live: the same stream fed packet by packet (as the relayd sends them), its trace's metadata
+// growing in between, reads exactly as the file: the clock and the discarded-events counter go
+// on from packet to packet, and an error names the offset in the stream.
+TEST_F(StreamCursorTest, FedPacketsReadAsTheFile) {
+  Bits b;
+  WritePacket(b, {0x100, (1u << 27) + 0x100, 0, {0x7FFFFF0, 0x10}, 0x9000000});
+  const size_t second = b.bytes().size();
+  WritePacket(b, {0x9000100, 0x9000200, 5, {0x1000101}, 0});
+  const size_t third = b.bytes().size();
+  WritePacket(b, {0x9000300, 0x9000400, 5, {0x1000350}, 0});
+  b.bytes()[third + 52] = static_cast<uint8_t>((b.bytes()[third + 52] & ~0x1F) | 7);
+  WriteStream(b);
+  TraceDecoder file_trace;
+  std::string error;
+  ASSERT_TRUE(file_trace.Open(dir_.string(), &error)) << error;
+  struct Read {
+    StreamCursor::Item item;
+    uint64_t ts;
+    bool operator==(const Read&) const = default;
+  };
+  auto read_all = [](StreamCursor& c, std::vector<Read>& out) {
+    for (auto i = c.Next(); i != StreamCursor::Item::kEnd; i = c.Next())
+      out.push_back({i, i == StreamCursor::Item::kEvent ? c.timestamp() : 0});
+  };
+  std::vector<Read> want;
+  StreamCursor file(file_trace, file_trace.files()[0]);
+  read_all(file, want);
+
+  TraceDecoder first, grown;
+  ASSERT_TRUE(first.OpenText("live/t", kMetadata, &error)) << error;
+  const std::string more = std::string(kMetadata) +
+                           "event { name = \"later\"; id = 2; stream_id = 0; fields := struct { "
+                           "uint8_t _x; }; };\n";
+  ASSERT_TRUE(grown.OpenText("live/t", more, &error)) << error;
+  StreamCursor fed(first, "live/t/chan_3", StreamCursor::InMemory{});
+  std::vector<Read> got;
+  EXPECT_EQ(fed.Next(), StreamCursor::Item::kEnd);  // nothing fed yet
+  const std::vector<uint8_t>& all = b.bytes();
+  fed.Feed({all.data(), second});
+  read_all(fed, got);
+  fed.Rebind(grown);
+  fed.Feed({all.data() + second, third - second});
+  read_all(fed, got);
+  fed.Feed({all.data() + third, all.size() - third});
+  read_all(fed, got);
+  EXPECT_EQ(got, want);
+  char want_error[64];
+  snprintf(want_error, sizeof want_error, "packet at offset 0x%zx: no event class with id 7",
+           third);
+  EXPECT_NE(fed.error().find(want_error), std::string::npos) << fed.error();
+}
+
 }  // namespace
 }  // namespace waitpath::ctf

@@ -156,9 +156,16 @@ TEST(CaptureCliTest, CapsSkipAndRemoveAndSaySo) {
 TEST(CaptureCliTest, TheCapFlagsAreChecked) {
   EXPECT_EQ(RunWaitpath("analyze --capture-dir /tmp/x /tmp").exit_code, 2);
   EXPECT_EQ(RunWaitpath("analyze --capture-min-wait 5ms /tmp").exit_code, 2);
-  CommandResult r = RunWaitpath("live --all --capture-dir /tmp/x --capture-min-wait 5ms");
+  // Without --capture-traces, live cuts captures from the packets the native reader keeps;
+  // babeltrace2's reader keeps none.
+  CommandResult r =
+      RunWaitpath("live --all --decoder babeltrace2 --capture-dir /tmp/x --capture-min-wait 5ms");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--capture-traces"), std::string::npos) << r.err;
+  EXPECT_EQ(RunWaitpath("live --all --capture-dir /tmp/x --capture-min-wait 5ms "
+                        "--capture-traces /nonexistent")
+                .exit_code,
+            2);
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 # lttng-sessiond per replayed host; the kernel tracer cannot run here, so recorded kernel
 # traces are replayed as UST events by waitpath-replay):
 #  1. a relayd that is not there at start: a clear message, clean stop on SIGTERM;
-#  2. two hosts streaming: `live --all --json` equals `analyze --json` on the original traces;
+#  2. two hosts streaming: `live --all --json` equals `analyze --json` on the original traces,
+#     read by the native decoder (the default) and again by babeltrace2 (`--decoder
+#     babeltrace2`, the same replay in another session), whose outputs are the same lines;
 #  3. the relayd killed mid-stream: reported once per host however long it stays away (the
 #     failed attempts only counted), waitpath keeps running; after a restart, each reader
 #     reports its reattach once, the reconnect counter counts those (not the attempts), new
@@ -61,6 +63,24 @@ if ! diff <(task_records "$tmp/analyze.json") <(task_records "$tmp/l2.out") >"$t
   echo "FAIL: live differs from analyze"; head -20 "$tmp/diff2"; exit 1
 fi
 [ "$(task_records "$tmp/l2.out" | wc -l)" -gt 0 ] || { echo "FAIL: no task records"; exit 1; }
+grep -q 'read with babeltrace2' "$tmp/l2.err" && { echo "FAIL: the native decoder fell back:"; cat "$tmp/l2.err"; exit 1; }
+
+echo "2b. the same, read by babeltrace2"
+"$W" live --relayd "$live_url" --session first-bt --json --decoder babeltrace2 >"$tmp/l2b.out" 2>"$tmp/l2b.err" &
+l2b=$!
+pids+=("$l2b")
+bash "$SRC/tools/replay/replay-hosts.sh" -r "$relayd_url" -s first-bt -R "$REPLAY" "$tmp/set" --start-delay-ms 4000 --speed 0.2 \
+  >"$tmp/r2b.log" 2>&1 &
+pids+=($!)
+wait_for "$tmp/l2b.err" "(session first-bt): session ended" 2 60
+stop_and_wait "$l2b" INT
+if ! diff <(task_records "$tmp/analyze.json") <(task_records "$tmp/l2b.out") >"$tmp/diff2b"; then
+  echo "FAIL: live (babeltrace2) differs from analyze"; head -20 "$tmp/diff2b"; exit 1
+fi
+# Every record the same with either decoder, not only the task records.
+if ! diff <(sort "$tmp/l2.out") <(sort "$tmp/l2b.out") >"$tmp/diff2n"; then
+  echo "FAIL: the native and babeltrace2 live readers differ"; head -20 "$tmp/diff2n"; exit 1
+fi
 
 echo "3. relayd killed mid-stream and restarted"
 metrics=127.0.0.1:$((base + 3))
