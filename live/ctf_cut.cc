@@ -22,22 +22,28 @@ CtfCut CutTrace(const std::string& dir, int64_t from_ns, int64_t to_ns, const st
     cut.error = dir + ": its packet layout is beyond waitpath's reader of packet contexts";
     return cut;
   }
-  // The window's start must still be stored. A stream (its files, when the relayd rotates
-  // them: one instance over several files) whose oldest packet begins after the window's start
-  // and is not its first (packet_seq_num above 0) lost what the window needs: rotated away.
-  std::map<std::pair<uint64_t, std::string>, const StreamPackets*> oldest;
+  // The window's start must still be stored. A stream the relayd rotates (one instance over
+  // several files) whose oldest packet begins after the window's start and is not its first
+  // (packet_seq_num above 0) lost what the window needs: rotated away. (Only rotated streams:
+  // elsewhere a sequence number above 0 need not mean a loss, LTTng numbers the empty packets
+  // it does not send in live mode too.)
+  struct Oldest {
+    const StreamPackets* stream = nullptr;
+    size_t files = 0;
+  };
+  std::map<std::pair<uint64_t, std::string>, Oldest> oldest;
   for (const StreamPackets& s : trace.streams) {
     if (s.begin_ns.empty()) continue;
-    const std::pair<uint64_t, std::string> key{s.stream_id,
-                                               s.instance ? std::to_string(*s.instance) : s.path};
-    const StreamPackets*& o = oldest[key];
-    if (!o || s.begin_ns.front() < o->begin_ns.front()) o = &s;
+    Oldest& o = oldest[{s.stream_id, s.instance ? std::to_string(*s.instance) : s.path}];
+    ++o.files;
+    if (!o.stream || s.begin_ns.front() < o.stream->begin_ns.front()) o.stream = &s;
   }
-  for (const auto& [key, s] : oldest) {
-    if (s->begin_ns.front() > from_ns && s->first_seq.value_or(0) > 0) {
-      cut.error = s->path + ": the window's start is no longer stored (its oldest packet, " +
-                  std::to_string(*s->first_seq) + " of the stream, begins " +
-                  std::to_string(s->begin_ns.front() - from_ns) +
+  for (const auto& [key, o] : oldest) {
+    const StreamPackets& s = *o.stream;
+    if (o.files > 1 && s.begin_ns.front() > from_ns && s.first_seq.value_or(0) > 0) {
+      cut.error = s.path + ": the window's start is no longer stored (its oldest packet, " +
+                  std::to_string(*s.first_seq) + " of the stream, begins " +
+                  std::to_string(s.begin_ns.front() - from_ns) +
                   " ns after it: overwritten by the relayd's rotation)";
       cut.overwritten = true;
       return cut;

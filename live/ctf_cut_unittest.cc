@@ -106,16 +106,23 @@ TEST(CtfCutTest, AWindowWhoseStartWasRotatedAwayIsRefused) {
   ASSERT_NE(s, whole.streams.end());
   ASSERT_GT(s->offsets.size(), 2u);
   ASSERT_EQ(s->first_seq.value_or(1), 0u) << "the fixture's packets carry packet_seq_num";
-  {  // The stream without its first packet.
-    std::ifstream in(s->path, std::ios::binary);
-    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::ofstream(tmp / "waitpath_0_0", std::ios::binary) << bytes.substr(s->offsets[1]);
-  }
-  const CtfCut gone = CutTrace(tmp.string(), s->begin_ns[0], s->end_ns[1], (tmp / "a").string());
+  std::ifstream in(s->path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // One file without the stream's first packet: no rotation, so not refused (LTTng numbers
+  // the empty packets it does not send in live mode too: a gap is not a loss by itself).
+  std::ofstream(tmp / "waitpath_0_0", std::ios::binary) << bytes.substr(s->offsets[1]);
+  const CtfCut one = CutTrace(tmp.string(), s->begin_ns[0], s->end_ns[1], (tmp / "a").string());
+  EXPECT_TRUE(one.error.empty()) << one.error;
+  // Rotated: the stream over two files (as the relayd names them), its first packet gone.
+  fs::remove(tmp / "waitpath_0_0");
+  std::ofstream(tmp / "waitpath_0_1", std::ios::binary)
+      << bytes.substr(s->offsets[1], s->offsets[2] - s->offsets[1]);
+  std::ofstream(tmp / "waitpath_0_2", std::ios::binary) << bytes.substr(s->offsets[2]);
+  const CtfCut gone = CutTrace(tmp.string(), s->begin_ns[0], s->end_ns[1], (tmp / "b").string());
   EXPECT_TRUE(gone.overwritten) << gone.error;
   EXPECT_NE(gone.error.find("no longer stored"), std::string::npos) << gone.error;
-  EXPECT_FALSE(fs::exists(tmp / "a"));
-  const CtfCut kept = CutTrace(tmp.string(), s->begin_ns[1], s->end_ns[1], (tmp / "b").string());
+  EXPECT_FALSE(fs::exists(tmp / "b"));
+  const CtfCut kept = CutTrace(tmp.string(), s->begin_ns[1], s->end_ns[2], (tmp / "c").string());
   EXPECT_TRUE(kept.error.empty()) << kept.error;
   EXPECT_FALSE(kept.overwritten);
   fs::remove_all(tmp);
