@@ -499,6 +499,7 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
     BusOptions bus_options;
     bus_options.urls = options.bus;
     bus_options.replicas = options.bus_replicas;
+    bus_options.catch_up_ns = live_options.max_lag_ns;  // how far behind a shard may read
     bus = Bus::Connect(bus_options, &error);
     if (!bus) {
       Say("waitpath: {}\n", error);
@@ -553,6 +554,7 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
     if (shard) {
       bus->Flush(2000);
       Say("waitpath: {}\n", shard->Summary());
+      bus->Close();  // its callbacks use the shard, which goes first
     }
     if (view) status.hosts = sessions.Health();
     terminal.reset();  // back to the normal screen before anything else is printed

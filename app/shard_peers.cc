@@ -127,8 +127,8 @@ void ShardPeers::Poll() {
     std::lock_guard<std::mutex> lock(mu_);
     samples.swap(samples_);
   }
-  // Our send, their receive: the peer -> us direction of the pair's hull.
-  for (const auto& [peer, s] : samples) peers_[peer].pair.AddBtoA(s.send_ns, s.recv_ns);
+  // Our send, their receive: the us -> peer direction of the pair's hull.
+  for (const auto& [peer, s] : samples) AddPoint(peers_[peer], s.recv_ns, s.send_ns, false);
 }
 
 void ShardPeers::Expire() {
@@ -156,9 +156,11 @@ void ShardPeers::AnswerQueries() {
   }
   for (const Query& query : queries) {
     CumAnswer a;
-    const auto host = std::find(hosts_.begin(), hosts_.end(), query.q.host);
-    if (host != hosts_.end()) {
-      const auto id = static_cast<uint16_t>(host - hosts_.begin());
+    // A host name comes again with each new session of that host (a new host id): the latest
+    // one whose task has that time in its history answers.
+    for (size_t h = std::min<size_t>(hosts_.size(), kRemoteHostBase); h-- > 0 && !a.known;) {
+      if (hosts_[h] != query.q.host) continue;
+      const auto id = static_cast<uint16_t>(h);
       const Utid u = engine_.tasks().Find(id, query.q.tid);
       // Only values that cannot change: at or after the horizon, inside the task's history,
       // not past what this engine has processed.
@@ -174,6 +176,44 @@ void ShardPeers::AnswerQueries() {
     std::lock_guard<std::mutex> lock(mu_);
     ++(a.known ? counters_.queries_answered : counters_.queries_unknown);
   }
+}
+
+// The same TCP key comes again (a replayed or restarted flow, sequence numbers wrapping): an
+// edge whose send, in our clock, is not shortly before the receive is another packet's.
+bool ShardPeers::Plausible(const EdgeRecord& edge, int64_t ts) const {
+  static constexpr int64_t kWindowNs = 10'000'000'000;
+  const auto p = peers_.find(edge.shard);
+  // Nothing to judge by before a first match with that shard.
+  if (p == peers_.end() ||
+      (!Synchronized(p->second) && p->second.min_delay == std::numeric_limits<int64_t>::max()))
+    return true;
+  const int64_t send = ToLocal(p->second, edge.send_ns);
+  const int64_t slack = static_cast<int64_t>(p->second.pair.accuracy()) + 1'000'000;
+  return send <= ts + slack && send >= ts - kWindowNs;
+}
+
+// A point of the pair's hull. The hull needs its points in time order and a line that fits
+// them: a peer whose clock went back (a host restarted, a trace replayed again) or points that
+// no line fits make the pair start over from this point, counted.
+void ShardPeers::AddPoint(Peer& p, int64_t peer_ns, int64_t local_ns, bool to_us) {
+  static constexpr int64_t kBackNs = 1'000'000'000;
+  // In our clock (the receive, or our send): monotonic while nothing restarts.
+  const int64_t latest = to_us ? p.last_to_us : p.last_from_us;
+  if (latest != std::numeric_limits<int64_t>::min() && local_ns < latest - kBackNs) {
+    p = Peer{};
+    ++clock_resets_;
+  }
+  int64_t& last = to_us ? p.last_to_us : p.last_from_us;
+  last = std::max(last, local_ns);
+  if (to_us) {
+    p.pair.AddAtoB(peer_ns, local_ns);
+  } else {
+    p.pair.AddBtoA(local_ns, peer_ns);
+  }
+  if (p.pair.quality() != SyncQuality::kFail) return;
+  p = Peer{};
+  ++clock_resets_;
+  AddPoint(p, peer_ns, local_ns, to_us);
 }
 
 bool ShardPeers::Synchronized(const Peer& p) const {
@@ -212,13 +252,16 @@ std::optional<RemoteSend> ShardPeers::OnReceive(uint16_t host, int64_t ts, const
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     auto it = edges_.find(k);
-    if (it != edges_.end() && !it->second.empty()) {
+    while (it != edges_.end() && !it->second.empty()) {
       edge = std::move(it->second.front().edge);
       it->second.pop_front();
-      if (it->second.empty()) edges_.erase(it);
       --edge_count_;
-      break;
+      if (Plausible(*edge, ts)) break;
+      edge.reset();
+      ++counters_.edges_stale;
     }
+    if (it != edges_.end() && it->second.empty()) edges_.erase(it);
+    if (edge) break;
     // A sender not heard of yet may be a shard whose edges are on their way (the first
     // contact: this address's subscription may have just started): waited for once; one whose
     // awaited edge did not come is not waited for again until an edge from it arrives, so an
@@ -239,7 +282,7 @@ std::optional<RemoteSend> ShardPeers::OnReceive(uint16_t host, int64_t ts, const
   lock.unlock();
   // One point of the pair's hull here (peer -> us), and published for the sender's shard.
   Peer& peer = peers_[edge->shard];
-  peer.pair.AddAtoB(edge->send_ns, ts);
+  AddPoint(peer, edge->send_ns, ts, true);
   peer.min_delay = std::min(peer.min_delay, ts - edge->send_ns);
   const std::string sample = EncodeSample(SyncSample{edge->send_ns, ts});
   if (bus_.Publish("waitpath.sync." + SubjectToken(edge->shard) + "." + SubjectToken(options_.name),
@@ -310,16 +353,17 @@ std::string ShardPeers::Summary() const {
   }
   const EngineCounters e = engine_.counters();
   return fmt::format(
-      "shard {}: edges published {}, received {}, matched {}, expired {}, bad {}; receives "
+      "shard {}: edges published {}, received {}, matched {}, expired {}, stale {}, bad {}; "
+      "receives "
       "without an edge {}; one-way clock {}; remote waits resolved {}, unresolved {}; queries "
       "answered {}, unknown {}; samples published {}, received {}; bus published {}, failed {}, "
-      "disconnects {}, reconnects {}, requests failed {}{}",
+      "disconnects {}, reconnects {}, requests failed {}; clock resets {}{}",
       options_.name, c.edges_published, c.edges_received, c.edges_matched, c.edges_expired,
-      c.edges_bad, c.receives_unmatched, c.one_way_clock, e.remote_waits, e.remote_unresolved,
-      c.queries_answered, c.queries_unknown, c.samples_published, c.samples_received,
-      bus_.counters().published.load(), bus_.counters().publish_failed.load(),
+      c.edges_stale, c.edges_bad, c.receives_unmatched, c.one_way_clock, e.remote_waits,
+      e.remote_unresolved, c.queries_answered, c.queries_unknown, c.samples_published,
+      c.samples_received, bus_.counters().published.load(), bus_.counters().publish_failed.load(),
       bus_.counters().disconnects.load(), bus_.counters().reconnects.load(),
-      bus_.counters().request_failures.load(), clocks);
+      bus_.counters().request_failures.load(), clock_resets_, clocks);
 }
 
 }  // namespace waitpath

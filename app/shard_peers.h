@@ -37,6 +37,7 @@ struct ShardOptions {
 struct ShardCounters {
   uint64_t edges_published = 0, edges_received = 0, edges_matched = 0, edges_bad = 0;
   uint64_t edges_expired = 0;       // dropped by age or cap, never matched
+  uint64_t edges_stale = 0;         // the same key, but sent too long before the receive
   uint64_t receives_unmatched = 0;  // from another shard's address, no edge in time: network
   uint64_t one_way_clock = 0;       // placed with the one-way estimate (Peer::min_delay)
   uint64_t queries_answered = 0, queries_unknown = 0;
@@ -73,6 +74,9 @@ class ShardPeers : public RemotePeers {
     // come from the peer, later): the smallest receive - send seen, i.e. the peer's clock
     // shifted by the fastest packet's wire time, an error of at most that time.
     int64_t min_delay = std::numeric_limits<int64_t>::max();
+    // The latest point each way, in our clock (AddPoint).
+    int64_t last_to_us = std::numeric_limits<int64_t>::min();
+    int64_t last_from_us = std::numeric_limits<int64_t>::min();
   };
   struct Pending {  // a received edge waiting for its receive
     EdgeRecord edge;
@@ -94,7 +98,9 @@ class ShardPeers : public RemotePeers {
   void OnSample(std::string_view subject, std::string_view data);
   void AnswerQueries();
   void Expire();
+  void AddPoint(Peer& p, int64_t peer_ns, int64_t local_ns, bool to_us);
   bool Synchronized(const Peer& p) const;
+  bool Plausible(const EdgeRecord& edge, int64_t ts) const;
   int64_t ToLocal(const Peer& p, int64_t remote) const;
   int64_t ToRemote(const Peer& p, int64_t local) const;
   uint16_t HostId(const std::string& name);
@@ -122,6 +128,7 @@ class ShardPeers : public RemotePeers {
   ShardCounters counters_;
 
   std::map<std::string, Peer> peers_;                     // engine thread
+  uint64_t clock_resets_ = 0;                             // pairs started over (AddPoint)
   std::map<std::string, uint16_t> remote_hosts_;          // name -> id
   std::unordered_map<Utid, std::deque<SentBy>> sent_by_;  // remote task -> recent sends
 };

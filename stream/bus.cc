@@ -73,11 +73,17 @@ std::unique_ptr<Bus> Bus::Connect(const BusOptions& options, std::string* error)
   return bus;
 }
 
-Bus::~Bus() {
-  if (conn_) {
-    if (js_) js_PublishAsyncComplete(js_, nullptr);
-    natsConnection_Close(conn_);
+void Bus::Close() {
+  if (closed_) return;
+  closed_ = true;
+  for (auto& sub : subs_) {
+    if (sub->sub) natsSubscription_Unsubscribe(sub->sub);
   }
+  if (conn_) natsConnection_Close(conn_);
+}
+
+Bus::~Bus() {
+  Close();
   for (auto& sub : subs_) {
     if (sub->sub) natsSubscription_Destroy(sub->sub);
   }
@@ -117,6 +123,14 @@ bool Bus::EnsureStream(std::string* error) {
         fmt::format("cannot create the JetStream stream {}: {}", options_.stream, StatusText(s));
     return false;
   }
+  // A server that lost its store numbers from 1 again: resuming after a sequence it never
+  // reached would miss everything up to it.
+  if (js_GetStreamInfo(&si, js_, options_.stream.c_str(), nullptr, &jerr) == NATS_OK) {
+    for (auto& sub : subs_) {
+      if (sub->next_seq > si->State.LastSeq + 1) sub->next_seq = 0;
+    }
+    jsStreamInfo_Destroy(si);
+  }
   stream_ready_ = true;
   return true;
 }
@@ -147,6 +161,12 @@ void Bus::Flush(int64_t timeout_ms) {
 void Bus::OnMessage(natsConnection*, natsSubscription*, natsMsg* msg, void* arg) {
   auto* sub = static_cast<Subscription*>(arg);
   ++sub->bus->counters_.received;
+  // Where to resume after the connection comes back (Poll).
+  jsMsgMetaData* meta = nullptr;
+  if (natsMsg_GetMetaData(&meta, msg) == NATS_OK) {
+    sub->next_seq = meta->Sequence.Stream + 1;
+    jsMsgMetaData_Destroy(meta);
+  }
   sub->handler(
       natsMsg_GetSubject(msg),
       std::string_view(natsMsg_GetData(msg), static_cast<size_t>(natsMsg_GetDataLength(msg))));
@@ -185,7 +205,9 @@ void Bus::OnDisconnected(natsConnection*, void* arg) {
   ++static_cast<Bus*>(arg)->counters_.disconnects;
 }
 void Bus::OnReconnected(natsConnection*, void* arg) {
-  ++static_cast<Bus*>(arg)->counters_.reconnects;
+  auto* bus = static_cast<Bus*>(arg);
+  ++bus->counters_.reconnects;
+  bus->resubscribe_ = true;
 }
 
 bool Bus::Subscribe(const std::string& subject, Handler handler, std::string* error) {
@@ -205,8 +227,18 @@ bool Bus::Activate(Subscription& sub, std::string* error) {
   jsSubOptions so;
   jsSubOptions_Init(&so);
   so.Stream = options_.stream.c_str();
-  so.Ordered = true;
-  so.Config.DeliverPolicy = js_DeliverAll;
+  so.Config.AckPolicy = js_AckNone;
+  if (sub.next_seq > 0) {
+    // Again after a reconnection: right after the last message delivered.
+    so.Config.DeliverPolicy = js_DeliverByStartSequence;
+    so.Config.OptStartSeq = sub.next_seq;
+  } else {
+    so.Config.DeliverPolicy = js_DeliverByStartTime;
+    so.Config.OptStartTime = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count() -
+                             options_.catch_up_ns;
+  }
   const natsStatus s = js_Subscribe(&sub.sub, js_, sub.subject.c_str(), &Bus::OnMessage, &sub,
                                     nullptr, &so, nullptr);
   if (s != NATS_OK) {
@@ -220,6 +252,17 @@ bool Bus::Activate(Subscription& sub, std::string* error) {
 void Bus::Poll() {
   if (!connected()) return;
   std::string error;
+  // The server may have restarted: its consumers (ephemeral) are gone, and the stream too if
+  // its store went. Made again, each subscription from where it was.
+  if (resubscribe_.exchange(false)) {
+    stream_ready_ = false;
+    for (auto& sub : subs_) {
+      if (!sub->handler || !sub->sub) continue;
+      natsSubscription_Unsubscribe(sub->sub);
+      natsSubscription_Destroy(sub->sub);
+      sub->sub = nullptr;
+    }
+  }
   if (!stream_ready_ && !EnsureStream(&error)) return;
   for (auto& sub : subs_) {
     if (sub->handler && !sub->sub) Activate(*sub, &error);

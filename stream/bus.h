@@ -42,8 +42,12 @@ struct BusCounters {
 struct BusOptions {
   std::string urls;                     // nats://HOST:PORT[,nats://HOST:PORT...]
   std::string stream = "WAITPATH";      // the JetStream stream of waitpath.edge/sync
-  int64_t max_age_ns = 60'000'000'000;  // what a late subscriber can still read
-  int replicas = 1;                     // 3 on a three-node cluster: a node may go
+  int64_t max_age_ns = 60'000'000'000;  // what the stream keeps
+  // A subscription starts this far back: a restarted shard reads live data again (at the
+  // relayd's live position), so it needs what was published since about then, not the
+  // stream's whole age (whose older records could only be stale matches).
+  int64_t catch_up_ns = 10'000'000'000;
+  int replicas = 1;  // 3 on a three-node cluster: a node may go
   int64_t connect_timeout_ms = 2000;
 };
 
@@ -61,8 +65,8 @@ class Bus {
 
   // JetStream publish, asynchronous: false (and counted) when the bus cannot take it now.
   bool Publish(const std::string& subject, const void* data, size_t size);
-  // A JetStream subscription (an ordered consumer from the oldest message the stream keeps:
-  // it survives server restarts and resumes after the last message it delivered). False with
+  // A JetStream subscription (a push consumer from `catch_up_ns` ago; after a reconnection,
+  // Poll makes it again from the message after the last one delivered). False with
   // `error` when it cannot start now; Poll() starts it once the bus is there.
   bool Subscribe(const std::string& subject, Handler handler, std::string* error);
   // On the engine thread, now and then: creates the stream and starts the subscriptions that
@@ -78,6 +82,9 @@ class Bus {
                std::string* answer, const std::function<void()>& meanwhile = {});
   // Waits until every asynchronous publish is acknowledged (or `timeout_ms` passed).
   void Flush(int64_t timeout_ms);
+
+  // No callback runs after this returns (call it before what the handlers use goes away).
+  void Close();
 
   bool connected() const;
   const BusCounters& counters() const { return counters_; }
@@ -98,7 +105,8 @@ class Bus {
     Handler handler;
     QueryHandler query;
     __natsSubscription* sub = nullptr;
-    bool answer = false;  // this connection's inbox
+    bool answer = false;                // this connection's inbox
+    std::atomic<uint64_t> next_seq{0};  // stream sequence after the last message delivered
   };
 
   bool StartInbox();
@@ -112,6 +120,8 @@ class Bus {
   __natsConnection* conn_ = nullptr;
   __jsCtx* js_ = nullptr;
   std::atomic<bool> stream_ready_{false};
+  std::atomic<bool> resubscribe_{false};  // set on reconnection, done by Poll
+  bool closed_ = false;
   std::vector<std::unique_ptr<Subscription>> subs_;
   BusCounters counters_;
 };
