@@ -23,6 +23,7 @@
 #include "base/stop_signal.h"
 #include "exporters/analysis_report.h"
 #include "exporters/clock_report.h"
+#include "exporters/labeled_collectable.h"
 #include "exporters/metrics.h"
 #include "exporters/metrics_server.h"
 #include "exporters/terminal_screen.h"
@@ -470,28 +471,6 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
   WaitOutput out(accounting, screen, triage, report_options);
   std::optional<TriageView>& view = out.view;
   SpanReport spans(engine, accounting.hosts(), span_options, std::cout);
-  std::unique_ptr<MetricsExporter> metrics;
-  std::unique_ptr<MetricsServer> server;
-  if (!options.metrics.empty()) {
-    metrics = std::make_unique<MetricsExporter>(
-        engine, accounting, MetricsOptions{options.max_processes, options.label_by == "cgroup"});
-    server = MetricsServer::StartAnnounced(options.metrics, metrics->collectable());
-    if (!server) return 1;
-  }
-  WaitFanout listeners(metrics ? std::vector<WaitListener*>{&accounting, metrics.get()}
-                               : std::vector<WaitListener*>{&accounting});
-  engine.SetListener(&listeners);
-  std::unique_ptr<WaitCapture> capture;
-  if (!capture_options.dir.empty()) {
-    capture = std::make_unique<WaitCapture>(accounting, capture_options,
-                                            RelaydOutputLocator(options.capture.traces));
-  }
-  status.source = "relayd " + options.relayd;
-  std::vector<SpanListener*> span_sinks{&spans};
-  if (metrics) span_sinks.push_back(metrics->requests());
-  if (view) span_sinks.push_back(&*view);  // the slowest requests
-  SpanFanout span_listeners(std::move(span_sinks));
-  engine.SetSpanListener(&span_listeners);
   // A shard of a fleet: the other shards' hosts through the bus (docs/scale.md).
   std::unique_ptr<Bus> bus;
   std::unique_ptr<ShardPeers> shard;
@@ -516,6 +495,37 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
     engine.SetRemotePeers(shard.get());
     Say("waitpath: shard {}: hosts matching {}, bus {}\n", options.shard, options.own, options.bus);
   }
+  std::unique_ptr<MetricsExporter> metrics;
+  std::unique_ptr<MetricsServer> server;
+  if (!options.metrics.empty()) {
+    metrics = std::make_unique<MetricsExporter>(
+        engine, accounting, MetricsOptions{options.max_processes, options.label_by == "cgroup"});
+    std::shared_ptr<prometheus::Collectable> served = metrics->collectable();
+    if (shard) {
+      // Every family with shard="NAME", and the shard's own (docs/scale.md, "Metrics").
+      served = std::make_shared<LabeledCollectable>(
+          std::vector<LabeledCollectable::Source>{
+              [inner = metrics->collectable()] { return inner->Collect(); },
+              [s = shard.get()] { return s->Families(); }},
+          std::vector<prometheus::ClientMetric::Label>{{"shard", options.shard}});
+    }
+    server = MetricsServer::StartAnnounced(options.metrics, served);
+    if (!server) return 1;
+  }
+  WaitFanout listeners(metrics ? std::vector<WaitListener*>{&accounting, metrics.get()}
+                               : std::vector<WaitListener*>{&accounting});
+  engine.SetListener(&listeners);
+  std::unique_ptr<WaitCapture> capture;
+  if (!capture_options.dir.empty()) {
+    capture = std::make_unique<WaitCapture>(accounting, capture_options,
+                                            RelaydOutputLocator(options.capture.traces));
+  }
+  status.source = "relayd " + options.relayd;
+  std::vector<SpanListener*> span_sinks{&spans};
+  if (metrics) span_sinks.push_back(metrics->requests());
+  if (view) span_sinks.push_back(&*view);  // the slowest requests
+  SpanFanout span_listeners(std::move(span_sinks));
+  engine.SetSpanListener(&span_listeners);
   {
     LiveSessions sessions(live_options, engine, accounting, metrics.get());
     sessions.SetShard(shard.get());

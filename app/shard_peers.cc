@@ -119,6 +119,14 @@ void ShardPeers::OnSample(std::string_view subject, std::string_view data) {
 }
 
 void ShardPeers::Poll() {
+  {
+    const EngineCounters e = engine_.counters();
+    std::lock_guard<std::mutex> lock(mu_);
+    published_ = counters_;
+    published_.remote_waits = e.remote_waits;
+    published_.remote_unresolved = e.remote_unresolved;
+    published_.clock_resets = clock_resets_;
+  }
   bus_.Poll();
   AnswerQueries();
   Expire();
@@ -336,6 +344,55 @@ std::optional<StateVec> ShardPeers::RemoteBreakdown(const RemoteSend& send, int6
   *largest += (send.ts - a) - part.total();
   if (*largest < 0) return std::nullopt;  // a summary that does not fit: not to be trusted
   return part;
+}
+
+std::vector<prometheus::MetricFamily> ShardPeers::Families() const {
+  // From the scrape's thread: what the engine thread copied at its last Poll, never the
+  // engine itself (docs/architecture.md, "Threads and ownership").
+  ShardCounters c;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    c = published_;
+  }
+  const BusCounters& b = bus_.counters();
+  auto counter = [](std::string name, std::string help,
+                    std::vector<std::pair<std::string, uint64_t>> by_kind) {
+    prometheus::MetricFamily f{
+        std::move(name), std::move(help), prometheus::MetricType::Counter, {}};
+    for (auto& [kind, value] : by_kind) {
+      prometheus::ClientMetric m;
+      if (!kind.empty()) m.label.push_back({"kind", kind});
+      m.counter.value = static_cast<double>(value);
+      f.metric.push_back(std::move(m));
+    }
+    return f;
+  };
+  return {
+      counter("waitpath_shard_edges_total", "Edge records of this shard, by what became of them",
+              {{"published", c.edges_published},
+               {"received", c.edges_received},
+               {"matched", c.edges_matched},
+               {"expired", c.edges_expired},
+               {"stale", c.edges_stale},
+               {"bad", c.edges_bad}}),
+      counter("waitpath_shard_receives_without_edge_total",
+              "Receives from a publishing shard's address whose edge did not come in time "
+              "(their waits are network)",
+              {{"", c.receives_unmatched}}),
+      counter("waitpath_shard_remote_waits_total",
+              "Waits ended by another shard's sender: resolved from its summary, or not (network)",
+              {{"resolved", c.remote_waits}, {"unresolved", c.remote_unresolved}}),
+      counter("waitpath_shard_queries_total", "Other shards' queries for cumulative vectors",
+              {{"answered", c.queries_answered}, {"unknown", c.queries_unknown}}),
+      counter("waitpath_shard_bus_events_total", "The bus connection: what happened to it",
+              {{"publish_failed", b.publish_failed.load()},
+               {"disconnect", b.disconnects.load()},
+               {"reconnect", b.reconnects.load()},
+               {"request_failed", b.request_failures.load()}}),
+      counter("waitpath_shard_clock_resets_total",
+              "Shard pairs whose clock sync started over (a clock went back, or no line fit)",
+              {{"", c.clock_resets}}),
+  };
 }
 
 ShardCounters ShardPeers::counters() const {

@@ -6,6 +6,8 @@
 // cumulative vectors of its tasks.
 #pragma once
 
+#include <prometheus/metric_family.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -42,6 +44,8 @@ struct ShardCounters {
   uint64_t one_way_clock = 0;       // placed with the one-way estimate (Peer::min_delay)
   uint64_t queries_answered = 0, queries_unknown = 0;
   uint64_t samples_published = 0, samples_received = 0;
+  // Copied from the engine and the engine thread's state for the metrics (Poll).
+  uint64_t remote_waits = 0, remote_unresolved = 0, clock_resets = 0;
 };
 
 class ShardPeers : public RemotePeers {
@@ -65,6 +69,8 @@ class ShardPeers : public RemotePeers {
   std::optional<StateVec> RemoteBreakdown(const RemoteSend& send, int64_t a) override;
 
   ShardCounters counters() const;
+  // The shard's own families (waitpath_shard_*), for the metrics endpoint.
+  std::vector<prometheus::MetricFamily> Families() const;
   std::string Summary() const;
 
  private:
@@ -126,6 +132,7 @@ class ShardPeers : public RemotePeers {
   std::deque<Query> queries_;
   std::vector<std::pair<std::string, SyncSample>> samples_;  // (receiving shard, sample)
   ShardCounters counters_;
+  ShardCounters published_;  // for the metrics: as of the last Poll
 
   std::map<std::string, Peer> peers_;                     // engine thread
   uint64_t clock_resets_ = 0;                             // pairs started over (AddPoint)

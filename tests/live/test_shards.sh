@@ -5,11 +5,14 @@
 # web <-> db) and is resolved from the other shard's edge records and cumulative vectors, and
 # chains cross two boundaries (the client's wait goes through web to db's disk). One host per
 # shard keeps the live pipeline's own cross-host bootstrap (docs/live.md, "Limits") out of the
-# comparison. Checked against one analyzer on the same traces (`analyze --json`):
+# comparison. Checked against one analyzer on the same traces (`analyze --json`) and against the
+# generator's truth:
 #   - every task of both shards is reported once, by its own shard, with the same lifetime
 #     (to the drift between the clocks) and a breakdown that sums to it exactly;
-#   - each state of each breakdown equals the single analyzer's within the tolerance below;
-#   - the cross-shard waits were resolved through the bus (none left to `network`).
+#   - each state of each breakdown equals the single analyzer's (and the truth's) within 5 % of
+#     the task's life (measured 0.3-0.7 %, up to 3.4 % on a loaded machine; below);
+#   - the cross-shard waits were resolved through the bus (none left to `network`);
+#   - the shard's metrics: every series labelled shard="NAME", its own families counting them.
 # usage: test_shards.sh WAITPATH WAITPATH_GEN WAITPATH_REPLAY SOURCE_DIR
 set -euo pipefail
 W=$1 GEN=$2 REPLAY=$3 SRC=$4
@@ -30,20 +33,37 @@ pids+=($!)
 "$W" analyze --json "$tmp/set" >"$tmp/analyze.json"
 
 start_relayd a
-shard() {  # shard NAME OWN
+shard() {  # shard NAME OWN [MORE OPTIONS]
   "$W" live --relayd "$live_url" --all --json --shard "$1" --own "$2" --bus "$nats_url" \
-    --edge-wait-ms 5000 >"$tmp/$1.json" 2>"$tmp/$1.err" &
+    --edge-wait-ms 5000 "${@:3}" >"$tmp/$1.json" 2>"$tmp/$1.err" &
   pids+=($!)
   eval "$1=\$!"
 }
 shard s1 client
-shard s2 web
+metrics=127.0.0.1:$((base + 5))
+shard s2 web --metrics "$metrics"
 shard s3 db
 for s in s1 s2 s3; do wait_for "$tmp/$s.err" "shard $s" 1 10; done
 bash "$SRC/tools/replay/replay-hosts.sh" -r "$relayd_url" -s first -R "$REPLAY" "$tmp/set" \
   --start-delay-ms 4000 --speed 0.2 >"$tmp/replay.log" 2>&1 &
 pids+=($!)
 for s in s1 s2 s3; do wait_for "$tmp/$s.err" "session ended" 1 90; done
+# Every series the shard serves says which shard it is; its own families count the bus.
+python3 - "$metrics" <<'PY'
+import re, sys, time, urllib.request
+for _ in range(50):  # the counters are copied at the shard's next poll
+    body = urllib.request.urlopen("http://" + sys.argv[1] + "/metrics", timeout=5).read().decode()
+    resolved = re.search(r'waitpath_shard_remote_waits_total\{kind="resolved",shard="s2"\} (\S+)', body)
+    if resolved and float(resolved.group(1)) >= 50:
+        break
+    time.sleep(0.1)
+# (prometheus-cpp's own exposer_* series describe the endpoint, not waitpath.)
+series = [l for l in body.splitlines() if l and not l.startswith(("#", "exposer_"))]
+unlabelled = [l for l in series if 'shard="s2"' not in l]
+if unlabelled or not resolved or float(resolved.group(1)) < 50:
+    print("FAIL: metrics:", unlabelled[:3], resolved and resolved.group(0))
+    sys.exit(1)
+PY
 for p in "$s1" "$s2" "$s3"; do kill -INT "$p"; done
 for p in "$s1" "$s2" "$s3"; do wait "$p"; done
 grep -h "waitpath: shard.*edges" "$tmp"/s?.err
@@ -72,14 +92,25 @@ for key, w in sorted(want.items()):
     # The lifetime in the shard's clock (its host's) vs the reference's: the drift (35 ppm).
     if abs(life_g - life_w) > 1e-4 * life_w + 1000:
         fail.append(f"{key}: life {life_g} vs {life_w}")
-    # Each state within 1 % of the life: the cross-shard boundaries are placed with the pair's
-    # clock (within its accuracy, ~0.1 ms a crossing), and the first exchange, made before
-    # the shards' clocks are known, counts as network.
+    # Each state within 5 % of the life. Each cross-shard wait's boundary (the send) is placed
+    # with the pair's clock as it is then: one way at the first exchange (within the fastest
+    # packet's wire time), approximate for the next few (within half the offsets' band, up to a
+    # round trip), then accurate (80-96 us here). Measured: 0.3-0.7 % on an idle machine, up to
+    # 3.4 % with the machine loaded (the clock samples come later, more waits use early clocks).
     for state, v in w["breakdown_ns"].items():
         d = abs(g["breakdown_ns"][state] - v)
         worst = max(worst, d / life_w)
-        if d > 0.01 * life_w:
+        if d > 0.05 * life_w:
             fail.append(f"{key} {state}: {g['breakdown_ns'][state]} vs {v}")
+# And the generator's truth (in true time: the lifetimes differ by the drift and the sync).
+truth = json.load(open(sys.argv[1].replace("analyze.json", "set/truth.json")))
+for t in truth["tasks"]:
+    key = (t["host"], t["tid"])
+    g = got[owner[t["host"]]].get(key)
+    life = t["end_ns"] - t["start_ns"]
+    for state, v in t["breakdown_ns"].items():
+        if g is not None and abs(g["breakdown_ns"][state] - v) > 0.05 * life:
+            fail.append(f"{key} {state}: {g['breakdown_ns'][state]} vs truth {v}")
 for err in sys.argv[5:]:
     line = [l for l in open(err) if "waitpath: shard" in l and "edges published" in l][-1]
     resolved = int(re.search(r"remote waits resolved (\d+)", line).group(1))
