@@ -57,6 +57,16 @@ std::unique_ptr<Bus> Bus::Connect(const BusOptions& options, std::string* error)
   if (s == NATS_OK) s = natsOptions_SetRetryOnFailedConnect(opts, true, nullptr, nullptr);
   if (s == NATS_OK) s = natsOptions_SetDisconnectedCB(opts, &Bus::OnDisconnected, bus.get());
   if (s == NATS_OK) s = natsOptions_SetReconnectedCB(opts, &Bus::OnReconnected, bus.get());
+  // A consumer lost without our connection noticing (it lived on a cluster node that died):
+  // its heartbeats stop; the subscriptions are made again (Poll), from where they were.
+  if (s == NATS_OK) {
+    s = natsOptions_SetErrorHandler(
+        opts,
+        [](natsConnection*, natsSubscription*, natsStatus err, void* arg) {
+          if (err == NATS_MISSED_HEARTBEAT) static_cast<Bus*>(arg)->resubscribe_ = true;
+        },
+        bus.get());
+  }
   if (s == NATS_OK) s = natsConnection_Connect(&bus->conn_, opts);
   natsOptions_Destroy(opts);
   // With retry-on-failed-connect, "not yet connected" is not an error: it keeps trying.
@@ -64,7 +74,39 @@ std::unique_ptr<Bus> Bus::Connect(const BusOptions& options, std::string* error)
     *error = fmt::format("cannot connect to the bus {}: {}", options.urls, StatusText(s));
     return nullptr;
   }
-  if (natsConnection_JetStream(&bus->js_, bus->conn_, nullptr) != NATS_OK) {
+  // A publish the stream did not acknowledge (no stream, a node lost mid-flight) is counted
+  // when its negative ack or its error comes.
+  jsOptions jo;
+  jsOptions_Init(&jo);
+  jo.PublishAsync.ErrHandler = [](jsCtx* js, jsPubAckErr* pae, void* arg) {
+    // No ack (the node holding the publish gone, a stream leader moving, a timeout): sent
+    // again, up to 3 times, with the same message id, which the stream deduplicates: stored
+    // once whether an earlier try was or not. Then counted.
+    const char* tries = nullptr;
+    const int n = natsMsgHeader_Get(pae->Msg, "Waitpath-Try", &tries) == NATS_OK && tries
+                      ? std::atoi(tries)
+                      : 0;
+    if (n < 3 &&
+        natsMsgHeader_Set(pae->Msg, "Waitpath-Try", std::to_string(n + 1).c_str()) == NATS_OK) {
+      jsPubOptions po;
+      jsPubOptions_Init(&po);
+      po.MaxWait = 5000;
+      if (js_PublishMsgAsync(js, &pae->Msg, &po) == NATS_OK) return;
+    }
+    ++static_cast<Bus*>(arg)->counters_.publish_failed;
+  };
+  jo.PublishAsync.ErrHandlerClosure = bus.get();
+  // Unacknowledged publishes kept at once: a bus away for a while (seconds of a shard's edges);
+  // past that, a publish waits at most 1 ms for room, then fails (counted) rather than hold
+  // the engine.
+  jo.PublishAsync.MaxPending = 65536;
+  jo.PublishAsync.StallWait = 1;
+  char* nuid = nullptr;
+  if (natsInbox_Create(&nuid) == NATS_OK) {
+    bus->id_prefix_ = std::string(nuid) + ".";
+    natsInbox_Destroy(nuid);
+  }
+  if (natsConnection_JetStream(&bus->js_, bus->conn_, &jo) != NATS_OK) {
     *error = "cannot open a JetStream context on the bus";
     return nullptr;
   }
@@ -136,13 +178,17 @@ bool Bus::EnsureStream(std::string* error) {
 }
 
 bool Bus::Publish(const std::string& subject, const void* data, size_t size) {
-  if (!connected() || !stream_ready_) {
+  // While reconnecting (a server restarting, a cluster node lost) the client keeps what is
+  // published in its reconnect buffer (8 MB) and sends it once connected: not lost.
+  if (natsConnection_Status(conn_) == NATS_CONN_STATUS_CLOSED) {
     ++counters_.publish_failed;
     return false;
   }
   jsPubOptions po;
   jsPubOptions_Init(&po);
-  po.MaxWait = 2000;  // a full pending window waits at most this long, then fails
+  po.MaxWait = 5000;  // the ack's bound: then sent again (ErrHandler)
+  const std::string id = id_prefix_ + std::to_string(++published_ids_);
+  po.MsgId = id.c_str();  // deduplicated by the stream
   if (js_PublishAsync(js_, subject.c_str(), data, static_cast<int>(size), &po) != NATS_OK) {
     ++counters_.publish_failed;
     return false;
@@ -228,6 +274,7 @@ bool Bus::Activate(Subscription& sub, std::string* error) {
   jsSubOptions_Init(&so);
   so.Stream = options_.stream.c_str();
   so.Config.AckPolicy = js_AckNone;
+  so.Config.Heartbeat = 1'000'000'000;  // ns: its absence says the consumer is gone
   if (sub.next_seq > 0) {
     // Again after a reconnection: right after the last message delivered.
     so.Config.DeliverPolicy = js_DeliverByStartSequence;

@@ -31,7 +31,9 @@ namespace waitpath {
 
 struct BusCounters {
   std::atomic<uint64_t> published{0};
-  std::atomic<uint64_t> publish_failed{0};  // not handed to the bus (down, or the ack said no)
+  // Not acknowledged: refused (the bus closed, the window full), an error ack, or an ack lost
+  // with a node (then possibly stored all the same).
+  std::atomic<uint64_t> publish_failed{0};
   std::atomic<uint64_t> received{0};
   std::atomic<uint64_t> disconnects{0};
   std::atomic<uint64_t> reconnects{0};
@@ -63,7 +65,9 @@ class Bus {
   static std::unique_ptr<Bus> Connect(const BusOptions& options, std::string* error);
   ~Bus();
 
-  // JetStream publish, asynchronous: false (and counted) when the bus cannot take it now.
+  // JetStream publish, asynchronous: false (and counted) when the bus cannot take it now;
+  // while reconnecting it is buffered and sent on reconnection; a publish the stream does not
+  // acknowledge is counted in publish_failed when that is known.
   bool Publish(const std::string& subject, const void* data, size_t size);
   // A JetStream subscription (a push consumer from `catch_up_ns` ago; after a reconnection,
   // Poll makes it again from the message after the last one delivered). False with
@@ -122,6 +126,8 @@ class Bus {
   std::atomic<bool> stream_ready_{false};
   std::atomic<bool> resubscribe_{false};  // set on reconnection, done by Poll
   bool closed_ = false;
+  std::string id_prefix_;       // message ids: unique to this connection, then a count
+  uint64_t published_ids_ = 0;  // (Publish runs on one thread)
   std::vector<std::unique_ptr<Subscription>> subs_;
   BusCounters counters_;
 };

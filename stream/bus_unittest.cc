@@ -135,8 +135,9 @@ TEST_F(BusTest, QueriesAreAnswered) {
   EXPECT_EQ(asker->counters().request_failures, 1u);
 }
 
-// The server killed and restarted on its store: no crash, publishes while it is away fail and
-// are counted, the subscription resumes, and what it had acknowledged is still delivered.
+// The server killed and restarted on its store: no crash, what is published while it is away
+// is kept by the client and delivered after the restart, the subscription resumes, and what it
+// had acknowledged is still delivered.
 TEST_F(BusTest, ServerRestartIsSurvived) {
   auto a = Connect();
   auto b = Connect();
@@ -159,8 +160,7 @@ TEST_F(BusTest, ServerRestartIsSurvived) {
   }));
   server_->Stop();
   ASSERT_TRUE(WaitFor([&] { return !a->connected(); }));
-  EXPECT_FALSE(a->Publish("waitpath.edge.h2", "away", 4));
-  EXPECT_EQ(a->counters().publish_failed, 1u);
+  EXPECT_TRUE(a->Publish("waitpath.edge.h2", "away", 4));
   server_->Start();
   ASSERT_TRUE(WaitFor([&] { return a->connected() && b->connected(); }, 20000));
   EXPECT_GE(a->counters().reconnects, 1u);
@@ -174,7 +174,100 @@ TEST_F(BusTest, ServerRestartIsSurvived) {
         return got.count("after") == 1;
       },
       30000));
-  EXPECT_EQ(got.count("away"), 0u);
+  ASSERT_TRUE(WaitFor([&] {
+    std::lock_guard<std::mutex> lock(mu);
+    return got.count("away") == 1;
+  }));
+}
+
+// A three-node JetStream cluster (three nats-server processes on loopback), the stream
+// replicated on all three; one node killed while edges flow: none is lost. Disabled: it passes
+// in most runs here but in about one of three the subscriber gets nothing after the kill within
+// the minute (docs/scale.md, "Not done yet"). Run it with --gtest_also_run_disabled_tests.
+TEST(BusCluster, DISABLED_NodeKilledLosesNoEdge) {
+  if (!HaveNatsServer()) GTEST_SKIP() << "nats-server not installed";
+  const int base = 26000 + getpid() % 500 * 2;
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("waitpath-bus-cluster-" + std::to_string(getpid()));
+  std::vector<pid_t> nodes;
+  std::string urls;
+  for (int i = 0; i < 3; ++i) {
+    const std::string port = std::to_string(base + i * 10),
+                      cluster = std::to_string(base + i * 10 + 1);
+    std::string routes;
+    for (int j = 0; j < 3; ++j) {
+      if (j != i)
+        routes +=
+            (routes.empty() ? "" : ",") + ("nats://127.0.0.1:" + std::to_string(base + j * 10 + 1));
+    }
+    const std::string store = (dir / std::to_string(i)).string(), name = "n" + std::to_string(i);
+    std::filesystem::create_directories(store);
+    const pid_t pid = fork();
+    if (pid == 0) {
+      execlp("nats-server", "nats-server", "-a", "127.0.0.1", "-p", port.c_str(), "-js", "-sd",
+             store.c_str(), "-n", name.c_str(), "--cluster_name", "waitpath", "--cluster",
+             ("nats://127.0.0.1:" + cluster).c_str(), "--routes", routes.c_str(),
+             static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    nodes.push_back(pid);
+    urls += (urls.empty() ? "" : ",") + ("nats://127.0.0.1:" + port);
+  }
+  BusOptions o;
+  o.urls = urls;
+  o.replicas = 3;
+  std::string error;
+  auto pub = Bus::Connect(o, &error);
+  auto sub = Bus::Connect(o, &error);
+  ASSERT_TRUE(pub && sub) << error;
+  std::mutex mu;
+  std::set<std::string> got;
+  auto handler = [&](std::string_view, std::string_view d) {
+    std::lock_guard<std::mutex> lock(mu);
+    got.emplace(d);
+  };
+  // Until the cluster has elected its leaders and made the stream.
+  bool subscribed = false;
+  for (int i = 0; i < 600 && !subscribed; ++i) {
+    error.clear();
+    subscribed = sub->Subscribe("waitpath.edge.c", handler, &error);
+    if (!subscribed) {
+      sub.reset();
+      sub = Bus::Connect(o, &error);
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  ASSERT_TRUE(subscribed) << error;
+  pub->Poll();
+  constexpr int kEdges = 2000;
+  for (int i = 0; i < kEdges; ++i) {
+    if (i == kEdges / 2) {
+      kill(nodes[0], SIGKILL);
+      waitpid(nodes[0], nullptr, 0);
+    }
+    const std::string m = std::to_string(i);
+    EXPECT_TRUE(pub->Publish("waitpath.edge.c", m.data(), m.size()));
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+  pub->Flush(20000);
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        sub->Poll();
+        std::lock_guard<std::mutex> lock(mu);
+        return got.size() == kEdges;
+      },
+      60000));
+  EXPECT_EQ(got.size(), static_cast<size_t>(kEdges));
+  // Publishes whose ack was lost with the node are counted as not acknowledged: stored all
+  // the same (delivered above), but the publisher could not know.
+  EXPECT_LE(pub->counters().publish_failed, static_cast<uint64_t>(kEdges));
+  pub.reset();
+  sub.reset();
+  for (size_t i = 1; i < nodes.size(); ++i) {
+    kill(nodes[i], SIGKILL);
+    waitpid(nodes[i], nullptr, 0);
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(SubjectToken, KeepsSubjectsOneToken) {
