@@ -28,6 +28,7 @@ ShardPeers::ShardPeers(ShardOptions options, Bus& bus, Engine& engine,
       engine_(engine),
       hosts_(hosts),
       name_host_(std::move(name_host)) {
+  // A subscription that cannot start now (the bus away) is started by Bus::Poll later.
   std::string error;
   const std::string self = SubjectToken(options_.name);
   // Samples of this shard's sends, as the shards that received them saw them.

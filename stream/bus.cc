@@ -54,7 +54,13 @@ std::unique_ptr<Bus> Bus::Connect(const BusOptions& options, std::string* error)
   // Forever, every 250 ms: a bus that comes back is used again; meanwhile nothing waits on it.
   if (s == NATS_OK) s = natsOptions_SetMaxReconnect(opts, -1);
   if (s == NATS_OK) s = natsOptions_SetReconnectWait(opts, 250);
-  if (s == NATS_OK) s = natsOptions_SetRetryOnFailedConnect(opts, true, nullptr, nullptr);
+  // With a callback, a first connection that fails goes on in the background (without one,
+  // Connect itself would retry forever): the shard starts, and Poll makes the stream and the
+  // subscriptions once connected.
+  if (s == NATS_OK) {
+    s = natsOptions_SetRetryOnFailedConnect(
+        opts, true, [](natsConnection*, void*) {}, nullptr);
+  }
   if (s == NATS_OK) s = natsOptions_SetDisconnectedCB(opts, &Bus::OnDisconnected, bus.get());
   if (s == NATS_OK) s = natsOptions_SetReconnectedCB(opts, &Bus::OnReconnected, bus.get());
   // A consumer lost without our connection noticing (it lived on a cluster node that died):

@@ -180,6 +180,37 @@ TEST_F(BusTest, ServerRestartIsSurvived) {
   }));
 }
 
+// No server at start: Connect returns at once (not connected), the subscription waits; once a
+// server is there, Poll makes the stream and the subscription, and what is published arrives.
+TEST_F(BusTest, ServerThatComesLaterIsUsed) {
+  server_->Stop();
+  const auto before = std::chrono::steady_clock::now();
+  auto a = Connect();
+  ASSERT_TRUE(a);
+  EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(3));
+  EXPECT_FALSE(a->connected());
+  std::mutex mu;
+  std::set<std::string> got;
+  std::string error;
+  EXPECT_FALSE(a->Subscribe(
+      "waitpath.edge.h3",
+      [&](std::string_view, std::string_view d) {
+        std::lock_guard<std::mutex> lock(mu);
+        got.emplace(d);
+      },
+      &error));
+  server_->Start();
+  ASSERT_TRUE(WaitFor([&] { return a->connected(); }, 20000));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        a->Poll();
+        a->Publish("waitpath.edge.h3", "late", 4);
+        std::lock_guard<std::mutex> lock(mu);
+        return got.count("late") == 1;
+      },
+      20000));
+}
+
 // A three-node JetStream cluster (three nats-server processes on loopback), the stream
 // replicated on all three; one node killed while edges flow: none is lost. Disabled: it passes
 // in most runs here but in about one of three the subscriber gets nothing after the kill within
