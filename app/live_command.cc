@@ -19,11 +19,13 @@
 #include "app/flag_checks.h"
 #include "app/host_errors.h"
 #include "app/report_flags.h"
+#include "app/shard_peers.h"
 #include "base/duration.h"
 #include "base/output.h"
 #include "base/stop_signal.h"
 #include "exporters/analysis_report.h"
 #include "exporters/clock_report.h"
+#include "exporters/labeled_collectable.h"
 #include "exporters/metrics.h"
 #include "exporters/metrics_server.h"
 #include "exporters/terminal_screen.h"
@@ -93,7 +95,7 @@ class LiveSessions : public EngineFeed {
       const bool wanted =
           options_.all || std::find(options_.sessions.begin(), options_.sessions.end(), s.name) !=
                               options_.sessions.end();
-      if (!wanted) continue;
+      if (!wanted || (shard_ && !shard_->Owns(s.hostname))) continue;
       accounting_.AddHost(s.hostname);
       if (metrics_) metrics_->AddHost(s.hostname);
       labels_.push_back(s.hostname + " (session " + s.name + ")");
@@ -104,6 +106,9 @@ class LiveSessions : public EngineFeed {
       Say("waitpath: following session {} of host {}\n", s.name, s.hostname);
     }
   }
+
+  // A shard follows only the sessions of the hosts it owns (--own).
+  void SetShard(const ShardPeers* shard) { shard_ = shard; }
 
   // Captures of slow waits (--capture-dir), cut once the engine is past their window.
   void SetCapture(WaitCapture* capture) { capture_ = capture; }
@@ -331,6 +336,7 @@ class LiveSessions : public EngineFeed {
   const LiveOptions& options_;
   WatchedAccounting& accounting_;
   WaitCapture* capture_ = nullptr;
+  const ShardPeers* shard_ = nullptr;
   MetricsExporter* metrics_;
   std::vector<std::string> labels_;              // "host (session name)", for messages
   std::vector<RelaydLink::Counts> relayd_seen_;  // per source, as last reported
@@ -502,12 +508,45 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
   WaitOutput out(accounting, screen, triage, report_options);
   std::optional<TriageView>& view = out.view;
   SpanReport spans(engine, accounting.hosts(), span_options, std::cout);
+  // A shard of a fleet: the other shards' hosts through the bus (docs/scale.md).
+  std::unique_ptr<Bus> bus;
+  std::unique_ptr<ShardPeers> shard;
+  if (!options.shard.empty()) {
+    BusOptions bus_options;
+    bus_options.urls = options.bus;
+    bus_options.replicas = options.bus_replicas;
+    bus_options.catch_up_ns = live_options.max_lag_ns;  // how far behind a shard may read
+    bus = Bus::Connect(bus_options, &error);
+    if (!bus) {
+      Say("waitpath: {}\n", error);
+      return 2;
+    }
+    ShardOptions shard_options;
+    shard_options.name = options.shard;
+    shard_options.own = options.own;
+    shard_options.wait_ms = options.edge_wait_ms;
+    shard = std::make_unique<ShardPeers>(shard_options, *bus, engine, accounting.hosts(),
+                                         [&accounting](uint16_t id, const std::string& name) {
+                                           accounting.SetRemoteHost(id, name);
+                                         });
+    engine.SetRemotePeers(shard.get());
+    Say("waitpath: shard {}: hosts matching {}, bus {}\n", options.shard, options.own, options.bus);
+  }
   std::unique_ptr<MetricsExporter> metrics;
   std::unique_ptr<MetricsServer> server;
   if (!options.metrics.empty()) {
     metrics = std::make_unique<MetricsExporter>(
         engine, accounting, MetricsOptions{options.max_processes, options.label_by == "cgroup"});
-    server = MetricsServer::StartAnnounced(options.metrics, metrics->collectable());
+    std::shared_ptr<prometheus::Collectable> served = metrics->collectable();
+    if (shard) {
+      // Every family with shard="NAME", and the shard's own (docs/scale.md, "Metrics").
+      served = std::make_shared<LabeledCollectable>(
+          std::vector<LabeledCollectable::Source>{
+              [inner = metrics->collectable()] { return inner->Collect(); },
+              [s = shard.get()] { return s->Families(); }},
+          std::vector<prometheus::ClientMetric::Label>{{"shard", options.shard}});
+    }
+    server = MetricsServer::StartAnnounced(options.metrics, served);
     if (!server) return 1;
   }
   WaitFanout listeners(metrics ? std::vector<WaitListener*>{&accounting, metrics.get()}
@@ -539,6 +578,7 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
   {
     LiveSessions sessions(live_options, engine, accounting, metrics.get());
     ring_sessions = &sessions;
+    sessions.SetShard(shard.get());
     if (capture) {
       capture->SetFinisher([&](const CaptureMade& made) {
         std::string why;
@@ -558,7 +598,9 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
         sessions.Discover();
         next_discovery = now + std::chrono::seconds(1);
       }
-      sessions.Pump(100000);
+      // A shard answers the others' queries between batches: it pumps in shorter slices.
+      sessions.Pump(shard ? 10000 : 100000);
+      if (shard) shard->Poll();
       if (terminal) {
         if (terminal->Poll()) break;
         if (std::chrono::steady_clock::now() >= next_draw) {
@@ -569,6 +611,11 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
       }
     }
     sessions.StopAll();
+    if (shard) {
+      bus->Flush(2000);
+      Say("waitpath: {}\n", shard->Summary());
+      bus->Close();  // its callbacks use the shard, which goes first
+    }
     if (view) status.hosts = sessions.Health();
     terminal.reset();  // back to the normal screen before anything else is printed
     ring_sessions = nullptr;
@@ -633,6 +680,19 @@ Command AddLiveCommand(CLI::App& app) {
                   "Label the active-path metrics by `process` (name) or by `cgroup` (kmod/)")
       ->check(CLI::IsMember({"process", "cgroup"}))
       ->capture_default_str();
+  cmd->add_option("--shard", o->shard,
+                  "Run as this shard of a fleet: follow only the hosts of --own, exchange network "
+                  "waits with the other shards over --bus (docs/scale.md)");
+  cmd->add_option("--bus", o->bus, "nats://HOST:PORT[,nats://HOST:PORT...] of the NATS servers");
+  cmd->add_option("--own", o->own, "A regular expression over host names: the hosts of this shard");
+  cmd->add_option("--bus-replicas", o->bus_replicas,
+                  "Replicas of the JetStream stream when this shard creates it (3 on a cluster)")
+      ->capture_default_str()
+      ->check(IntegerRange(1, 5));
+  cmd->add_option("--edge-wait-ms", o->edge_wait_ms,
+                  "How long a receive waits for its sender's edge, a wait for the sender's summary")
+      ->capture_default_str()
+      ->check(IntegerRange(0, 60'000));
   AddCommonFlags(cmd, o.get());
   AddDecoderOption(cmd, &o->decoder);
   AddCaptureFlags(cmd, &o->capture, true);
@@ -640,6 +700,18 @@ Command AddLiveCommand(CLI::App& app) {
                    if (!o->all && o->sessions.empty()) {
                      Say("waitpath: live: give --session NAME or --all\n");
                      return 2;
+                   }
+                   if (!o->shard.empty() && (o->bus.empty() || o->own.empty())) {
+                     Say("waitpath: live: --shard needs --bus and --own\n");
+                     return 2;
+                   }
+                   if (!o->shard.empty()) {
+                     try {
+                       std::regex check(o->own);
+                     } catch (const std::regex_error& e) {
+                       Say("waitpath: live: --own {}: {}\n", o->own, e.what());
+                       return 2;
+                     }
                    }
                    return RunLive(*o, nullptr);
                  }};

@@ -38,6 +38,12 @@ struct LiveOptions {
   CaptureFlags capture;   // live: --capture-dir DIR --capture-min-wait DUR --capture-traces DIR
   std::string min_span;   // --min-span: span records at least this long
   std::string operation;  // --operation: span records of matching operations only
+  // One shard of a fleet (docs/scale.md): --shard NAME --bus URL --own RE.
+  std::string shard;
+  std::string bus;       // nats://HOST:PORT[,...]
+  std::string own;       // regex over host names: the sessions this shard follows
+  int bus_replicas = 1;  // of the JetStream stream, when this shard creates it
+  int64_t edge_wait_ms = 2000;
 };
 
 // Runs until `*stop` becomes true, or SIGINT/SIGTERM when `stop` is null (base/stop_signal.h;

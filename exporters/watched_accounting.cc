@@ -22,6 +22,7 @@ void WatchedAccounting::Grow(Utid u) {
 bool WatchedAccounting::Watched(Utid u) {
   Grow(u);
   const Task& t = engine_.tasks()[u];
+  if (t.remote) return false;
   // The decision depends on the name, which changes at exec: cached with the name id.
   const uint64_t key = (uint64_t{t.comm} + 1) << 1;
   if ((watched_[u] & ~uint64_t{1}) != key) {

@@ -46,7 +46,20 @@ class WatchedAccounting : public WaitListener {
 
   void AddSink(AccountingSink* sink) { sinks_.push_back(sink); }
   // A host that appeared while running (live); ids follow the engine's.
-  void AddHost(std::string name) { hosts_.push_back(std::move(name)); }
+  void AddHost(std::string name) {
+    if (local_hosts_ < hosts_.size()) {
+      hosts_[local_hosts_] = std::move(name);
+    } else {
+      hosts_.push_back(std::move(name));
+    }
+    ++local_hosts_;
+  }
+  // A host of another shard (docs/scale.md), at an id above every local host's: named in the
+  // reports, never watched here (its own shard reports its tasks).
+  void SetRemoteHost(uint16_t id, std::string name) {
+    if (id >= hosts_.size()) hosts_.resize(id + 1u);
+    hosts_[id] = std::move(name);
+  }
   const std::vector<std::string>& hosts() const { return hosts_; }
   const Engine& engine() const { return engine_; }
 
@@ -71,6 +84,7 @@ class WatchedAccounting : public WaitListener {
 
   const Engine& engine_;  // read only (its const queries)
   WatchSet watch_;
+  size_t local_hosts_ = 0;  // hosts_ from 0 on; remote ones are further up
   std::vector<std::string> hosts_;
   std::vector<AccountingSink*> sinks_;
   // Per Utid: up to where it is accounted and its cumulative vector there; the watch

@@ -43,6 +43,8 @@ StateVec ActivePathResolver::CumInside(const TaskHistory& h, int64_t t, int dept
     // value no longer depends on the sender's history, which may be gone by now.
     const int64_t send = std::max(s.link.ts, s.start);
     if (t > send) return s.cum + h.origin(s) + StateVec::Of(Leaf::kNetwork, t - send);
+    // A sender on another shard: only its summary over [start, send) is known (the origin).
+    if (tasks_[s.link.task].remote) return s.cum + RemotePrefix(h.origin(s), t - s.start);
     return s.cum + h.origin(s) + Cum(s.link.task, t, depth + 1) - Cum(s.link.task, send, depth + 1);
   }
   return s.cum + LinkValue(s.link, s.start, t, depth) - h.origin(s);
@@ -113,6 +115,18 @@ StateVec ActivePathResolver::ResolveWait(const WaitLink& link, int64_t a, int64_
   return delta;
 }
 
+// The first `d` ns of a remote sender's summary, its states laid end to end in leaf order:
+// exact at both ends of the remote part, an order chosen inside it (the summary has none).
+StateVec ActivePathResolver::RemotePrefix(const StateVec& part, int64_t d) {
+  StateVec v;
+  for (int i = 0; i < kLeafCount && d > 0; ++i) {
+    const int64_t take = std::min(d, std::max<int64_t>(0, part.ns[i]));
+    v.ns[i] = take;
+    d -= take;
+  }
+  return v;
+}
+
 void ActivePathResolver::Emit(std::vector<PathSegment>* out, Utid task, Leaf leaf, int64_t a,
                               int64_t b, int depth) {
   if (a >= b) return;
@@ -155,12 +169,30 @@ void ActivePathResolver::Expand(Utid x, int64_t a, int64_t b, std::vector<PathSe
     const int64_t lo = std::max(a, s.start);
     const int64_t hi = std::min(b, h.EndOf(i, b));
     if (lo >= b) break;
-    if (s.kind == SegmentKind::kBlocked) {
+    if (s.kind == SegmentKind::kBlocked && s.link.type == WaitLink::Type::kPacket &&
+        s.link.task != kNoTask && tasks_[s.link.task].remote) {
+      ExpandRemote(x, s, h.origin(s), lo, hi, out, depth + 1);
+    } else if (s.kind == SegmentKind::kBlocked) {
       ExpandLink(x, s.link, lo, hi, out, depth + 1);
     } else {
       Emit(out, x, OwnLeaf(s.kind), lo, hi, depth);
     }
   }
+}
+
+// A wait ended by a sender on another shard: its summary, state by state at the remote task
+// (RemotePrefix's order), then the packet in flight.
+void ActivePathResolver::ExpandRemote(Utid waiter, const Segment& s, const StateVec& part,
+                                      int64_t a, int64_t b, std::vector<PathSegment>* out,
+                                      int depth) const {
+  const int64_t send = std::max(s.link.ts, s.start);
+  int64_t at = s.start;
+  for (int i = 0; i < kLeafCount; ++i) {
+    const int64_t end = std::min(send, at + std::max<int64_t>(0, part.ns[i]));
+    Emit(out, s.link.task, static_cast<Leaf>(i), std::max(a, at), std::min(b, end), depth);
+    at = end;
+  }
+  Emit(out, waiter, Leaf::kNetwork, std::max(a, send), b, depth);
 }
 
 void ActivePathResolver::ExpandLink(Utid waiter, const WaitLink& link, int64_t a, int64_t b,

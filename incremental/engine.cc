@@ -77,11 +77,40 @@ std::string_view Engine::Comm(Utid u) const {
   return u == kNoTask ? std::string_view() : StringTable::Global().Get(tasks_[u].comm);
 }
 
-void Engine::ResolveWait(Utid u, int64_t ts, const WaitLink& link, SegmentKind next) {
+Utid Engine::RemoteTask(uint16_t host, int32_t tid, int32_t pid, uint32_t comm, int64_t ts) {
+  const Utid u = tasks_.GetOrCreate(host, tid, ts);
+  histories_.Add(u);
+  Task& t = tasks_[u];
+  t.remote = true;
+  t.comm = comm;
+  if (pid > 0) t.pid = pid;
+  return u;
+}
+
+void Engine::ResolveWait(Utid u, int64_t ts, const WaitLink& given, SegmentKind next) {
   const int64_t start = histories_[u].back().start;
   const StateVec cum_start = histories_[u].back().cum;
   StateVec origin;
-  const StateVec delta = resolver_.ResolveWait(link, start, ts, &origin);
+  WaitLink link = given;
+  StateVec delta;
+  if (link.type == WaitLink::Type::kPacket && link.task != kNoTask && tasks_[link.task].remote) {
+    // Woken by another shard's host: the sender's part comes from its shard, summarized; the
+    // origin kept is that part, relative to the send as for a local packet wait.
+    const int64_t send = std::clamp(link.ts, start, ts);
+    const std::optional<StateVec> part =
+        peers_ ? peers_->RemoteBreakdown(RemoteSend{link.task, link.ts}, start) : std::nullopt;
+    if (part) {
+      ++counters_.remote_waits;
+      origin = *part;
+      delta = *part + StateVec::Of(Leaf::kNetwork, ts - send);
+    } else {
+      ++counters_.remote_unresolved;
+      link.task = kNoTask;
+      delta = resolver_.ResolveWait(link, start, ts, &origin);
+    }
+  } else {
+    delta = resolver_.ResolveWait(link, start, ts, &origin);
+  }
   histories_.Resolve(u, ts, link, delta, origin, next);
   ++counters_.waits;
   if (listener_ && ts > start)
@@ -355,13 +384,26 @@ void Engine::OnBlockComplete(HostState& hs, const Event& e) {
 
 void Engine::OnPacketOut(HostState& hs, const Event& e, const Batch& batch) {
   const Utid sender = hs.cpus.PacketSender(e.cpu, e.ctx);
-  packets_.OnSend(hs.id, e.ts, static_cast<uint64_t>(AsPacket(e).skbaddr()), PacketKeyOf(e, batch),
-                  sender, sender != kNoTask ? tasks_[sender].generation : 0);
+  const PacketKey* key = PacketKeyOf(e, batch);
+  packets_.OnSend(hs.id, e.ts, static_cast<uint64_t>(AsPacket(e).skbaddr()), key, sender,
+                  sender != kNoTask ? tasks_[sender].generation : 0);
+  if (peers_ && key && key->has_addresses && key->has_tcp && peers_->Remote(*key)) {
+    // The sender runs now: its cumulative vector here is exact (inside its own segment).
+    peers_->OnSend(hs.id, e.ts, *key, sender,
+                   sender != kNoTask ? resolver_.Cum(sender, e.ts) : StateVec{});
+  }
 }
 
 void Engine::OnPacketIn(HostState& hs, const Event& e, const Batch& batch) {
-  const auto send = packets_.OnReceive(hs.id, e.ts, static_cast<uint64_t>(AsPacket(e).skbaddr()),
-                                       PacketKeyOf(e, batch));
+  const PacketKey* key = PacketKeyOf(e, batch);
+  const auto send =
+      packets_.OnReceive(hs.id, e.ts, static_cast<uint64_t>(AsPacket(e).skbaddr()), key);
+  if (!send && peers_ && key && key->has_addresses && key->has_tcp) {
+    if (const auto remote = peers_->OnReceive(hs.id, e.ts, *key)) {
+      hs.cpus.PacketReceived(e.cpu, remote->sender, remote->ts);
+      return;
+    }
+  }
   // A sender on another host is followed only when all timestamps are in one clock.
   // A sender released since (its Utid reused) is as unknown as one in interrupt context.
   const bool known = send && send->sender != kNoTask && (send->host == hs.id || synchronized_) &&

@@ -11,6 +11,7 @@
 #include "incremental/cpu_context_tracker.h"
 #include "incremental/history_store.h"
 #include "incremental/packet_matcher.h"
+#include "incremental/remote_peers.h"
 #include "incremental/span_tracker.h"
 #include "incremental/task_history.h"
 #include "incremental/task_table.h"
@@ -56,11 +57,13 @@ struct EngineCounters {
   uint64_t missed_wakeups = 0;     // tasks switched in while we thought them blocked
   uint64_t inferred_switches = 0;  // events whose own current task was not the tracked one
   uint64_t loss_markers = 0;
-  uint64_t evicted_segments = 0;  // (the three history counts are HistoryStore's)
-  uint64_t history_segments = 0;  // retained now
-  uint64_t history_origins = 0;   // retained now (resolved waits that follow a task)
-  uint64_t tasks_ended = 0;       // histories of ended tasks dropped
-  uint64_t tasks_released = 0;    // Utids given back for reuse
+  uint64_t evicted_segments = 0;   // (the three history counts are HistoryStore's)
+  uint64_t history_segments = 0;   // retained now
+  uint64_t history_origins = 0;    // retained now (resolved waits that follow a task)
+  uint64_t tasks_ended = 0;        // histories of ended tasks dropped
+  uint64_t tasks_released = 0;     // Utids given back for reuse
+  uint64_t remote_waits = 0;       // waits ended by a packet from another shard, resolved
+  uint64_t remote_unresolved = 0;  // the same whose sender's summary did not come: network
 };
 
 class Engine {
@@ -77,6 +80,10 @@ class Engine {
   // Cross-host packet links are followed only when every host's timestamps are in one
   // reference clock; otherwise such waits count as network.
   void SetSynchronized(bool synchronized) { synchronized_ = synchronized; }
+  // A shard of a fleet: packets to and from the other shards' hosts (docs/scale.md).
+  void SetRemotePeers(RemotePeers* peers) { peers_ = peers; }
+  // The stand-in of a sender on another shard's `host` (an id above every local host's).
+  Utid RemoteTask(uint16_t host, int32_t tid, int32_t pid, uint32_t comm, int64_t ts);
 
   const TaskTable& tasks() const { return tasks_; }
   const TaskHistory& history(Utid u) const { return histories_[u]; }
@@ -176,6 +183,7 @@ class Engine {
   std::deque<Utid> ended_;    // end_ts set, history still kept; in order of their ends
   std::deque<Utid> dropped_;  // history dropped, Utid not yet released
   bool synchronized_ = false;
+  RemotePeers* peers_ = nullptr;
 };
 
 }  // namespace waitpath

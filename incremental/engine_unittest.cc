@@ -232,6 +232,119 @@ TEST_F(EngineTest, WakeInsideNetRxFollowsTheSenderThenNetwork) {
   CheckAllTasks();
 }
 
+// A shard's engine (docs/scale.md): a receive no local send matches comes from another shard's
+// sender, which stands in as a remote task; the wait it ends is the sender's summary over
+// [wait start, send), then network. The peers here are a stand-in for the bus (the real ones
+// are tested end to end in live-shards-equal-one-analyzer): they answer as a shard would.
+class FakePeers : public RemotePeers {
+ public:
+  explicit FakePeers(Engine& engine) : engine_(engine) {}
+  bool Remote(const PacketKey& key) override { return key.daddr == kRemoteAddr; }
+  void OnSend(uint16_t, int64_t ts, const PacketKey&, Utid sender, const StateVec& cum) override {
+    sends.push_back({ts, sender, cum});
+  }
+  std::optional<RemoteSend> OnReceive(uint16_t, int64_t, const PacketKey& key) override {
+    if (key.saddr != kRemoteAddr) return std::nullopt;
+    const Utid u = engine_.RemoteTask(7, 4242, 4240, StringTable::Global().Intern("db"), 40);
+    return RemoteSend{u, 40};
+  }
+  std::optional<StateVec> RemoteBreakdown(const RemoteSend&, int64_t a) override {
+    asked_at = a;
+    if (!answer) return std::nullopt;
+    StateVec v;
+    v[Leaf::kRunning] = 20;
+    v[Leaf::kDisk] = 10;
+    return v;
+  }
+  static constexpr uint32_t kRemoteAddr = 0x0a000014;
+  struct Send {
+    int64_t ts;
+    Utid sender;
+    StateVec cum;
+  };
+  std::vector<Send> sends;
+  int64_t asked_at = -1;
+  bool answer = true;
+
+ private:
+  Engine& engine_;
+};
+
+Batch KeyedBatch(std::vector<Event> events, std::vector<PacketKey> keys) {
+  Batch batch;
+  batch.host = 0;
+  batch.events = std::move(events);
+  batch.packets = std::move(keys);
+  batch.counters.dialect = kDialectHasWaking | kDialectHasSwitch;
+  return batch;
+}
+
+Event KeyedPacket(EventKind kind, int64_t ts, uint16_t cpu, int32_t key) {
+  Event e = PacketEvent(kind, ts, cpu, 100, 0x1000 + key);
+  AsPacket(e).key() = key;
+  return e;
+}
+
+TEST_F(EngineTest, WaitOnAnotherShardsSenderIsItsSummaryThenNetwork) {
+  FakePeers peers(engine_);
+  engine_.SetRemotePeers(&peers);
+  PacketKey out, in;
+  out.saddr = 0x0a00000a, out.daddr = FakePeers::kRemoteAddr, out.seq = 1;
+  in.saddr = FakePeers::kRemoteAddr, in.daddr = 0x0a00000a, in.seq = 2;
+  out.has_addresses = out.has_tcp = in.has_addresses = in.has_tcp = true;
+  // X (10) sends its request to the remote address at 8 and blocks at 10; the reply is
+  // received at 71 in NET_RX and wakes it at 72.
+  engine_.Push(KeyedBatch(
+      {Switch(0, 0, 0, 10, kRunnable), Switch(0, 1, 0, 0, kRunnable),
+       KeyedPacket(EventKind::kPacketOut, 8, 0, 0), Switch(10, 0, 10, 0, kSleeping),
+       SoftirqEvent(EventKind::kSoftirqEntry, 70, 1, kNetRx),
+       KeyedPacket(EventKind::kPacketIn, 71, 1, 1), Waking(72, 1, 10),
+       SoftirqEvent(EventKind::kSoftirqExit, 73, 1, kNetRx), Switch(80, 0, 0, 10, kRunnable)},
+      {out, in}));
+  // The send to the other shard was handed over with the sender's vector there.
+  ASSERT_EQ(peers.sends.size(), 1u);
+  EXPECT_EQ(peers.sends[0].ts, 8);
+  EXPECT_EQ(peers.sends[0].sender, U(10));
+  EXPECT_EQ(peers.sends[0].cum.ns, engine_.Cumulative(U(10), 8).ns);
+  EXPECT_EQ(peers.asked_at, 10);  // the sender's vector asked at the wait's start
+  const StateVec d = B(10, 10, 72);
+  EXPECT_EQ(d[Leaf::kRunning], 20);
+  EXPECT_EQ(d[Leaf::kDisk], 10);
+  EXPECT_EQ(d[Leaf::kNetwork], 32);  // [40, 72)
+  EXPECT_EQ(engine_.counters().remote_waits, 1u);
+  // The remote task, its states laid end to end, then the packet in flight.
+  const auto path = Path(10, 10, 72);
+  ASSERT_EQ(path.size(), 3u);
+  const Task& sender = engine_.tasks()[path[0].task];
+  EXPECT_TRUE(sender.remote);
+  EXPECT_EQ(sender.host, 7);
+  EXPECT_EQ(sender.tid, 4242);
+  EXPECT_EQ(path[0].leaf, Leaf::kRunning);
+  EXPECT_EQ(path[1].leaf, Leaf::kDisk);
+  EXPECT_EQ(path[1].end, 40);
+  EXPECT_EQ(path[2].task, U(10));
+  EXPECT_EQ(path[2].leaf, Leaf::kNetwork);
+  CheckAllTasks();
+}
+
+TEST_F(EngineTest, WaitOnAnotherShardsSenderWithoutItsSummaryIsNetwork) {
+  FakePeers peers(engine_);
+  peers.answer = false;
+  engine_.SetRemotePeers(&peers);
+  PacketKey in;
+  in.saddr = FakePeers::kRemoteAddr, in.daddr = 0x0a00000a, in.seq = 2;
+  in.has_addresses = in.has_tcp = true;
+  engine_.Push(KeyedBatch(
+      {Switch(0, 0, 0, 10, kRunnable), Switch(0, 1, 0, 0, kRunnable),
+       Switch(10, 0, 10, 0, kSleeping), SoftirqEvent(EventKind::kSoftirqEntry, 70, 1, kNetRx),
+       KeyedPacket(EventKind::kPacketIn, 71, 1, 0), Waking(72, 1, 10),
+       SoftirqEvent(EventKind::kSoftirqExit, 73, 1, kNetRx), Switch(80, 0, 0, 10, kRunnable)},
+      {in}));
+  EXPECT_EQ(B(10, 10, 72)[Leaf::kNetwork], 62);
+  EXPECT_EQ(engine_.counters().remote_unresolved, 1u);
+  CheckAllTasks();
+}
+
 TEST_F(EngineTest, PacketFromInterruptContextOrUnmatchedIsNetwork) {
   Push({Switch(0, 0, 0, 10, kRunnable), Switch(0, 1, 0, 40, kRunnable),
         Switch(10, 0, 10, 0, kSleeping), SoftirqEvent(EventKind::kSoftirqEntry, 20, 1, 2),

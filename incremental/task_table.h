@@ -30,6 +30,7 @@ struct Task {
   uint32_t generation = 0;   // how many tasks had this Utid before (ids are reused)
   bool ran = false;          // was switched in at least once
   bool in_use = true;        // false: released, the slot waits for its next task
+  bool remote = false;       // a sender on another shard's host (docs/scale.md): no history
 };
 
 // A reference to a task that stays unambiguous after its Utid is reused.

@@ -14,6 +14,7 @@ RUNTIME_PACKAGES=(
   libre2-9 libfmt9 libtomlplusplus3               # --watch regexes; formatting; --config
   libprometheus-cpp-pull1.0 libprometheus-cpp-core1.0 libcivetweb1  # the metrics endpoint
   liblttng-ust1                                   # waitpath-replay (the demo's replayer)
+  libnats3.4                                      # live --shard: the bus (docs/scale.md)
   lttng-tools                                     # relay/session daemons: live, demo
   util-linux procps                               # the demo's namespaces (unshare, setpriv)
 )
@@ -28,6 +29,7 @@ DEVELOPMENT_PACKAGES=(
   nlohmann-json3-dev libcli11-dev libfmt-dev libtomlplusplus-dev  # JSON, CLI, formatting, config
   libre2-dev                                      # --watch regexes: linear-time matching
   libgtest-dev googletest                         # tests
+  libnats-dev nats-server                         # the bus's client; a real server for tests
   help2man dpkg-dev fakeroot                      # man pages from --help; the .deb (cpack)
   systemd man-db                                  # package test: systemd-analyze, man
   linux-perf iproute2 python3                     # real kernel traces, netns hosts

@@ -1,0 +1,427 @@
+#include "app/shard_peers.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "live/string_table.h"
+#include "stream/clock_transform.h"
+
+namespace waitpath {
+namespace {
+
+std::string AddrToken(uint32_t a) {
+  return fmt::format("{}_{}_{}_{}", a >> 24, (a >> 16) & 0xff, (a >> 8) & 0xff, a & 0xff);
+}
+
+// Edges are kept per matched remote task for the wake-ups that follow their receive: a few.
+constexpr size_t kSendsPerTask = 64;
+
+}  // namespace
+
+ShardPeers::ShardPeers(ShardOptions options, Bus& bus, Engine& engine,
+                       const std::vector<std::string>& hosts,
+                       std::function<void(uint16_t, const std::string&)> name_host)
+    : options_(std::move(options)),
+      own_(options_.own),
+      bus_(bus),
+      engine_(engine),
+      hosts_(hosts),
+      name_host_(std::move(name_host)) {
+  // A subscription that cannot start now (the bus away) is started by Bus::Poll later.
+  std::string error;
+  const std::string self = SubjectToken(options_.name);
+  // Samples of this shard's sends, as the shards that received them saw them.
+  bus_.Subscribe(
+      "waitpath.sync." + self + ".*",
+      [this](std::string_view subject, std::string_view data) { OnSample(subject, data); }, &error);
+  bus_.Serve(
+      "waitpath.cum." + self,
+      [this](std::string_view reply_to, std::string_view data) {
+        const auto q = DecodeQuery(data);
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!q) {
+          ++counters_.edges_bad;
+          return;
+        }
+        queries_.push_back(Query{std::string(reply_to), *q});
+        arrived_.notify_all();
+      },
+      &error);
+}
+
+// An address of one of this shard's hosts (the source of its sends, the destination of its
+// receives): edges published to it are for this shard.
+void ShardPeers::Learn(uint32_t addr) {
+  if (!own_addrs_.insert(addr).second) return;
+  std::string error;
+  bus_.Subscribe(
+      "waitpath.edge." + AddrToken(addr),
+      [this](std::string_view, std::string_view data) { OnEdge(data); }, &error);
+}
+
+bool ShardPeers::Remote(const PacketKey& key) {
+  Learn(key.saddr);
+  return !own_addrs_.count(key.daddr);
+}
+
+void ShardPeers::OnSend(uint16_t host, int64_t ts, const PacketKey& key, Utid sender,
+                        const StateVec& cum) {
+  EdgeRecord r;
+  r.key = key;
+  r.send_ns = ts;
+  r.shard = options_.name;
+  r.host = host < hosts_.size() ? hosts_[host] : std::string();
+  if (sender != kNoTask) {
+    const Task& t = engine_.tasks()[sender];
+    r.tid = t.tid;
+    r.pid = t.pid;
+    r.comm = std::string(StringTable::Global().Get(t.comm));
+  }
+  r.cum.assign(cum.ns.begin(), cum.ns.end());
+  const std::string bytes = EncodeEdge(r);
+  if (bus_.Publish("waitpath.edge." + AddrToken(key.daddr), bytes.data(), bytes.size())) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++counters_.edges_published;
+  }
+}
+
+// On a bus thread.
+void ShardPeers::OnEdge(std::string_view data) {
+  auto edge = DecodeEdge(data);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!edge) {
+    ++counters_.edges_bad;
+    return;
+  }
+  // Our own edges come back when they went to an address we learned late: the local matcher
+  // has those sends.
+  if (edge->shard == options_.name) return;
+  ++counters_.edges_received;
+  const auto now = std::chrono::steady_clock::now();
+  const uint64_t k = TcpKeyHash(edge->key);
+  sender_addrs_.insert(edge->key.saddr);
+  stalled_.erase(edge->key.saddr);
+  edges_[k].push_back(Pending{std::move(*edge), now});
+  edge_order_.emplace_back(now, k);
+  ++edge_count_;
+  arrived_.notify_all();
+}
+
+void ShardPeers::OnSample(std::string_view subject, std::string_view data) {
+  const auto s = DecodeSample(data);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!s) {
+    ++counters_.edges_bad;
+    return;
+  }
+  ++counters_.samples_received;
+  samples_.emplace_back(std::string(subject.substr(subject.rfind('.') + 1)), *s);
+}
+
+void ShardPeers::Poll() {
+  {
+    const EngineCounters e = engine_.counters();
+    std::lock_guard<std::mutex> lock(mu_);
+    published_ = counters_;
+    published_.remote_waits = e.remote_waits;
+    published_.remote_unresolved = e.remote_unresolved;
+    published_.clock_resets = clock_resets_;
+  }
+  bus_.Poll();
+  AnswerQueries();
+  Expire();
+  std::vector<std::pair<std::string, SyncSample>> samples;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    samples.swap(samples_);
+  }
+  // Our send, their receive: the us -> peer direction of the pair's hull.
+  for (const auto& [peer, s] : samples) AddPoint(peers_[peer], s.recv_ns, s.send_ns, false);
+}
+
+void ShardPeers::Expire() {
+  const auto cutoff =
+      std::chrono::steady_clock::now() - std::chrono::seconds(options_.max_edge_age_s);
+  std::lock_guard<std::mutex> lock(mu_);
+  while (!edge_order_.empty() &&
+         (edge_order_.front().first < cutoff || edge_count_ > options_.max_edges)) {
+    const auto [at, k] = edge_order_.front();
+    edge_order_.pop_front();
+    auto it = edges_.find(k);
+    if (it == edges_.end() || it->second.empty() || it->second.front().at != at) continue;
+    it->second.pop_front();
+    if (it->second.empty()) edges_.erase(it);
+    --edge_count_;
+    ++counters_.edges_expired;
+  }
+}
+
+void ShardPeers::AnswerQueries() {
+  std::deque<Query> queries;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queries.swap(queries_);
+  }
+  for (const Query& query : queries) {
+    CumAnswer a;
+    // A host name comes again with each new session of that host (a new host id): the latest
+    // one whose task has that time in its history answers.
+    for (size_t h = std::min<size_t>(hosts_.size(), kRemoteHostBase); h-- > 0 && !a.known;) {
+      if (hosts_[h] != query.q.host) continue;
+      const auto id = static_cast<uint16_t>(h);
+      const Utid u = engine_.tasks().Find(id, query.q.tid);
+      // Only values that cannot change: at or after the horizon, inside the task's history,
+      // not past what this engine has processed.
+      if (u != kNoTask && query.q.at_ns >= engine_.resolver().horizon() &&
+          query.q.at_ns >= engine_.TaskStart(u) && query.q.at_ns <= engine_.host_now(id)) {
+        const StateVec cum = engine_.Cumulative(u, query.q.at_ns);
+        a.known = true;
+        a.cum.assign(cum.ns.begin(), cum.ns.end());
+      }
+    }
+    const std::string bytes = EncodeAnswer(a);
+    bus_.Respond(query.reply_to, bytes.data(), bytes.size());
+    std::lock_guard<std::mutex> lock(mu_);
+    ++(a.known ? counters_.queries_answered : counters_.queries_unknown);
+  }
+}
+
+// The same TCP key comes again (a replayed or restarted flow, sequence numbers wrapping): an
+// edge whose send, in our clock, is not shortly before the receive is another packet's.
+bool ShardPeers::Plausible(const EdgeRecord& edge, int64_t ts) const {
+  static constexpr int64_t kWindowNs = 10'000'000'000;
+  const auto p = peers_.find(edge.shard);
+  // Nothing to judge by before a first match with that shard.
+  if (p == peers_.end() ||
+      (!Synchronized(p->second) && p->second.min_delay == std::numeric_limits<int64_t>::max()))
+    return true;
+  const int64_t send = ToLocal(p->second, edge.send_ns);
+  const int64_t slack = static_cast<int64_t>(p->second.pair.accuracy()) + 1'000'000;
+  return send <= ts + slack && send >= ts - kWindowNs;
+}
+
+// A point of the pair's hull. The hull needs its points in time order and a line that fits
+// them: a peer whose clock went back (a host restarted, a trace replayed again) or points that
+// no line fits make the pair start over from this point, counted.
+void ShardPeers::AddPoint(Peer& p, int64_t peer_ns, int64_t local_ns, bool to_us) {
+  static constexpr int64_t kBackNs = 1'000'000'000;
+  // In our clock (the receive, or our send): monotonic while nothing restarts.
+  const int64_t latest = to_us ? p.last_to_us : p.last_from_us;
+  if (latest != std::numeric_limits<int64_t>::min() && local_ns < latest - kBackNs) {
+    p = Peer{};
+    ++clock_resets_;
+  }
+  int64_t& last = to_us ? p.last_to_us : p.last_from_us;
+  last = std::max(last, local_ns);
+  if (to_us) {
+    p.pair.AddAtoB(peer_ns, local_ns);
+  } else {
+    p.pair.AddBtoA(local_ns, peer_ns);
+  }
+  if (p.pair.quality() != SyncQuality::kFail) return;
+  p = Peer{};
+  ++clock_resets_;
+  AddPoint(p, peer_ns, local_ns, to_us);
+}
+
+bool ShardPeers::Synchronized(const Peer& p) const {
+  return p.pair.quality() == SyncQuality::kAccurate ||
+         p.pair.quality() == SyncQuality::kApproximate;
+}
+int64_t ShardPeers::ToLocal(const Peer& p, int64_t remote) const {
+  if (!Synchronized(p)) return remote + p.min_delay;
+  return ClockTransform::FromLine(p.pair.slope(), p.pair.offset(), p.pair.anchor())
+      .ToReference(remote);
+}
+int64_t ShardPeers::ToRemote(const Peer& p, int64_t local) const {
+  if (!Synchronized(p)) return local - p.min_delay;
+  return ClockTransform::FromLine(p.pair.slope(), p.pair.offset(), p.pair.anchor())
+      .Inverse()
+      .ToReference(local);
+}
+
+uint16_t ShardPeers::HostId(const std::string& name) {
+  auto it = remote_hosts_.find(name);
+  if (it != remote_hosts_.end()) return it->second;
+  const auto id = static_cast<uint16_t>(kRemoteHostBase + remote_hosts_.size());
+  remote_hosts_.emplace(name, id);
+  name_host_(id, name);
+  return id;
+}
+
+std::optional<RemoteSend> ShardPeers::OnReceive(uint16_t host, int64_t ts, const PacketKey& key) {
+  (void)host;
+  Learn(key.daddr);
+  if (own_addrs_.count(key.saddr)) return std::nullopt;  // ours: its send was not traced
+  const uint64_t k = TcpKeyHash(key);
+  std::optional<EdgeRecord> edge;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.wait_ms);
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    auto it = edges_.find(k);
+    while (it != edges_.end() && !it->second.empty()) {
+      edge = std::move(it->second.front().edge);
+      it->second.pop_front();
+      --edge_count_;
+      if (Plausible(*edge, ts)) break;
+      edge.reset();
+      ++counters_.edges_stale;
+    }
+    if (it != edges_.end() && it->second.empty()) edges_.erase(it);
+    if (edge) break;
+    // A sender not heard of yet may be a shard whose edges are on their way (the first
+    // contact: this address's subscription may have just started): waited for once; one whose
+    // awaited edge did not come is not waited for again until an edge from it arrives, so an
+    // untraced peer or a lost shard costs one bound. Nothing waits while the bus is down.
+    if (stalled_.count(key.saddr) || !bus_.connected() ||
+        std::chrono::steady_clock::now() >= deadline) {
+      if (std::chrono::steady_clock::now() >= deadline) stalled_.insert(key.saddr);
+      // Counted only for a sender some shard publishes for: an untraced peer is no loss.
+      if (sender_addrs_.count(key.saddr)) ++counters_.receives_unmatched;
+      return std::nullopt;
+    }
+    lock.unlock();
+    AnswerQueries();  // a shard waiting for us may be what we wait for
+    lock.lock();
+    arrived_.wait_for(lock, std::chrono::milliseconds(5));
+  }
+  ++counters_.edges_matched;
+  lock.unlock();
+  // One point of the pair's hull here (peer -> us), and published for the sender's shard.
+  Peer& peer = peers_[edge->shard];
+  AddPoint(peer, edge->send_ns, ts, true);
+  peer.min_delay = std::min(peer.min_delay, ts - edge->send_ns);
+  const std::string sample = EncodeSample(SyncSample{edge->send_ns, ts});
+  if (bus_.Publish("waitpath.sync." + SubjectToken(edge->shard) + "." + SubjectToken(options_.name),
+                   sample.data(), sample.size())) {
+    std::lock_guard<std::mutex> relock(mu_);
+    ++counters_.samples_published;
+  }
+  if (edge->tid <= 0) return std::nullopt;  // sent from interrupt context: network
+  if (!Synchronized(peer)) {
+    std::lock_guard<std::mutex> relock(mu_);
+    ++counters_.one_way_clock;
+  }
+  const int64_t send = std::min(ts, ToLocal(peer, edge->send_ns));
+  const Utid u = engine_.RemoteTask(HostId(edge->host), edge->tid, edge->pid,
+                                    StringTable::Global().Intern(edge->comm), send);
+  std::deque<SentBy>& sends = sent_by_[u];
+  sends.push_back(SentBy{send, edge->shard, edge->send_ns, std::move(edge->cum)});
+  if (sends.size() > kSendsPerTask) sends.pop_front();
+  return RemoteSend{u, send};
+}
+
+std::optional<StateVec> ShardPeers::RemoteBreakdown(const RemoteSend& send, int64_t a) {
+  if (a >= send.ts) return StateVec{};
+  auto it = sent_by_.find(send.sender);
+  if (it == sent_by_.end()) return std::nullopt;
+  const auto s = std::find_if(it->second.rbegin(), it->second.rend(),
+                              [&](const SentBy& x) { return x.ts == send.ts; });
+  if (s == it->second.rend()) return std::nullopt;
+  const Peer& peer = peers_[s->shard];
+  const Task& t = engine_.tasks()[send.sender];
+  const std::string host = [&] {
+    for (const auto& [name, id] : remote_hosts_)
+      if (id == t.host) return name;
+    return std::string();
+  }();
+  const std::string q = EncodeQuery(CumQuery{host, t.tid, ToRemote(peer, a)});
+  std::string bytes;
+  if (!bus_.Request("waitpath.cum." + SubjectToken(s->shard), q.data(), q.size(), options_.wait_ms,
+                    &bytes, [this] { AnswerQueries(); })) {
+    return std::nullopt;
+  }
+  const auto answer = DecodeAnswer(bytes);
+  if (!answer || !answer->known) return std::nullopt;
+  // F_W(send) - F_W(a), state by state; its total is the remote clock's length of [a, send),
+  // which differs from ours by the drift and the sync's error: that difference goes to the
+  // largest state, so that the wait's breakdown sums to its length exactly.
+  StateVec part;
+  for (size_t i = 0; i < part.ns.size() && i < s->cum.size() && i < answer->cum.size(); ++i)
+    part.ns[i] = std::max<int64_t>(0, s->cum[i] - answer->cum[i]);
+  const auto largest = std::max_element(part.ns.begin(), part.ns.end());
+  *largest += (send.ts - a) - part.total();
+  if (*largest < 0) return std::nullopt;  // a summary that does not fit: not to be trusted
+  return part;
+}
+
+std::vector<prometheus::MetricFamily> ShardPeers::Families() const {
+  // From the scrape's thread: what the engine thread copied at its last Poll, never the
+  // engine itself (docs/architecture.md, "Threads and ownership").
+  ShardCounters c;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    c = published_;
+  }
+  const BusCounters& b = bus_.counters();
+  auto counter = [](std::string name, std::string help,
+                    std::vector<std::pair<std::string, uint64_t>> by_kind) {
+    prometheus::MetricFamily f{
+        std::move(name), std::move(help), prometheus::MetricType::Counter, {}};
+    for (auto& [kind, value] : by_kind) {
+      prometheus::ClientMetric m;
+      if (!kind.empty()) m.label.push_back({"kind", kind});
+      m.counter.value = static_cast<double>(value);
+      f.metric.push_back(std::move(m));
+    }
+    return f;
+  };
+  return {
+      counter("waitpath_shard_edges_total", "Edge records of this shard, by what became of them",
+              {{"published", c.edges_published},
+               {"received", c.edges_received},
+               {"matched", c.edges_matched},
+               {"expired", c.edges_expired},
+               {"stale", c.edges_stale},
+               {"bad", c.edges_bad}}),
+      counter("waitpath_shard_receives_without_edge_total",
+              "Receives from a publishing shard's address whose edge did not come in time "
+              "(their waits are network)",
+              {{"", c.receives_unmatched}}),
+      counter("waitpath_shard_remote_waits_total",
+              "Waits ended by another shard's sender: resolved from its summary, or not (network)",
+              {{"resolved", c.remote_waits}, {"unresolved", c.remote_unresolved}}),
+      counter("waitpath_shard_queries_total", "Other shards' queries for cumulative vectors",
+              {{"answered", c.queries_answered}, {"unknown", c.queries_unknown}}),
+      counter("waitpath_shard_bus_events_total", "The bus connection: what happened to it",
+              {{"publish_failed", b.publish_failed.load()},
+               {"disconnect", b.disconnects.load()},
+               {"reconnect", b.reconnects.load()},
+               {"request_failed", b.request_failures.load()}}),
+      counter("waitpath_shard_clock_resets_total",
+              "Shard pairs whose clock sync started over (a clock went back, or no line fit)",
+              {{"", c.clock_resets}}),
+  };
+}
+
+ShardCounters ShardPeers::counters() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return counters_;
+}
+
+std::string ShardPeers::Summary() const {
+  const ShardCounters c = counters();
+  std::string clocks;
+  for (const auto& [name, p] : peers_) {
+    clocks +=
+        fmt::format(", clock of shard {}: {} +/-{:.0f} us ({} matches)", name,
+                    SyncQualityName(p.pair.quality()), p.pair.accuracy() / 1e3, p.pair.matches());
+  }
+  const EngineCounters e = engine_.counters();
+  return fmt::format(
+      "shard {}: edges published {}, received {}, matched {}, expired {}, stale {}, bad {}; "
+      "receives "
+      "without an edge {}; one-way clock {}; remote waits resolved {}, unresolved {}; queries "
+      "answered {}, unknown {}; samples published {}, received {}; bus published {}, failed {}, "
+      "disconnects {}, reconnects {}, requests failed {}; clock resets {}{}",
+      options_.name, c.edges_published, c.edges_received, c.edges_matched, c.edges_expired,
+      c.edges_stale, c.edges_bad, c.receives_unmatched, c.one_way_clock, e.remote_waits,
+      e.remote_unresolved, c.queries_answered, c.queries_unknown, c.samples_published,
+      c.samples_received, bus_.counters().published.load(), bus_.counters().publish_failed.load(),
+      bus_.counters().disconnects.load(), bus_.counters().reconnects.load(),
+      bus_.counters().request_failures.load(), clock_resets_, clocks);
+}
+
+}  // namespace waitpath

@@ -1,0 +1,143 @@
+// One shard of a fleet (`waitpath live --shard NAME --bus URL --own RE`, docs/scale.md): the
+// engine's RemotePeers over the bus. Publishes an edge record for every send to an address
+// none of its hosts owns, keeps the edges published for its own addresses (bounded: a cap and
+// an age), matches them with receives, synchronizes its clock with each other shard from the
+// matched packets of both directions, and answers the other shards' queries for the
+// cumulative vectors of its tasks.
+#pragma once
+
+#include <prometheus/metric_family.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <regex>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "incremental/engine.h"
+#include "stream/bus.h"
+#include "stream/clock_sync.h"
+#include "stream/edge_record.h"
+
+namespace waitpath {
+
+struct ShardOptions {
+  std::string name;
+  std::string own;              // regex over host names: the sessions this shard follows
+  int64_t wait_ms = 2000;       // how long a receive waits for its edge, a wait for an answer
+  size_t max_edges = 1u << 20;  // edges kept unmatched at most...
+  int64_t max_edge_age_s = 30;  // ...and for at most this long (wall clock)
+};
+
+struct ShardCounters {
+  uint64_t edges_published = 0, edges_received = 0, edges_matched = 0, edges_bad = 0;
+  uint64_t edges_expired = 0;       // dropped by age or cap, never matched
+  uint64_t edges_stale = 0;         // the same key, but sent too long before the receive
+  uint64_t receives_unmatched = 0;  // from another shard's address, no edge in time: network
+  uint64_t one_way_clock = 0;       // placed with the one-way estimate (Peer::min_delay)
+  uint64_t queries_answered = 0, queries_unknown = 0;
+  uint64_t samples_published = 0, samples_received = 0;
+  // Copied from the engine and the engine thread's state for the metrics (Poll).
+  uint64_t remote_waits = 0, remote_unresolved = 0, clock_resets = 0;
+};
+
+class ShardPeers : public RemotePeers {
+ public:
+  // `hosts`: the names of this engine's host ids (the accounting's list, grown as sessions
+  // appear); remote hosts get ids from kRemoteHostBase on, named through `name_host`.
+  ShardPeers(ShardOptions options, Bus& bus, Engine& engine, const std::vector<std::string>& hosts,
+             std::function<void(uint16_t, const std::string&)> name_host);
+
+  static constexpr uint16_t kRemoteHostBase = 1024;
+
+  bool Owns(const std::string& host) const { return std::regex_match(host, own_); }
+  // On the engine thread, between batches: answers queries, expires edges, restarts
+  // subscriptions after the bus came back.
+  void Poll();
+
+  bool Remote(const PacketKey& key) override;
+  void OnSend(uint16_t host, int64_t ts, const PacketKey& key, Utid sender,
+              const StateVec& cum) override;
+  std::optional<RemoteSend> OnReceive(uint16_t host, int64_t ts, const PacketKey& key) override;
+  std::optional<StateVec> RemoteBreakdown(const RemoteSend& send, int64_t a) override;
+
+  ShardCounters counters() const;
+  // The shard's own families (waitpath_shard_*), for the metrics endpoint.
+  std::vector<prometheus::MetricFamily> Families() const;
+  std::string Summary() const;
+
+ private:
+  struct Peer {     // another shard, as this one sees it
+    PairSync pair;  // a = the peer's clock, b = this shard's
+    // Until the pair has points both ways (the first exchange: the other direction's samples
+    // come from the peer, later): the smallest receive - send seen, i.e. the peer's clock
+    // shifted by the fastest packet's wire time, an error of at most that time.
+    int64_t min_delay = std::numeric_limits<int64_t>::max();
+    // The latest point each way, in our clock (AddPoint).
+    int64_t last_to_us = std::numeric_limits<int64_t>::min();
+    int64_t last_from_us = std::numeric_limits<int64_t>::min();
+  };
+  struct Pending {  // a received edge waiting for its receive
+    EdgeRecord edge;
+    std::chrono::steady_clock::time_point at;
+  };
+  struct Query {
+    std::string reply_to;
+    CumQuery q;
+  };
+  struct SentBy {  // a matched remote send, for the breakdown at its wake-up
+    int64_t ts;
+    std::string shard;
+    int64_t send_ns;  // the peer's clock
+    std::vector<int64_t> cum;
+  };
+
+  void Learn(uint32_t addr);
+  void OnEdge(std::string_view data);
+  void OnSample(std::string_view subject, std::string_view data);
+  void AnswerQueries();
+  void Expire();
+  void AddPoint(Peer& p, int64_t peer_ns, int64_t local_ns, bool to_us);
+  bool Synchronized(const Peer& p) const;
+  bool Plausible(const EdgeRecord& edge, int64_t ts) const;
+  int64_t ToLocal(const Peer& p, int64_t remote) const;
+  int64_t ToRemote(const Peer& p, int64_t local) const;
+  uint16_t HostId(const std::string& name);
+
+  ShardOptions options_;
+  std::regex own_;
+  Bus& bus_;
+  Engine& engine_;
+  const std::vector<std::string>& hosts_;
+  std::function<void(uint16_t, const std::string&)> name_host_;
+  std::set<uint32_t> own_addrs_;
+  std::set<uint32_t> served_;  // hosts whose queries are served, by local id
+
+  mutable std::mutex mu_;  // what the bus's threads fill: edges, samples, queries
+  std::condition_variable arrived_;
+  std::unordered_map<uint64_t, std::deque<Pending>> edges_;  // by TCP key hash
+  std::deque<std::pair<std::chrono::steady_clock::time_point, uint64_t>> edge_order_;
+  size_t edge_count_ = 0;
+  std::set<uint32_t> sender_addrs_;  // addresses other shards publish edges from
+  // Addresses whose last awaited edge did not come (their shard is down or far behind): not
+  // waited for again until an edge from them arrives, so a lost shard costs one bound.
+  std::set<uint32_t> stalled_;
+  std::deque<Query> queries_;
+  std::vector<std::pair<std::string, SyncSample>> samples_;  // (receiving shard, sample)
+  ShardCounters counters_;
+  ShardCounters published_;  // for the metrics: as of the last Poll
+
+  std::map<std::string, Peer> peers_;                     // engine thread
+  uint64_t clock_resets_ = 0;                             // pairs started over (AddPoint)
+  std::map<std::string, uint16_t> remote_hosts_;          // name -> id
+  std::unordered_map<Utid, std::deque<SentBy>> sent_by_;  // remote task -> recent sends
+};
+
+}  // namespace waitpath

@@ -1,0 +1,139 @@
+// The bus between the shards of a fleet (docs/scale.md): a NATS connection (the C client,
+// libnats) with JetStream. Edge records and clock samples go through one JetStream stream, so a
+// shard that subscribes late (a restarted shard, an address learned while running) reads what
+// was published within the stream's age limit; cumulative-vector queries are core NATS
+// request/reply, answered by the shard that owns the sender.
+//
+// Callbacks run on the client's threads: they only copy what they get into queues that the
+// engine thread drains (docs/architecture.md, "Threads and ownership"). The connection
+// reconnects by itself, forever; while it is down, publishes fail and are counted, queries
+// time out, and nothing blocks.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+struct __natsConnection;
+struct __jsCtx;
+struct __natsSubscription;
+struct __natsMsg;
+
+namespace waitpath {
+
+struct BusCounters {
+  std::atomic<uint64_t> published{0};
+  // Not acknowledged: refused (the bus closed, the window full), an error ack, or an ack lost
+  // with a node (then possibly stored all the same).
+  std::atomic<uint64_t> publish_failed{0};
+  std::atomic<uint64_t> received{0};
+  std::atomic<uint64_t> disconnects{0};
+  std::atomic<uint64_t> reconnects{0};
+  std::atomic<uint64_t> requests{0};
+  std::atomic<uint64_t> request_failures{0};  // no answer within the bound (or the bus down)
+};
+
+struct BusOptions {
+  std::string urls;                     // nats://HOST:PORT[,nats://HOST:PORT...]
+  std::string stream = "WAITPATH";      // the JetStream stream of waitpath.edge/sync
+  int64_t max_age_ns = 60'000'000'000;  // what the stream keeps
+  // A subscription starts this far back: a restarted shard reads live data again (at the
+  // relayd's live position), so it needs what was published since about then, not the
+  // stream's whole age (whose older records could only be stale matches).
+  int64_t catch_up_ns = 10'000'000'000;
+  int replicas = 1;  // 3 on a three-node cluster: a node may go
+  int64_t connect_timeout_ms = 2000;
+};
+
+class Bus {
+ public:
+  // Subject, payload; for a query also the inbox its answer goes to.
+  using Handler = std::function<void(std::string_view subject, std::string_view data)>;
+  using QueryHandler = std::function<void(std::string_view reply_to, std::string_view data)>;
+
+  // Connects (retrying in the background when no server answers yet: the shard starts anyway)
+  // and creates the stream when the servers allow. nullptr with a one-line error when the
+  // URL or options are bad.
+  static std::unique_ptr<Bus> Connect(const BusOptions& options, std::string* error);
+  ~Bus();
+
+  // JetStream publish, asynchronous: false (and counted) when the bus cannot take it now;
+  // while reconnecting it is buffered and sent on reconnection; a publish the stream does not
+  // acknowledge is counted in publish_failed when that is known.
+  bool Publish(const std::string& subject, const void* data, size_t size);
+  // A JetStream subscription (a push consumer from `catch_up_ns` ago; after a reconnection,
+  // Poll makes it again from the message after the last one delivered). False with
+  // `error` when it cannot start now; Poll() starts it once the bus is there.
+  bool Subscribe(const std::string& subject, Handler handler, std::string* error);
+  // On the engine thread, now and then: creates the stream and starts the subscriptions that
+  // could not start while the bus was down.
+  void Poll();
+  // Core NATS: answer queries sent to `subject` (through Respond, from any thread).
+  bool Serve(const std::string& subject, QueryHandler handler, std::string* error);
+  bool Respond(std::string_view reply_to, const void* data, size_t size);
+  // A query; false (counted) without an answer within `timeout_ms`. `meanwhile` runs every
+  // few ms while it waits: a shard answers the others' queries then, so two shards asking
+  // each other at once both get answers.
+  bool Request(const std::string& subject, const void* data, size_t size, int64_t timeout_ms,
+               std::string* answer, const std::function<void()>& meanwhile = {});
+  // Waits until every asynchronous publish is acknowledged (or `timeout_ms` passed).
+  void Flush(int64_t timeout_ms);
+
+  // No callback runs after this returns (call it before what the handlers use goes away).
+  void Close();
+
+  bool connected() const;
+  const BusCounters& counters() const { return counters_; }
+
+ private:
+  Bus() = default;
+  struct Subscription;
+  bool EnsureStream(std::string* error);
+  bool Activate(Subscription& sub, std::string* error);
+  static void OnMessage(__natsConnection*, __natsSubscription*, __natsMsg* msg, void* arg);
+  static void OnQuery(__natsConnection*, __natsSubscription*, __natsMsg* msg, void* arg);
+  static void OnDisconnected(__natsConnection*, void* arg);
+  static void OnReconnected(__natsConnection*, void* arg);
+
+  struct Subscription {
+    Bus* bus;
+    std::string subject;
+    Handler handler;
+    QueryHandler query;
+    __natsSubscription* sub = nullptr;
+    bool answer = false;                // this connection's inbox
+    std::atomic<uint64_t> next_seq{0};  // stream sequence after the last message delivered
+  };
+
+  bool StartInbox();
+
+  BusOptions options_;
+  std::mutex answers_mu_;
+  std::condition_variable answered_;
+  std::map<uint64_t, std::optional<std::string>> answers_;  // requests waiting, by number
+  uint64_t next_request_ = 0;
+  std::string inbox_;  // this connection's reply subjects: inbox_.N
+  __natsConnection* conn_ = nullptr;
+  __jsCtx* js_ = nullptr;
+  std::atomic<bool> stream_ready_{false};
+  std::atomic<bool> resubscribe_{false};  // set on reconnection, done by Poll
+  bool closed_ = false;
+  std::string id_prefix_;       // message ids: unique to this connection, then a count
+  uint64_t published_ids_ = 0;  // (Publish runs on one thread)
+  std::vector<std::unique_ptr<Subscription>> subs_;
+  BusCounters counters_;
+};
+
+// A NATS subject token from a name: characters outside [A-Za-z0-9_-] become '_' (a '.' would
+// split the token, '*' and '>' are wildcards).
+std::string SubjectToken(std::string_view name);
+
+}  // namespace waitpath

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Shards over a real nats-server and a real relayd under faults (docs/scale.md, "Bounds and
+# failures"), the generated three-tier system replayed in a loop, one shard per host:
+#  1. the nats-server killed (SIGKILL) mid-run and restarted on its store: no shard crashes, each
+#     counts the disconnection and its reconnection, what could not go through is counted;
+#  2. the db shard killed (SIGKILL) mid-run and restarted: the others keep going and count what
+#     its absence cost (the restarted shard follows the next sessions: the relayd still counts
+#     the killed viewer as attached to the one it followed);
+#  3. after both, a new session (the same system 100 s later on the same clocks): every shard
+#     reports its tasks once; every record of the whole run sums to its task's life exactly.
+#     How far the answers are from `analyze`'s is printed, not yet asserted (docs/scale.md).
+# usage: test_shards_faults.sh WAITPATH WAITPATH_GEN WAITPATH_REPLAY SOURCE_DIR
+set -euo pipefail
+W=$1 GEN=$2 REPLAY=$3 SRC=$4
+skip() { echo "SKIP: $*"; exit 77; }
+[ "$(id -u)" -eq 0 ] || skip "needs root (namespaces for the per-host session daemons)"
+for t in lttng-relayd lttng-sessiond lttng unshare python3 nats-server; do
+  command -v "$t" >/dev/null || skip "$t not installed"
+done
+
+# shellcheck source=tests/live/daemons.sh
+. "$SRC/tests/live/daemons.sh"
+live_setup shards-faults 18000
+nats_port=$((base + 4))
+nats_url=nats://127.0.0.1:$nats_port
+start_nats() {
+  nats-server -a 127.0.0.1 -p $nats_port -js -sd "$tmp/nats" >>"$tmp/nats.log" 2>&1 &
+  nats=$!
+  pids+=("$nats")
+  sleep 1
+}
+start_nats
+
+"$GEN" --scenario "$SRC/tools/gen/scenarios/three-tier.toml" --out "$tmp/set" >/dev/null
+# The session after the faults: the same system 100 s later on the same clocks (each offset
+# moved by its drift over those 100 s), as a fleet's next minutes would be; its records are
+# told apart from the looped rounds' by their times.
+sed 's/^seed = 42$/seed = 42\nepoch_ns = 1700000100000000000/; s/"3.2s"/"3203500us"/; s/"-1.75s"/"-1752000us"/' \
+  "$SRC/tools/gen/scenarios/three-tier.toml" >"$tmp/later.toml"
+"$GEN" --scenario "$tmp/later.toml" --out "$tmp/later" >/dev/null
+"$W" analyze --json "$tmp/later" >"$tmp/analyze.json"
+start_relayd a
+shard() {  # shard NAME OWN OUT: started in the background, its pid in $NAME
+  "$W" live --relayd "$live_url" --all --json --shard "$1" --own "$2" --bus "$nats_url" \
+    --edge-wait-ms 3000 >"$tmp/$3.json" 2>"$tmp/$3.err" &
+  pids+=($!)
+  eval "$1=\$!"
+}
+shard s1 client s1
+shard s2 web s2
+shard s3 db s3
+for s in s1 s2 s3; do wait_for "$tmp/$s.err" "shard $s" 1 10; done
+# Looped: each host shifted by one true period in its own clock (docs/replay.md, "--loop"), so
+# that the hosts' clocks keep their relation from round to round.
+replay_loop() {  # replay_loop SESSION ROUNDS
+  local h period
+  for h in client web db; do
+    period=$(python3 -c "import json,sys; t=json.load(open('$tmp/set/truth.json'))
+print(round((t['duration_ns'] + 1000000) / [c['slope'] for c in t['clocks'] if c['host'] == '$h'][0]))")
+    bash "$SRC/tools/replay/replay-hosts.sh" -r "$relayd_url" -s "$1" -H "$h" -R "$REPLAY" "$tmp/set" \
+      --loop "$2" --period-ns "$period" --speed 0.5 >"$tmp/replay-$1-$h.log" 2>&1 &
+    pids+=($!)
+  done
+}
+alive() {
+  for p in "$@"; do kill -0 "$p" 2>/dev/null || { echo "FAIL: a shard died"; exit 1; }; done
+}
+
+echo "1. nats-server killed mid-run and restarted"
+replay_loop first 12
+for s in s1 s2 s3; do wait_for "$tmp/$s.err" "following session first" 1 30; done
+sleep 3
+kill -KILL "$nats"
+sleep 2
+alive "$s1" "$s2" "$s3"
+start_nats
+for s in s1 s2 s3; do wait_for "$tmp/$s.err" "(session first): session ended" 1 120; done
+alive "$s1" "$s2" "$s3"
+
+echo "2. the db shard killed mid-run and restarted"
+replay_loop second 12
+for s in s1 s2 s3; do wait_for "$tmp/$s.err" "following session second" 1 30; done
+sleep 3
+kill -KILL "$s3"
+sleep 2
+alive "$s1" "$s2"
+# The relayd still counts the killed viewer as attached to db's session, so the restarted
+# shard cannot take that session over (docs/scale.md): it follows the sessions that come next.
+shard s3 db s3b
+for s in s1 s2; do wait_for "$tmp/$s.err" "(session second): session ended" 1 120; done
+alive "$s1" "$s2" "$s3"
+
+echo "3. a new session after the faults"
+bash "$SRC/tools/replay/replay-hosts.sh" -r "$relayd_url" -s third -R "$REPLAY" "$tmp/later" \
+  --start-delay-ms 4000 --speed 0.2 >"$tmp/replay-third.log" 2>&1 &
+pids+=($!)
+for s in s1 s2 s3b; do wait_for "$tmp/$s.err" "(session third): session ended" 1 90; done
+for p in "$s1" "$s2" "$s3"; do kill -INT "$p"; done
+for p in "$s1" "$s2" "$s3"; do wait "$p"; done
+grep -h "waitpath: shard.*edges" "$tmp"/s1.err "$tmp"/s2.err "$tmp"/s3b.err
+
+python3 - "$tmp" <<'PY'
+import json, re, sys
+tmp = sys.argv[1]
+def records(name):
+    return [r for r in map(json.loads, open(f"{tmp}/{name}.json")) if r.get("type") == "task"]
+fail = []
+def count(line, what):
+    return int(re.search(what + r" (\d+)", line).group(1))
+for name in ("s1", "s2"):
+    line = [l for l in open(f"{tmp}/{name}.err") if "edges published" in l][-1]
+    if count(line, "disconnects") < 1 or count(line, "reconnects") < 1:
+        fail.append(f"{name}: the bus's loss and return are not counted: {line}")
+    lost = count(line, "failed") + count(line, "receives without an edge") + count(line, "unresolved")
+    if lost == 0:
+        fail.append(f"{name}: nothing counted lost: {line}")
+for name in ("s1", "s2", "s3", "s3b"):
+    for r in records(name):
+        if sum(r["breakdown_ns"].values()) != r["end_ns"] - r["start_ns"]:
+            fail.append(f"{name}: {r['host']}/{r['tid']} breakdown does not sum to its life")
+want = {(r["host"], r["tid"]): r for r in map(json.loads, open(f"{tmp}/analyze.json")) if r.get("type") == "task"}
+owner = {"client": "s1", "web": "s2", "db": "s3b"}
+for key, w in sorted(want.items()):
+    mine = [r for r in records(owner[key[0]]) if (r["host"], r["tid"]) == key]
+    if not mine:
+        fail.append(f"{key}: no record from {owner[key[0]]}")
+        continue
+    later = [r for r in mine if r["start_ns"] > 1700000050000000000]  # the third session's
+    if len(later) != 1:
+        fail.append(f"{key}: {len(later)} records of the third session")
+        continue
+    g = later[0]
+    life = w["end_ns"] - w["start_ns"]
+    # Not yet asserted (docs/scale.md, "Not done yet"): after the faults, the surviving shards'
+    # waits on the client's shard still come out as network. Printed for the record.
+    for state, v in w["breakdown_ns"].items():
+        if abs(g["breakdown_ns"][state] - v) > 0.01 * life:
+            print(f"after the faults, {key} {state}: {g['breakdown_ns'][state]} vs {v}")
+if fail:
+    print("FAIL:\n  " + "\n  ".join(fail))
+    sys.exit(1)
+PY
+echo "OK"
