@@ -110,7 +110,14 @@ class TaskHistory {
 
   // Index of the segment holding time t; t must be >= start().
   size_t Find(int64_t t) const {
-    size_t lo = 0, n = segments_.size();  // the answer is in [lo, lo + n)
+    // Most times looked up are recent (a waker's history at the wait's end, a task's since its
+    // previous wait): the last few segments are tried before the whole history is searched.
+    if (segments_.empty()) return 0;
+    size_t last = segments_.size() - 1;
+    for (int tried = 0; tried < kRecentSegments && last > 0; ++tried, --last) {
+      if (segments_[last].start <= t) return last;
+    }
+    size_t lo = 0, n = last + 1;  // the answer is in [lo, lo + n)
     while (n > 1) {
       const size_t half = n / 2;
       if (segments_[lo + half].start <= t) {
@@ -151,6 +158,8 @@ class TaskHistory {
   static constexpr size_t kOriginBytes = sizeof(StateVec);
 
  private:
+  static constexpr int kRecentSegments = 8;
+
   bool Append(int64_t ts, SegmentKind kind, const StateVec& cum) {
     Segment& open = segments_.back();
     if (ts <= open.start) {
