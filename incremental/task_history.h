@@ -92,7 +92,14 @@ class TaskHistory {
   bool Switch(int64_t ts, SegmentKind kind) {
     const Segment& open = segments_.back();
     if (open.kind == kind) return false;
-    return Append(ts, kind, open.cum + StateVec::Of(OwnLeaf(open.kind), ts - open.start));
+    const Leaf leaf = OwnLeaf(open.kind);
+    const int64_t ns = ts - open.start;
+    Segment* next = Append(ts, kind);
+    if (!next) return false;
+    // open.cum plus one leaf's time, without a whole vector built and added.
+    next->cum = open.cum;
+    next->cum[leaf] += ns;
+    return true;
   }
 
   // Closes the open blocked segment at `ts`: `delta` is its active path's breakdown and
@@ -105,7 +112,7 @@ class TaskHistory {
       open.origin_seq = origins_front_seq_ + static_cast<uint32_t>(origins_.size());
       origins_.push_back(origin);
     }
-    Append(ts, next, open.cum + delta);
+    if (Segment* s = Append(ts, next)) s->cum = open.cum + delta;
   }
 
   // Index of the segment holding time t; t must be >= start().
@@ -160,17 +167,24 @@ class TaskHistory {
  private:
   static constexpr int kRecentSegments = 8;
 
-  bool Append(int64_t ts, SegmentKind kind, const StateVec& cum) {
+  // Opens a segment at `ts` in `kind` and returns it for its caller to set its cum (the open
+  // segment, which the caller reads, stays where it is: chunks do not move); null when `ts` is
+  // at the open segment's start.
+  Segment* Append(int64_t ts, SegmentKind kind) {
     Segment& open = segments_.back();
     if (ts <= open.start) {
       // Zero-length: replace rather than keep an empty segment (same F at the same instant).
       // A zero-length wait kept no origin (Resolve).
       open.kind = kind;
       open.link = {};
-      return false;
+      return nullptr;
     }
-    segments_.push_back(Segment{ts, {}, cum, kind, 0});
-    return true;
+    Segment& s = segments_.append();
+    s.start = ts;
+    s.link = {};
+    s.kind = kind;
+    s.origin_seq = 0;
+    return &s;
   }
 
   // Chunked rather than one vector (whose growth copied every segment, a fifth of analysis
