@@ -107,11 +107,21 @@ void AnalysisReport::OnAccounted(Utid u, int64_t from, int64_t to, const StateVe
   if (!options_.task_records) return;  // tail: waits only
   Tracked& t = tracked_[u];
   t.total += states;
+  // The pieces come in runs of one task (the task's own states, then each task its wait went
+  // through): the map is looked up once per run, not per piece (this was per wait of every
+  // watched task, docs/bench.md "Issue 15's CPU targets").
+  Utid run_task = kNoTask;
+  StateVec* run = nullptr;
   for (const PathSegment& p : path) {
-    const TaskRef ref = engine_.tasks().Ref(p.task == kNoTask ? u : p.task);
-    auto [it, inserted] = t.by_task.try_emplace(ref);
-    if (inserted) ++credited_[ref];
-    it->second[p.leaf] += p.end - p.start;
+    const Utid who = p.task == kNoTask ? u : p.task;
+    if (!run || who != run_task) {
+      const TaskRef ref = engine_.tasks().Ref(who);
+      auto [it, inserted] = t.by_task.try_emplace(ref);
+      if (inserted) ++credited_[ref];
+      run_task = who;
+      run = &it->second;
+    }
+    (*run)[p.leaf] += p.end - p.start;
   }
 }
 

@@ -27,11 +27,14 @@ class ChunkedQueue {
   T& back() { return Slot(end_ - 1); }
   const T& back() const { return Slot(end_ - 1); }
 
-  void push_back(const T& value) {
+  void push_back(const T& value) { append() = value; }
+  // Appends a value the caller fills in place (a large T built whole and then copied cost a
+  // history a copy of each segment, docs/bench.md "Issue 15's CPU targets").
+  T& append() {
     if (end_ == chunks_.size() * kChunk) {
       chunks_.push_back(spare_ ? std::move(spare_) : Chunk(static_cast<T*>(Pool::Allocate())));
     }
-    Slot(end_++) = value;
+    return Slot(end_++);
   }
 
   // Drops the first value; its chunk is kept as the spare once all of it is dropped.

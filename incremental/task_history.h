@@ -92,7 +92,14 @@ class TaskHistory {
   bool Switch(int64_t ts, SegmentKind kind) {
     const Segment& open = segments_.back();
     if (open.kind == kind) return false;
-    return Append(ts, kind, open.cum + StateVec::Of(OwnLeaf(open.kind), ts - open.start));
+    const Leaf leaf = OwnLeaf(open.kind);
+    const int64_t ns = ts - open.start;
+    Segment* next = Append(ts, kind);
+    if (!next) return false;
+    // open.cum plus one leaf's time, without a whole vector built and added.
+    next->cum = open.cum;
+    next->cum[leaf] += ns;
+    return true;
   }
 
   // Closes the open blocked segment at `ts`: `delta` is its active path's breakdown and
@@ -105,12 +112,19 @@ class TaskHistory {
       open.origin_seq = origins_front_seq_ + static_cast<uint32_t>(origins_.size());
       origins_.push_back(origin);
     }
-    Append(ts, next, open.cum + delta);
+    if (Segment* s = Append(ts, next)) s->cum = open.cum + delta;
   }
 
   // Index of the segment holding time t; t must be >= start().
   size_t Find(int64_t t) const {
-    size_t lo = 0, n = segments_.size();  // the answer is in [lo, lo + n)
+    // Most times looked up are recent (a waker's history at the wait's end, a task's since its
+    // previous wait): the last few segments are tried before the whole history is searched.
+    if (segments_.empty()) return 0;
+    size_t last = segments_.size() - 1;
+    for (int tried = 0; tried < kRecentSegments && last > 0; ++tried, --last) {
+      if (segments_[last].start <= t) return last;
+    }
+    size_t lo = 0, n = last + 1;  // the answer is in [lo, lo + n)
     while (n > 1) {
       const size_t half = n / 2;
       if (segments_[lo + half].start <= t) {
@@ -151,17 +165,26 @@ class TaskHistory {
   static constexpr size_t kOriginBytes = sizeof(StateVec);
 
  private:
-  bool Append(int64_t ts, SegmentKind kind, const StateVec& cum) {
+  static constexpr int kRecentSegments = 8;
+
+  // Opens a segment at `ts` in `kind` and returns it for its caller to set its cum (the open
+  // segment, which the caller reads, stays where it is: chunks do not move); null when `ts` is
+  // at the open segment's start.
+  Segment* Append(int64_t ts, SegmentKind kind) {
     Segment& open = segments_.back();
     if (ts <= open.start) {
       // Zero-length: replace rather than keep an empty segment (same F at the same instant).
       // A zero-length wait kept no origin (Resolve).
       open.kind = kind;
       open.link = {};
-      return false;
+      return nullptr;
     }
-    segments_.push_back(Segment{ts, {}, cum, kind, 0});
-    return true;
+    Segment& s = segments_.append();
+    s.start = ts;
+    s.link = {};
+    s.kind = kind;
+    s.origin_seq = 0;
+    return &s;
   }
 
   // Chunked rather than one vector (whose growth copied every segment, a fifth of analysis
