@@ -47,6 +47,9 @@ NativeReader::~NativeReader() {
 }
 
 bool NativeReader::Open(const std::vector<std::string>& dirs, std::string* why) {
+  // Each file's first packet time, from the pre-flight check: the order of a rotated stream's
+  // files.
+  std::map<std::string, int64_t> first_packet;
   for (const std::string& dir : dirs) {
     auto trace = std::make_shared<ctf::TraceDecoder>();
     if (!trace->Open(dir, why)) {
@@ -62,6 +65,9 @@ bool NativeReader::Open(const std::vector<std::string>& dirs, std::string* why) 
       for (const StreamPackets& s : input_.streams) {
         if (std::filesystem::path(s.path) == std::filesystem::path(file)) checked = &s;
       }
+      first_packet[file] = checked && !checked->begin_ns.empty()
+                               ? checked->begin_ns.front()
+                               : std::numeric_limits<int64_t>::max();
       if (checked && checked->instance) {
         const auto [it, added] = port_of_instance.try_emplace(
             std::pair{checked->stream_id, *checked->instance}, ports_.size());
@@ -78,16 +84,9 @@ bool NativeReader::Open(const std::vector<std::string>& dirs, std::string* why) 
     }
     traces_.push_back(std::move(trace));
   }
-  auto first_packet = [&](const std::string& file) {
-    for (const StreamPackets& s : input_.streams) {
-      if (std::filesystem::path(s.path) == std::filesystem::path(file) && !s.begin_ns.empty())
-        return s.begin_ns.front();
-    }
-    return std::numeric_limits<int64_t>::max();
-  };
   for (Port& p : ports_) {
     std::stable_sort(p.files.begin(), p.files.end(), [&](const auto& a, const auto& b) {
-      return first_packet(a) < first_packet(b);
+      return first_packet[a] < first_packet[b];
     });
     p.cursor = std::make_unique<ctf::StreamCursor>(*p.trace, p.files[0]);
     merger_.AddPort(p.index);
