@@ -43,9 +43,9 @@ fi
 # Live latency and scale need real LTTng daemons in namespaces (root); not in --quick.
 if [[ " $* " != *" --quick "* ]]; then
   if [ "$(id -u)" -eq 0 ] && command -v lttng-relayd >/dev/null && command -v unshare >/dev/null; then
-    echo; echo "== live latency (live timer 200 ms)"
+    echo; echo "== live targets: latency (live timer 200 ms) and CPU per event, native reader and babeltrace2 in turn"
     W=$BUILD_DIR/app/waitpath GEN=$BUILD_DIR/tools/gen/waitpath-gen REPLAY=$BUILD_DIR/tools/replay/waitpath-replay \
-      bench/live_latency.sh 200000 8
+      bench/live_targets.sh 3 8
     echo; echo "== live scale"
     W=$BUILD_DIR/app/waitpath GEN=$BUILD_DIR/tools/gen/waitpath-gen REPLAY=$BUILD_DIR/tools/replay/waitpath-replay \
       bench/live_scale.sh 8
