@@ -4,10 +4,19 @@
 
 namespace waitpath {
 
-TimeMerger::TimeMerger(size_t hosts) : hosts_(hosts) {}
+TimeMerger::TimeMerger(size_t hosts) {
+  for (size_t i = 0; i < hosts; ++i) AddHost();
+}
+
+void TimeMerger::AddHost() {
+  hosts_.push_back(std::make_unique<Host>());
+  hosts_.back()->index = hosts_.size() - 1;
+  heads_.push_back(kUnknownHead);
+  run_host_ = -1;
+}
 
 void TimeMerger::Push(std::unique_ptr<Batch> batch) {
-  Host& h = hosts_[batch->host];
+  Host& h = *hosts_[batch->host];
   h.watermark = std::max(h.watermark, batch->watermark);
   if (!batch->events.empty()) h.newest = std::max(h.newest, batch->events.back().ts);
   if (batch->last) h.ended = true;
@@ -23,12 +32,13 @@ bool TimeMerger::FindHead(Host& h) {
   }
   if (h.batches.empty()) return false;
   h.head_ts = std::max(h.last, h.transform.ToReference(h.batches.front()->events[h.pos].ts));
+  heads_[h.index] = *h.head_ts;
   return true;
 }
 
 bool TimeMerger::done() const {
-  for (const Host& h : hosts_) {
-    if (!h.ended || !h.batches.empty()) return false;
+  for (const auto& h : hosts_) {
+    if (!h->ended || !h->batches.empty()) return false;
   }
   return true;
 }
@@ -38,9 +48,9 @@ void TimeMerger::UpdateLateFloor() {
   late_floor_ = std::numeric_limits<int64_t>::min();
   if (max_lag_ <= 0) return;
   int64_t newest = std::numeric_limits<int64_t>::min();
-  for (const Host& h : hosts_) {
-    if (h.newest != std::numeric_limits<int64_t>::min())
-      newest = std::max(newest, h.transform.ToReference(h.newest));
+  for (const auto& h : hosts_) {
+    if (h->newest != std::numeric_limits<int64_t>::min())
+      newest = std::max(newest, h->transform.ToReference(h->newest));
   }
   if (newest != std::numeric_limits<int64_t>::min()) late_floor_ = newest - max_lag_;
 }
@@ -53,7 +63,7 @@ void TimeMerger::DropLate(Host& h, int64_t floor) {
     ++h.dropped_late;
     h.lagging = true;
     ++h.pos;
-    h.head_ts.reset();
+    ForgetHead(h);
   }
 }
 
@@ -85,12 +95,12 @@ bool TimeMerger::Next(Event* event, const Batch** batch) {
   // and not behind the lag limit's floor.
   const int64_t floor = late_floor_;
   if (run_host_ >= 0) {
-    Host& h = hosts_[static_cast<size_t>(run_host_)];
+    Host& h = *hosts_[static_cast<size_t>(run_host_)];
     if (Head(h) && *h.head_ts < run_bound_ && *h.head_ts >= floor) return Release(h, event, batch);
     run_host_ = -1;
   }
   if (floor != std::numeric_limits<int64_t>::min()) {
-    for (Host& h : hosts_) DropLate(h, floor);
+    for (auto& h : hosts_) DropLate(*h, floor);
   }
   // One pass over the hosts: the earliest head, the earliest of the others (the run's bound)
   // and, in order, the hosts with nothing buffered, whose watermarks are checked once the
@@ -100,12 +110,15 @@ bool TimeMerger::Next(Event* event, const Batch** batch) {
   int64_t bound = std::numeric_limits<int64_t>::max();
   unbuffered_.clear();
   for (size_t i = 0; i < hosts_.size(); ++i) {
-    Host& h = hosts_[i];
-    if (!Head(h)) {
-      unbuffered_.push_back(i);
-      continue;
+    int64_t ts = heads_[i];
+    if (ts == kUnknownHead) {  // (or a head at that very time: the host says which)
+      Host& h = *hosts_[i];
+      if (!Head(h)) {
+        unbuffered_.push_back(i);
+        continue;
+      }
+      ts = *h.head_ts;
     }
-    const int64_t ts = *h.head_ts;
     if (best == hosts_.size() || ts < best_ts) {
       if (best != hosts_.size()) bound = std::min(bound, best_ts);
       best = i;
@@ -118,14 +131,14 @@ bool TimeMerger::Next(Event* event, const Batch** batch) {
   if (best != hosts_.size() && best_ts > limit_) return false;
   if (best == hosts_.size()) {
     for (size_t i = 0; i < hosts_.size(); ++i) {
-      if (!hosts_[i].ended && !hosts_[i].idle) needed_ = static_cast<int>(i);
+      if (!hosts_[i]->ended && !hosts_[i]->idle) needed_ = static_cast<int>(i);
     }
     return false;
   }
   // A host with nothing buffered may still send something older, unless it ended or its
   // watermark is past this event.
   for (const size_t i : unbuffered_) {
-    Host& h = hosts_[i];
+    Host& h = *hosts_[i];
     if (h.ended || h.idle) continue;
     // A host lagging past the limit with nothing buffered is not waited for.
     if (floor != std::numeric_limits<int64_t>::min() &&
@@ -144,7 +157,7 @@ bool TimeMerger::Next(Event* event, const Batch** batch) {
   run_host_ = static_cast<int>(best);
   // The fast path's bound also keeps the run within the release limit (bound is exclusive).
   run_bound_ = limit_ < bound ? limit_ + 1 : bound;
-  return Release(hosts_[best], event, batch);
+  return Release(*hosts_[best], event, batch);
 }
 
 bool TimeMerger::Release(Host& h, Event* event, const Batch** batch) {
@@ -154,7 +167,7 @@ bool TimeMerger::Release(Host& h, Event* event, const Batch** batch) {
   *event = b.events[h.pos++];
   event->ts = *h.head_ts;
   h.last = event->ts;
-  h.head_ts.reset();
+  ForgetHead(h);
   *batch = &b;
   return true;
 }
