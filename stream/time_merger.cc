@@ -1,6 +1,7 @@
 #include "stream/time_merger.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace waitpath {
 
@@ -11,8 +12,8 @@ TimeMerger::TimeMerger(size_t hosts) {
 void TimeMerger::AddHost() {
   hosts_.push_back(std::make_unique<Host>());
   hosts_.back()->index = hosts_.size() - 1;
-  heads_.push_back(kUnknownHead);
   run_host_ = -1;
+  rebuild_ = true;
 }
 
 void TimeMerger::Push(std::unique_ptr<Batch> batch) {
@@ -32,7 +33,6 @@ bool TimeMerger::FindHead(Host& h) {
   }
   if (h.batches.empty()) return false;
   h.head_ts = std::max(h.last, h.transform.ToReference(h.batches.front()->events[h.pos].ts));
-  heads_[h.index] = *h.head_ts;
   return true;
 }
 
@@ -63,7 +63,8 @@ void TimeMerger::DropLate(Host& h, int64_t floor) {
     ++h.dropped_late;
     h.lagging = true;
     ++h.pos;
-    ForgetHead(h);
+    h.head_ts.reset();
+    rebuild_ = true;
   }
 }
 
@@ -102,30 +103,17 @@ bool TimeMerger::Next(Event* event, const Batch** batch) {
   if (floor != std::numeric_limits<int64_t>::min()) {
     for (auto& h : hosts_) DropLate(*h, floor);
   }
-  // One pass over the hosts: the earliest head, the earliest of the others (the run's bound)
-  // and, in order, the hosts with nothing buffered, whose watermarks are checked once the
-  // earliest head is known.
+  // The earliest head, the earliest of the others (the run's bound) and, in order, the hosts
+  // with nothing buffered, whose watermarks are checked once the earliest head is known.
+  UpdateHeads();
   size_t best = hosts_.size();
   int64_t best_ts = 0;
   int64_t bound = std::numeric_limits<int64_t>::max();
-  unbuffered_.clear();
-  for (size_t i = 0; i < hosts_.size(); ++i) {
-    int64_t ts = heads_[i];
-    if (ts == kUnknownHead) {  // (or a head at that very time: the host says which)
-      Host& h = *hosts_[i];
-      if (!Head(h)) {
-        unbuffered_.push_back(i);
-        continue;
-      }
-      ts = *h.head_ts;
-    }
-    if (best == hosts_.size() || ts < best_ts) {
-      if (best != hosts_.size()) bound = std::min(bound, best_ts);
-      best = i;
-      best_ts = ts;
-    } else {
-      bound = std::min(bound, ts);
-    }
+  if (!heads_.empty()) {
+    best = heads_[0].second;
+    best_ts = heads_[0].first;
+    if (heads_.size() > 1) bound = heads_[1].first;
+    if (heads_.size() > 2) bound = std::min(bound, heads_[2].first);
   }
   needed_ = -1;
   if (best != hosts_.size() && best_ts > limit_) return false;
@@ -137,7 +125,7 @@ bool TimeMerger::Next(Event* event, const Batch** batch) {
   }
   // A host with nothing buffered may still send something older, unless it ended or its
   // watermark is past this event.
-  for (const size_t i : unbuffered_) {
+  for (const size_t i : unknown_) {
     Host& h = *hosts_[i];
     if (h.ended || h.idle) continue;
     // A host lagging past the limit with nothing buffered is not waited for.
@@ -167,9 +155,64 @@ bool TimeMerger::Release(Host& h, Event* event, const Batch** batch) {
   *event = b.events[h.pos++];
   event->ts = *h.head_ts;
   h.last = event->ts;
-  ForgetHead(h);
+  h.head_ts.reset();
+  top_consumed_ = true;  // h is the top of heads_ (Next released the earliest)
   *batch = &b;
   return true;
+}
+
+}  // namespace waitpath
+
+namespace waitpath {
+
+void TimeMerger::UpdateHeads() {
+  if (rebuild_) {
+    rebuild_ = false;
+    top_consumed_ = false;
+    heads_.clear();
+    unknown_.clear();
+    for (size_t i = 0; i < hosts_.size(); ++i) unknown_.push_back(i);
+  }
+  if (top_consumed_) {
+    top_consumed_ = false;
+    Host& h = *hosts_[heads_[0].second];
+    if (Head(h)) {
+      heads_[0].first = *h.head_ts;
+      SiftDownTop();
+    } else {
+      std::pop_heap(heads_.begin(), heads_.end(), std::greater<>());
+      heads_.pop_back();
+      unknown_.insert(std::lower_bound(unknown_.begin(), unknown_.end(), h.index), h.index);
+    }
+  }
+  size_t kept = 0;
+  for (const size_t i : unknown_) {
+    Host& h = *hosts_[i];
+    if (Head(h)) {
+      heads_.emplace_back(*h.head_ts, i);
+      std::push_heap(heads_.begin(), heads_.end(), std::greater<>());
+    } else {
+      unknown_[kept++] = i;
+    }
+  }
+  unknown_.resize(kept);
+}
+
+// Restores the min-heap after the top's key changed. (time, index) pairs are distinct, so the
+// top is the same whatever the heap's shape.
+void TimeMerger::SiftDownTop() {
+  const size_t n = heads_.size();
+  const std::pair<int64_t, size_t> moved = heads_[0];
+  size_t i = 0;
+  for (;;) {
+    size_t child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n && heads_[child + 1] < heads_[child]) ++child;
+    if (!(heads_[child] < moved)) break;
+    heads_[i] = heads_[child];
+    i = child;
+  }
+  heads_[i] = moved;
 }
 
 }  // namespace waitpath
