@@ -122,7 +122,7 @@ Batch* Pipeline::TryTake(size_t host) {
 std::unique_ptr<Batch> Pipeline::Take(size_t host) {
   for (;;) {
     if (Batch* b = TryTake(host)) return std::unique_ptr<Batch>(b);
-    ready_.wait(20000);  // microseconds; also re-checks periodically
+    readers_[host]->WaitForBatch(20000);  // microseconds; also re-checks periodically
   }
 }
 

@@ -11,11 +11,13 @@
 // must be read (needed()), and offline the pipeline blocks on that host's reader; live, a host
 // quiet for a while is marked idle and not waited for (its later events still merge, after
 // what was released meanwhile), and with a lag limit a host too far behind is not waited for
-// and its too-old events are dropped as counted losses. Cost: one full comparison over hosts
-// when the releasing host changes; in between, a run of one host's events is released with a
-// single comparison each against the bound that comparison computed (the next-oldest head or
-// watermark), so a merge of H hosts costs O(1) per event while hosts alternate rarely and
-// O(H) at each switch. (Like Perfetto's trace sorter, but with no sorting window: each input
+// and its too-old events are dropped as counted losses. Cost: one full comparison when the
+// releasing host changes (the known heads are a min-heap: the earliest and the next-oldest are
+// its top and the top's children, the released host's next head sifts down once; the hosts with
+// nothing buffered are checked one by one); in between, a run of one host's events is released
+// with a single comparison each against the bound that comparison computed (the next-oldest head
+// or watermark), so a merge of H hosts costs O(1) per event while hosts alternate rarely and
+// O(log H) at each switch. (Like Perfetto's trace sorter, but with no sorting window: each input
 // is already ordered, so a watermark per input replaces a time window.)
 #pragma once
 
@@ -36,22 +38,20 @@ class TimeMerger {
   explicit TimeMerger(size_t hosts);
 
   void SetTransform(uint16_t host, const ClockTransform& t) {
-    hosts_[host].transform = t;
-    hosts_[host].head_ts.reset();
+    hosts_[host]->transform = t;
+    hosts_[host]->head_ts.reset();
     run_host_ = -1;
+    rebuild_ = true;
     UpdateLateFloor();
   }
-  const ClockTransform& transform(uint16_t host) const { return hosts_[host].transform; }
+  const ClockTransform& transform(uint16_t host) const { return hosts_[host]->transform; }
   // Live: hosts appear while running.
-  void AddHost() {
-    hosts_.emplace_back();
-    run_host_ = -1;
-  }
+  void AddHost();
   size_t host_count() const { return hosts_.size(); }
   // Live: a host that has sent nothing for a while is not waited for (its late events are
   // still merged, after what was released meanwhile).
   void SetIdle(uint16_t host, bool idle) {
-    hosts_[host].idle = idle;
+    hosts_[host]->idle = idle;
     run_host_ = -1;
   }
   // Live: a host more than `lag` behind (reference time) the newest event buffered from
@@ -63,7 +63,7 @@ class TimeMerger {
     UpdateLateFloor();
   }
   // Whether the host is lagging past the limit now, and its events dropped for it so far.
-  bool lagging(uint16_t host) const { return hosts_[host].lagging; }
+  bool lagging(uint16_t host) const { return hosts_[host]->lagging; }
   // Offline one pass: nothing later than `limit` (reference time) is released, so that the
   // transforms can still improve from what is read after it (max: no limit). Next() then
   // returns false with needed() -1 when only events past the limit could go.
@@ -71,7 +71,7 @@ class TimeMerger {
     limit_ = limit;
     run_host_ = -1;
   }
-  uint64_t dropped_late(uint16_t host) const { return hosts_[host].dropped_late; }
+  uint64_t dropped_late(uint16_t host) const { return hosts_[host]->dropped_late; }
 
   void Push(std::unique_ptr<Batch> batch);
 
@@ -87,6 +87,7 @@ class TimeMerger {
 
  private:
   struct Host {
+    size_t index = 0;  // in hosts_ and heads_
     ClockTransform transform;
     std::deque<std::unique_ptr<Batch>> batches;
     size_t pos = 0;                  // next event in batches.front()
@@ -111,8 +112,20 @@ class TimeMerger {
   bool Head(Host& h) { return h.head_ts.has_value() || FindHead(h); }
   bool FindHead(Host& h);
   bool Release(Host& h, Event* event, const Batch** batch);
+  // Next's full comparison: brings heads_ up to date (the top's consumed head, hosts whose head
+  // was not known), leaving in unknown_ the hosts with nothing buffered.
+  void UpdateHeads();
+  void SiftDownTop();
 
-  std::deque<Host> hosts_;  // a deque: hosts are added while running, never moved
+  std::vector<std::unique_ptr<Host>> hosts_;  // added while running, never moved
+  // Every host whose head is known, as (head_ts, index): a min-heap, so that the full
+  // comparison (at 16 hosts: at almost every event, the hosts alternating) is the top and its
+  // two children (the earliest other head) instead of a pass over every host. The earliest
+  // head on equal times is the lowest index, as a pass in index order would choose.
+  std::vector<std::pair<int64_t, size_t>> heads_;
+  std::vector<size_t> unknown_;  // the other hosts, by index
+  bool top_consumed_ = false;    // the top's head was released: its entry is stale
+  bool rebuild_ = true;          // heads changed outside Next: every host is asked again
   int needed_ = -1;
   // The host Next last chose by a full comparison, and the reference time it may run to
   // without another: strictly before every other host's head or empty host's watermark.
@@ -122,7 +135,6 @@ class TimeMerger {
   int64_t limit_ = std::numeric_limits<int64_t>::max();
   int64_t late_floor_ = std::numeric_limits<int64_t>::min();
   std::vector<std::unique_ptr<Batch>> consumed_;
-  std::vector<size_t> unbuffered_;  // Next's scratch: hosts with nothing buffered
 };
 
 }  // namespace waitpath

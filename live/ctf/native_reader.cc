@@ -285,6 +285,10 @@ bool NativeReader::Decode(Port& p, Event& out, std::vector<PacketKey>& packets,
   const ctf::EventPlan& ep = c.event();
   dialect_ |= c.dialect();
   if (!ep.known) return false;
+  if (!ep.assembly.general) {
+    ep.assembly.Assemble(c, strings_, out);
+    return true;
+  }
   SlotReader read(c, strings_);
   if (ep.replay) {
     auto handle = [&](ReplayField f) { return ep.replay_fields[static_cast<size_t>(f)]; };

@@ -229,6 +229,7 @@ EventPlan& TraceDecoder::Event(StreamPlan& stream, size_t index, uint32_t* diale
                            std::vector<std::string_view>(path));
       };
       *dialect |= ResolveClassFields<FieldHandle>(ec.name, kind, ipi_type, find, &ep.fields);
+      ep.assembly = EventAssembly::Compile(ep.fields);
     }
   }
   if (!plan_->error().empty()) {

@@ -14,6 +14,7 @@
 
 #include "live/ctf/ctf_metadata.h"
 #include "live/ctf/decode_plan.h"
+#include "live/ctf/event_assembly.h"
 #include "live/event_schema.h"
 
 namespace waitpath::ctf {
@@ -26,6 +27,7 @@ struct EventPlan {
   std::string error;    // its layout cannot be decoded (e.g. a variant tag not found)
   int32_t context = -1, payload = -1;  // programs
   ClassFields<FieldHandle> fields;
+  EventAssembly assembly;                  // compiled from `fields`
   std::vector<FieldHandle> replay_fields;  // in ReplayField order
 };
 
