@@ -201,27 +201,46 @@ bool ShardPeers::Plausible(const EdgeRecord& edge, int64_t ts) const {
   return send <= ts + slack && send >= ts - kWindowNs;
 }
 
+// A pair's line is known over the span of its points; beyond it, its error grows with the
+// uncertainty of its slope: a line fitted over 0.4 s to +/-96 us may be off by 24 ms 100 s
+// later (measured: genuine edges were then refused as stale, and their waits left to network).
+// A time further past the last point than the span itself, and more than 10 s, is a new start:
+// a pair that has been silent that long (or whose clocks jumped ahead: a replay, a host
+// suspended) bootstraps again, one way first, as at the first exchange.
+bool ShardPeers::Outlived(const Peer& p, int64_t local_ns) {
+  static constexpr int64_t kGapNs = 10'000'000'000;
+  if (p.last == std::numeric_limits<int64_t>::min()) return false;
+  return local_ns - p.last > std::max(kGapNs, p.last - p.first);
+}
+
+void ShardPeers::StartOver(Peer& p) {
+  p = Peer{};
+  ++clock_resets_;
+}
+
 // A point of the pair's hull. The hull needs its points in time order and a line that fits
-// them: a peer whose clock went back (a host restarted, a trace replayed again) or points that
-// no line fits make the pair start over from this point, counted.
+// them: a peer whose clock went back (a host restarted, a trace replayed again), a point far
+// past the others (Outlived) or points that no line fits make the pair start over from this
+// point, counted.
 void ShardPeers::AddPoint(Peer& p, int64_t peer_ns, int64_t local_ns, bool to_us) {
   static constexpr int64_t kBackNs = 1'000'000'000;
   // In our clock (the receive, or our send): monotonic while nothing restarts.
   const int64_t latest = to_us ? p.last_to_us : p.last_from_us;
-  if (latest != std::numeric_limits<int64_t>::min() && local_ns < latest - kBackNs) {
-    p = Peer{};
-    ++clock_resets_;
+  if ((latest != std::numeric_limits<int64_t>::min() && local_ns < latest - kBackNs) ||
+      Outlived(p, local_ns)) {
+    StartOver(p);
   }
   int64_t& last = to_us ? p.last_to_us : p.last_from_us;
   last = std::max(last, local_ns);
+  p.first = std::min(p.first, local_ns);
+  p.last = std::max(p.last, local_ns);
   if (to_us) {
     p.pair.AddAtoB(peer_ns, local_ns);
   } else {
     p.pair.AddBtoA(local_ns, peer_ns);
   }
   if (p.pair.quality() != SyncQuality::kFail) return;
-  p = Peer{};
-  ++clock_resets_;
+  StartOver(p);
   AddPoint(p, peer_ns, local_ns, to_us);
 }
 
@@ -265,6 +284,10 @@ std::optional<RemoteSend> ShardPeers::OnReceive(uint16_t host, int64_t ts, const
       edge = std::move(it->second.front().edge);
       it->second.pop_front();
       --edge_count_;
+      // A pair that cannot vouch for this time any more judges nothing: it starts over
+      // (rather than refuse the genuine edge as stale with a line extrapolated too far).
+      if (auto p = peers_.find(edge->shard); p != peers_.end() && Outlived(p->second, ts))
+        StartOver(p->second);
       if (Plausible(*edge, ts)) break;
       edge.reset();
       ++counters_.edges_stale;
