@@ -44,6 +44,7 @@ struct ShardCounters {
   uint64_t one_way_clock = 0;       // placed with the one-way estimate (Peer::min_delay)
   uint64_t queries_answered = 0, queries_unknown = 0;
   uint64_t samples_published = 0, samples_received = 0;
+  uint64_t samples_stale = 0;  // from before the pair started over: dropped (AddPoint)
   // Copied from the engine and the engine thread's state for the metrics (Poll).
   uint64_t remote_waits = 0, remote_unresolved = 0, clock_resets = 0;
 };
