@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "exporters/quality_counters.h"
 #include "live/string_table.h"
 #include "stream/clock_transform.h"
 
@@ -201,27 +202,54 @@ bool ShardPeers::Plausible(const EdgeRecord& edge, int64_t ts) const {
   return send <= ts + slack && send >= ts - kWindowNs;
 }
 
+// A pair's line is known over the span of its points; beyond it, its error grows with the
+// uncertainty of its slope: a line fitted over 0.4 s to +/-96 us may be off by 24 ms 100 s
+// later (measured: genuine edges were then refused as stale, and their waits left to network).
+// A time further past the last point than the span itself, and more than 10 s, is a new start:
+// a pair that has been silent that long (or whose clocks jumped ahead: a replay, a host
+// suspended) bootstraps again, one way first, as at the first exchange.
+bool ShardPeers::Outlived(const Peer& p, int64_t local_ns) {
+  static constexpr int64_t kGapNs = 10'000'000'000;
+  if (p.last == std::numeric_limits<int64_t>::min()) return false;
+  return local_ns - p.last > std::max(kGapNs, p.last - p.first);
+}
+
+void ShardPeers::StartOver(Peer& p) {
+  p = Peer{};
+  ++clock_resets_;
+}
+
 // A point of the pair's hull. The hull needs its points in time order and a line that fits
-// them: a peer whose clock went back (a host restarted, a trace replayed again) or points that
-// no line fits make the pair start over from this point, counted.
+// them: a peer whose clock went back (a host restarted, a trace replayed again), a point far
+// past the others (Outlived) or points that no line fits make the pair start over from this
+// point, counted.
 void ShardPeers::AddPoint(Peer& p, int64_t peer_ns, int64_t local_ns, bool to_us) {
   static constexpr int64_t kBackNs = 1'000'000'000;
+  // The peer's samples of our sends come late, over the bus: one from before the pair started
+  // over (older than its first point) is a leftover of the old line, not a new start. Our own
+  // receives come in our engine's order: those decide when our clock went back.
+  if (!to_us && p.first != std::numeric_limits<int64_t>::max() && local_ns < p.first - kBackNs) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++counters_.samples_stale;
+    return;
+  }
   // In our clock (the receive, or our send): monotonic while nothing restarts.
   const int64_t latest = to_us ? p.last_to_us : p.last_from_us;
-  if (latest != std::numeric_limits<int64_t>::min() && local_ns < latest - kBackNs) {
-    p = Peer{};
-    ++clock_resets_;
+  if ((latest != std::numeric_limits<int64_t>::min() && local_ns < latest - kBackNs) ||
+      Outlived(p, local_ns)) {
+    StartOver(p);
   }
   int64_t& last = to_us ? p.last_to_us : p.last_from_us;
   last = std::max(last, local_ns);
+  p.first = std::min(p.first, local_ns);
+  p.last = std::max(p.last, local_ns);
   if (to_us) {
     p.pair.AddAtoB(peer_ns, local_ns);
   } else {
     p.pair.AddBtoA(local_ns, peer_ns);
   }
   if (p.pair.quality() != SyncQuality::kFail) return;
-  p = Peer{};
-  ++clock_resets_;
+  StartOver(p);
   AddPoint(p, peer_ns, local_ns, to_us);
 }
 
@@ -261,10 +289,45 @@ std::optional<RemoteSend> ShardPeers::OnReceive(uint16_t host, int64_t ts, const
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     auto it = edges_.find(k);
+    // The same key pending several times, and a pair that cannot judge their times yet (its
+    // first exchange, or started over): the older ones are leftovers (edges that came after
+    // their receive gave up while the bus was away, or delivered again from the stream to a
+    // restarted shard), and the first match sets the pair's one-way clock: the newest is
+    // taken, the others dropped as stale.
+    if (it != edges_.end() && it->second.size() > 1) {
+      const auto p = peers_.find(it->second.back().edge.shard);
+      if (p == peers_.end() || Outlived(p->second, ts) ||
+          (!Synchronized(p->second) &&
+           p->second.min_delay == std::numeric_limits<int64_t>::max())) {
+        while (it->second.size() > 1) {
+          it->second.pop_front();
+          --edge_count_;
+          ++counters_.edges_stale;
+        }
+      }
+    }
     while (it != edges_.end() && !it->second.empty()) {
+      const auto arrived = it->second.front().at;
       edge = std::move(it->second.front().edge);
       it->second.pop_front();
       --edge_count_;
+      // A pair that cannot vouch for this time any more judges nothing: it starts over
+      // (rather than refuse the genuine edge as stale with a line extrapolated too far).
+      auto p = peers_.find(edge->shard);
+      if (p != peers_.end() && Outlived(p->second, ts)) StartOver(p->second);
+      // Without a clock of that shard yet, an edge's time says nothing: one that has waited
+      // here longer than two receive bounds is a leftover (it came after its receive gave up),
+      // and taken as the first match it would set a one-way clock that refuses the genuine
+      // edges after it.
+      const bool judging =
+          p != peers_.end() &&
+          (Synchronized(p->second) || p->second.min_delay != std::numeric_limits<int64_t>::max());
+      if (!judging && std::chrono::steady_clock::now() - arrived >
+                          std::chrono::milliseconds(2 * options_.wait_ms)) {
+        edge.reset();
+        ++counters_.edges_stale;
+        continue;
+      }
       if (Plausible(*edge, ts)) break;
       edge.reset();
       ++counters_.edges_stale;
@@ -356,10 +419,12 @@ std::vector<prometheus::MetricFamily> ShardPeers::Families() const {
     c = published_;
   }
   const BusCounters& b = bus_.counters();
-  auto counter = [](std::string name, std::string help,
-                    std::vector<std::pair<std::string, uint64_t>> by_kind) {
+  // Names, HELP and types from the data-quality table (exporters/quality_counters.h); the
+  // `shard` label is added to every series by the metrics endpoint (LabeledCollectable).
+  auto counter = [](QualityCounter id, std::vector<std::pair<std::string, uint64_t>> by_kind) {
+    const QualityCounterInfo& info = Info(id);
     prometheus::MetricFamily f{
-        std::move(name), std::move(help), prometheus::MetricType::Counter, {}};
+        std::string(info.metric), std::string(info.help), prometheus::MetricType::Counter, {}};
     for (auto& [kind, value] : by_kind) {
       prometheus::ClientMetric m;
       if (!kind.empty()) m.label.push_back({"kind", kind});
@@ -369,30 +434,22 @@ std::vector<prometheus::MetricFamily> ShardPeers::Families() const {
     return f;
   };
   return {
-      counter("waitpath_shard_edges_total", "Edge records of this shard, by what became of them",
-              {{"published", c.edges_published},
-               {"received", c.edges_received},
-               {"matched", c.edges_matched},
-               {"expired", c.edges_expired},
-               {"stale", c.edges_stale},
-               {"bad", c.edges_bad}}),
-      counter("waitpath_shard_receives_without_edge_total",
-              "Receives from a publishing shard's address whose edge did not come in time "
-              "(their waits are network)",
-              {{"", c.receives_unmatched}}),
-      counter("waitpath_shard_remote_waits_total",
-              "Waits ended by another shard's sender: resolved from its summary, or not (network)",
+      counter(QualityCounter::kShardEdges, {{"published", c.edges_published},
+                                            {"received", c.edges_received},
+                                            {"matched", c.edges_matched},
+                                            {"expired", c.edges_expired},
+                                            {"stale", c.edges_stale},
+                                            {"bad", c.edges_bad}}),
+      counter(QualityCounter::kShardReceivesWithoutEdge, {{"", c.receives_unmatched}}),
+      counter(QualityCounter::kShardRemoteWaits,
               {{"resolved", c.remote_waits}, {"unresolved", c.remote_unresolved}}),
-      counter("waitpath_shard_queries_total", "Other shards' queries for cumulative vectors",
+      counter(QualityCounter::kShardQueries,
               {{"answered", c.queries_answered}, {"unknown", c.queries_unknown}}),
-      counter("waitpath_shard_bus_events_total", "The bus connection: what happened to it",
-              {{"publish_failed", b.publish_failed.load()},
-               {"disconnect", b.disconnects.load()},
-               {"reconnect", b.reconnects.load()},
-               {"request_failed", b.request_failures.load()}}),
-      counter("waitpath_shard_clock_resets_total",
-              "Shard pairs whose clock sync started over (a clock went back, or no line fit)",
-              {{"", c.clock_resets}}),
+      counter(QualityCounter::kShardBusEvents, {{"publish_failed", b.publish_failed.load()},
+                                                {"disconnect", b.disconnects.load()},
+                                                {"reconnect", b.reconnects.load()},
+                                                {"request_failed", b.request_failures.load()}}),
+      counter(QualityCounter::kShardClockResets, {{"", c.clock_resets}}),
   };
 }
 
@@ -414,14 +471,16 @@ std::string ShardPeers::Summary() const {
       "shard {}: edges published {}, received {}, matched {}, expired {}, stale {}, bad {}; "
       "receives "
       "without an edge {}; one-way clock {}; remote waits resolved {}, unresolved {}; queries "
-      "answered {}, unknown {}; samples published {}, received {}; bus published {}, failed {}, "
+      "answered {}, unknown {}; samples published {}, received {}, stale {}; bus published {}, "
+      "failed {}, "
       "disconnects {}, reconnects {}, requests failed {}; clock resets {}{}",
       options_.name, c.edges_published, c.edges_received, c.edges_matched, c.edges_expired,
       c.edges_stale, c.edges_bad, c.receives_unmatched, c.one_way_clock, e.remote_waits,
       e.remote_unresolved, c.queries_answered, c.queries_unknown, c.samples_published,
-      c.samples_received, bus_.counters().published.load(), bus_.counters().publish_failed.load(),
-      bus_.counters().disconnects.load(), bus_.counters().reconnects.load(),
-      bus_.counters().request_failures.load(), clock_resets_, clocks);
+      c.samples_received, c.samples_stale, bus_.counters().published.load(),
+      bus_.counters().publish_failed.load(), bus_.counters().disconnects.load(),
+      bus_.counters().reconnects.load(), bus_.counters().request_failures.load(), clock_resets_,
+      clocks);
 }
 
 }  // namespace waitpath

@@ -44,6 +44,7 @@ struct ShardCounters {
   uint64_t one_way_clock = 0;       // placed with the one-way estimate (Peer::min_delay)
   uint64_t queries_answered = 0, queries_unknown = 0;
   uint64_t samples_published = 0, samples_received = 0;
+  uint64_t samples_stale = 0;  // from before the pair started over: dropped (AddPoint)
   // Copied from the engine and the engine thread's state for the metrics (Poll).
   uint64_t remote_waits = 0, remote_unresolved = 0, clock_resets = 0;
 };
@@ -83,6 +84,10 @@ class ShardPeers : public RemotePeers {
     // The latest point each way, in our clock (AddPoint).
     int64_t last_to_us = std::numeric_limits<int64_t>::min();
     int64_t last_from_us = std::numeric_limits<int64_t>::min();
+    // The span of the points in our clock, both ways: how far the line may be extrapolated
+    // (Outlived).
+    int64_t first = std::numeric_limits<int64_t>::max();
+    int64_t last = std::numeric_limits<int64_t>::min();
   };
   struct Pending {  // a received edge waiting for its receive
     EdgeRecord edge;
@@ -105,6 +110,8 @@ class ShardPeers : public RemotePeers {
   void AnswerQueries();
   void Expire();
   void AddPoint(Peer& p, int64_t peer_ns, int64_t local_ns, bool to_us);
+  static bool Outlived(const Peer& p, int64_t local_ns);
+  void StartOver(Peer& p);
   bool Synchronized(const Peer& p) const;
   bool Plausible(const EdgeRecord& edge, int64_t ts) const;
   int64_t ToLocal(const Peer& p, int64_t remote) const;

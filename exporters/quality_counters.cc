@@ -31,6 +31,8 @@ std::string_view QualityScopeName(QualityScope scope) {
       return "per host";
     case QualityScope::kRelayd:
       return "per relayd";
+    case QualityScope::kShard:
+      return "per shard";
   }
   return "?";
 }
@@ -65,6 +67,8 @@ std::string_view QualitySourceName(QualitySource source) {
       return "path resolver";
     case QualitySource::kHistory:
       return "history store";
+    case QualitySource::kShard:
+      return "shard peers";
   }
   return "?";
 }

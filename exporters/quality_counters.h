@@ -16,7 +16,9 @@
 //   metric     its Prometheus family; "" if it is not exported
 //   type       kCounter, kGauge, or kNone (not exported)
 //   labels     the family's label names, comma-separated, in exposition order
-//   scope      kGlobal, kHost (one series per host) or kRelayd (per relay daemon)
+//   scope      kGlobal, kHost (one series per host), kRelayd (per relay daemon) or kShard (only a
+//              shard of a fleet serves it, `live --shard`: its series are labelled `shard`, added
+//              to every series a shard serves, docs/scale.md)
 //   severity   kInfo (a figure of the input), kDataLoss (input lost or damaged: results may be
 //              incomplete), kError (something failed)
 //   source     the part of waitpath that counts it
@@ -36,7 +38,7 @@
 
 namespace waitpath {
 
-enum class QualityScope { kGlobal, kHost, kRelayd };
+enum class QualityScope { kGlobal, kHost, kRelayd, kShard };
 enum class QualitySeverity { kInfo, kDataLoss, kError };
 enum class QualitySource {
   kReader,         // live/: the host's reader thread (Batch::counters)
@@ -47,6 +49,7 @@ enum class QualitySource {
   kPacketMatcher,  // incremental/packet_matcher
   kResolver,       // incremental/active_path_resolver
   kHistory,        // incremental/history_store
+  kShard,          // app/shard_peers: one shard of a fleet and its bus (docs/scale.md)
 };
 enum class QualityMetricType { kNone, kCounter, kGauge };
 
@@ -147,7 +150,36 @@ enum class QualityMetricType { kNone, kCounter, kGauge };
     "Application span events that could not be used (unmatched, reused ids, dropped)",           \
     "application span events that could not be used (docs/requests.md, bad span input): ends "   \
     "and handoffs without a begin, reused ids, begins over the cap, spans of threads that "      \
-    "ended, events without a thread context; each reason is in the `span_input` record")
+    "ended, events without a thread context; each reason is in the `span_input` record")        \
+  X(kShardEdges, "", "", "waitpath_shard_edges_total", kCounter, "shard,kind", kShard,           \
+    kDataLoss, kShard, "Edge records of this shard, by what became of them",                     \
+    "shards: edge records (docs/scale.md) by `kind`: `published` (this shard's sends to other "   \
+    "shards), `received`, `matched` with a receive; lost: `expired` (never matched), `stale` (the " \
+    "same packet key from another time), `bad` (undecodable)")                                    \
+  X(kShardReceivesWithoutEdge, "", "", "waitpath_shard_receives_without_edge_total", kCounter,    \
+    "shard", kShard, kDataLoss, kShard,                                                          \
+    "Receives from a publishing shard's address whose edge did not come in time (their waits "   \
+    "are network)",                                                                              \
+    "shards: receives from an address another shard publishes for whose edge did not come "      \
+    "within `--edge-wait-ms`: their waits are `network`")                                        \
+  X(kShardRemoteWaits, "", "", "waitpath_shard_remote_waits_total", kCounter, "shard,kind",      \
+    kShard, kDataLoss, kShard,                                                                   \
+    "Waits ended by another shard's sender: resolved from its summary, or not (network)",        \
+    "shards: waits ended by another shard's sender, `resolved` from its summary or "              \
+    "`unresolved` (the summary did not come: left to `network`)")                                \
+  X(kShardQueries, "", "", "waitpath_shard_queries_total", kCounter, "shard,kind", kShard, kInfo, \
+    kShard, "Other shards' queries for cumulative vectors",                                      \
+    "shards: other shards' queries for a task's cumulative vector, `answered` or `unknown` (not "  \
+    "in the retained history, or not processed yet)")                                            \
+  X(kShardBusEvents, "", "", "waitpath_shard_bus_events_total", kCounter, "shard,kind", kShard,  \
+    kError, kShard, "The bus connection: what happened to it",                                   \
+    "shards: the bus connection: `publish_failed`, `disconnect`, `reconnect`, `request_failed`")  \
+  X(kShardClockResets, "", "", "waitpath_shard_clock_resets_total", kCounter, "shard", kShard,   \
+    kInfo, kShard,                                                                               \
+    "Shard pairs whose clock sync started over (a clock went back, a long silence, or no line "  \
+    "fit)",                                                                                      \
+    "shards: shard pairs whose clock sync started over: a peer's clock went back, a time far "   \
+    "past the pair's points, or points no line fits (docs/scale.md)")
 // clang-format on
 
 enum class QualityCounter {

@@ -49,6 +49,9 @@ TEST(QualityCounters, RowsAreConsistent) {
       case QualityScope::kRelayd:
         EXPECT_EQ(c.labels, "relayd") << c.metric;
         break;
+      case QualityScope::kShard:
+        EXPECT_TRUE(c.labels == "shard" || c.labels.starts_with("shard,")) << c.metric;
+        break;
     }
   }
 }

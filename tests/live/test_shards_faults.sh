@@ -4,11 +4,19 @@
 #  1. the nats-server killed (SIGKILL) mid-run and restarted on its store: no shard crashes, each
 #     counts the disconnection and its reconnection, what could not go through is counted;
 #  2. the db shard killed (SIGKILL) mid-run and restarted: the others keep going and count what
-#     its absence cost (the restarted shard follows the next sessions: the relayd still counts
-#     the killed viewer as attached to the one it followed);
+#     its absence cost; the restarted shard takes over the session the killed one followed (the
+#     relayd frees a session when its viewer's connection closes, as the kernel closes it for a
+#     killed process);
 #  3. after both, a new session (the same system 100 s later on the same clocks): every shard
 #     reports its tasks once; every record of the whole run sums to its task's life exactly.
-#     How far the answers are from `analyze`'s is printed, not yet asserted (docs/scale.md).
+# After recovery every shard's clock of each peer is accurate again (within 1 ms; after the
+# clocks' jumps it was tens of ms to seconds off before each pair started over at a jump ahead).
+# The answers after recovery (the third session's) are compared with one analyzer's (`analyze
+# --json` of the same traces) and the generator's truth, 5 % of a task's life per state as in
+# test_shards.sh, and printed, not asserted yet: the worst state 1.3-2.7 % in three runs of
+# five, 7 % and 13 % in the others (some cross-shard waits of the session still unresolved:
+# docs/scale.md, "Not done yet"). So is the last round of each looped session (after the
+# nats-server's return, after the db shard's restart): 0.01-40 %.
 # usage: test_shards_faults.sh WAITPATH WAITPATH_GEN WAITPATH_REPLAY SOURCE_DIR
 set -euo pipefail
 W=$1 GEN=$2 REPLAY=$3 SRC=$4
@@ -39,6 +47,7 @@ sed 's/^seed = 42$/seed = 42\nepoch_ns = 1700000100000000000/; s/"3.2s"/"3203500
   "$SRC/tools/gen/scenarios/three-tier.toml" >"$tmp/later.toml"
 "$GEN" --scenario "$tmp/later.toml" --out "$tmp/later" >/dev/null
 "$W" analyze --json "$tmp/later" >"$tmp/analyze.json"
+"$W" analyze --json "$tmp/set" >"$tmp/analyze-set.json"
 start_relayd a
 shard() {  # shard NAME OWN OUT: started in the background, its pid in $NAME
   "$W" live --relayd "$live_url" --all --json --shard "$1" --own "$2" --bus "$nats_url" \
@@ -84,10 +93,16 @@ sleep 3
 kill -KILL "$s3"
 sleep 2
 alive "$s1" "$s2"
-# The relayd still counts the killed viewer as attached to db's session, so the restarted
-# shard cannot take that session over (docs/scale.md): it follows the sessions that come next.
+# The killed viewer's connection is closed by the kernel and the relayd lets its session go:
+# the restarted shard takes it over (from its live position).
 shard s3 db s3b
-for s in s1 s2; do wait_for "$tmp/$s.err" "(session second): session ended" 1 120; done
+wait_for "$tmp/s3b.err" "following session second" 1 30
+for s in s1 s2 s3b; do wait_for "$tmp/$s.err" "(session second): session ended" 1 120; done
+if grep -q "another viewer" "$tmp/s3b.err"; then
+  echo "FAIL: the restarted shard could not take its session over:"
+  cat "$tmp/s3b.err"
+  exit 1
+fi
 alive "$s1" "$s2" "$s3"
 
 echo "3. a new session after the faults"
@@ -114,28 +129,70 @@ for name in ("s1", "s2"):
     lost = count(line, "failed") + count(line, "receives without an edge") + count(line, "unresolved")
     if lost == 0:
         fail.append(f"{name}: nothing counted lost: {line}")
+for name in ("s1", "s2", "s3b"):
+    line = [l for l in open(f"{tmp}/{name}.err") if "edges published" in l][-1]
+    for peer, quality, us in re.findall(r"clock of shard (\w+): (\w+) \+/-(\d+) us", line):
+        if quality != "accurate" or int(us) > 1000:
+            fail.append(f"{name}: its clock of {peer} after recovery: {quality} +/-{us} us")
+    if "clock of shard" not in line:
+        fail.append(f"{name}: no clock of its peers: {line}")
 for name in ("s1", "s2", "s3", "s3b"):
     for r in records(name):
         if sum(r["breakdown_ns"].values()) != r["end_ns"] - r["start_ns"]:
             fail.append(f"{name}: {r['host']}/{r['tid']} breakdown does not sum to its life")
-want = {(r["host"], r["tid"]): r for r in map(json.loads, open(f"{tmp}/analyze.json")) if r.get("type") == "task"}
+def tasks(path):
+    return {(r["host"], r["tid"]): r for r in map(json.loads, open(path)) if r.get("type") == "task"}
+def compare(what, key, got, want, life, asserted=True):
+    worst = 0.0
+    for state, v in want.items():
+        d = abs(got["breakdown_ns"][state] - v)
+        worst = max(worst, d / life)
+        if d > 0.05 * life:
+            line = f"{what} {key} {state}: {got['breakdown_ns'][state]} vs {v}"
+            if asserted:
+                fail.append(line)
+            else:
+                print("not asserted:", line)
+    return worst
+worst = {}
 owner = {"client": "s1", "web": "s2", "db": "s3b"}
+# The third session (after both faults): analyze's answer and the generator's truth (printed).
+want = tasks(f"{tmp}/analyze.json")
+truth = {(t["host"], t["tid"]): t for t in json.load(open(f"{tmp}/later/truth.json"))["tasks"]}
 for key, w in sorted(want.items()):
     mine = [r for r in records(owner[key[0]]) if (r["host"], r["tid"]) == key]
-    if not mine:
-        fail.append(f"{key}: no record from {owner[key[0]]}")
-        continue
     later = [r for r in mine if r["start_ns"] > 1700000050000000000]  # the third session's
     if len(later) != 1:
         fail.append(f"{key}: {len(later)} records of the third session")
         continue
     g = later[0]
     life = w["end_ns"] - w["start_ns"]
-    # Not yet asserted (docs/scale.md, "Not done yet"): after the faults, the surviving shards'
-    # waits on the client's shard still come out as network. Printed for the record.
-    for state, v in w["breakdown_ns"].items():
-        if abs(g["breakdown_ns"][state] - v) > 0.01 * life:
-            print(f"after the faults, {key} {state}: {g['breakdown_ns'][state]} vs {v}")
+    worst["third session (not asserted)"] = max(worst.get("third session (not asserted)", 0),
+                                                compare("third session", key, g, w["breakdown_ns"], life, False))
+    t = truth.get(key)
+    if t is not None:
+        compare("third session (truth)", key, g, t["breakdown_ns"], t["end_ns"] - t["start_ns"], False)
+# The last round of each looped session (the same system shifted by whole periods): the round
+# after the nats-server's return (first session) and after the db shard's restart (second).
+# Printed only (above).
+want = tasks(f"{tmp}/analyze-set.json")
+for key, w in sorted(want.items()):
+    looped = [r for r in records(owner[key[0]]) if (r["host"], r["tid"]) == key
+              and r["start_ns"] < 1700000050000000000]
+    if not looped:
+        fail.append(f"{key}: no record of the looped sessions")
+        continue
+    last = max(r["start_ns"] for r in looped)
+    rounds = [r for r in looped if r["start_ns"] == last]
+    # Both looped sessions for the survivors; the second only for the restarted db shard.
+    if len(rounds) != (1 if key[0] == "db" else 2):
+        fail.append(f"{key}: {len(rounds)} records of the looped sessions' last round")
+    life = w["end_ns"] - w["start_ns"]
+    for g in rounds:
+        worst["last rounds (not asserted)"] = max(worst.get("last rounds (not asserted)", 0),
+                                                  compare("last round", key, g, w["breakdown_ns"], life, False))
+print("worst state difference after recovery:",
+      ", ".join(f"{k} {v:.2%} of a task's life" for k, v in worst.items()))
 if fail:
     print("FAIL:\n  " + "\n  ".join(fail))
     sys.exit(1)
