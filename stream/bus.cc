@@ -29,17 +29,23 @@ constexpr int64_t kAckWaitMs = 5000;
 constexpr int64_t kRetryEveryMs = 500;
 constexpr int kRetries = 20;
 constexpr const char* kTryHeader = "Waitpath-Try";
+// How often the bus's thread looks for what to send again and what to make again.
+constexpr int kKeepEveryMs = 50;
 // Publishes in flight at once (unacknowledged, or waiting to be sent again).
 constexpr size_t kMaxPending = 65536;
 
 // WAITPATH_BUS_DEBUG=1: one stderr line per event of the connection, its subscriptions and its
-// publishes' retries (what happened around a cluster node's loss).
-bool DebugOn() {
-  static const bool on = [] {
+// publishes' retries (what happened around a cluster node's loss); =2 also one per message
+// delivered.
+int DebugLevel() {
+  static const int level = [] {
     const char* v = std::getenv("WAITPATH_BUS_DEBUG");
-    return v && *v && *v != '0';
+    return v ? std::atoi(v) : 0;
   }();
-  return on;
+  return level;
+}
+bool DebugOn() {
+  return DebugLevel() > 0;
 }
 
 template <typename... Args>
@@ -86,7 +92,7 @@ std::unique_ptr<Bus> Bus::Connect(const BusOptions& options, std::string* error)
   if (s == NATS_OK) s = natsOptions_SetMaxReconnect(opts, -1);
   if (s == NATS_OK) s = natsOptions_SetReconnectWait(opts, 250);
   // With a callback, a first connection that fails goes on in the background (without one,
-  // Connect itself would retry forever): the shard starts, and Poll makes the stream and the
+  // Connect itself would retry forever): the shard starts, and Maintain makes the stream and the
   // subscriptions once connected.
   if (s == NATS_OK) {
     s = natsOptions_SetRetryOnFailedConnect(
@@ -127,9 +133,9 @@ std::unique_ptr<Bus> Bus::Connect(const BusOptions& options, std::string* error)
   // the engine.
   jo.PublishAsync.MaxPending = kMaxPending;
   jo.PublishAsync.StallWait = 1;
-  // JetStream API calls (the stream's info, a consumer made) run on the engine thread (Poll);
+  // JetStream API calls (the stream's info, a consumer made) run on the bus's thread (Keep);
   // while a cluster elects a stream leader they get no answer: each waits at most this long,
-  // and Poll tries again a second later.
+  // and is tried again a second later.
   jo.Wait = kApiWaitMs;
   char* nuid = nullptr;
   if (natsInbox_Create(&nuid) == NATS_OK) {
@@ -142,12 +148,31 @@ std::unique_ptr<Bus> Bus::Connect(const BusOptions& options, std::string* error)
   }
   std::string why;
   if (bus->connected()) bus->EnsureStream(&why);
+  bus->keeper_ = std::thread([b = bus.get()] { b->Keep(); });
   return bus;
+}
+
+// The bus's own thread: what must go on while the engine thread waits (for an edge, an answer),
+// since that may be what it waits for: publishes sent again, lost consumers made again.
+void Bus::Keep() {
+  std::unique_lock<std::mutex> lock(keeper_mu_);
+  while (!stop_) {
+    lock.unlock();
+    Maintain();
+    lock.lock();
+    keeper_cv_.wait_for(lock, std::chrono::milliseconds(kKeepEveryMs));
+  }
 }
 
 void Bus::Close() {
   if (closed_) return;
   closed_ = true;
+  {
+    std::lock_guard<std::mutex> lock(keeper_mu_);
+    stop_ = true;
+  }
+  keeper_cv_.notify_all();
+  if (keeper_.joinable()) keeper_.join();
   for (auto& sub : subs_) {
     if (sub->sub) natsSubscription_Unsubscribe(sub->sub);
   }
@@ -231,7 +256,7 @@ bool Bus::Publish(const std::string& subject, const void* data, size_t size) {
 
 // From the client's thread that takes the acks: a publish the stream did not acknowledge (no
 // stream leader while a cluster elects one: "no responders" at once; the node holding it gone;
-// the ack's 5 s passed). Kept, and sent again by Poll after kRetryEveryMs with the same message
+// the ack's 5 s passed). Kept, and sent again (Keep) after kRetryEveryMs with the same message
 // id, which the stream deduplicates: stored once whether an earlier try was or not. Sending it
 // again here would spend every try within the same millisecond of an election.
 void Bus::OnPublishFailed(jsCtx*, jsPubAckErr* pae, void* arg) {
@@ -254,7 +279,7 @@ void Bus::OnPublishFailed(jsCtx*, jsPubAckErr* pae, void* arg) {
   ++bus->counters_.publish_failed;
 }
 
-// On the engine thread (Poll, Flush): the publishes due to be sent again.
+// The publishes due to be sent again (the bus's thread; Flush).
 void Bus::Resend() {
   const auto now = std::chrono::steady_clock::now();
   std::vector<natsMsg*> due;
@@ -317,6 +342,10 @@ void Bus::OnMessage(natsConnection*, natsSubscription* nsub, natsMsg* msg, void*
   }
   ++consumer->next_delivery;
   ++sub.bus->counters_.received;
+  if (DebugLevel() > 1) {
+    Debug("{}: stream sequence {}, consumer's {}, {} bytes", sub.subject, stream_seq, delivery,
+          natsMsg_GetDataLength(msg));
+  }
   sub.next_seq = stream_seq + 1;  // where a new consumer starts
   sub.handler(
       natsMsg_GetSubject(msg),
@@ -377,6 +406,7 @@ bool Bus::Subscribe(const std::string& subject, Handler handler, std::string* er
   sub->bus = this;
   sub->subject = subject;
   sub->handler = std::move(handler);
+  std::lock_guard<std::mutex> lock(subs_mu_);
   subs_.push_back(std::move(sub));
   return Activate(*subs_.back(), error);
 }
@@ -392,7 +422,7 @@ bool Bus::Activate(Subscription& sub, std::string* error) {
   so.Stream = options_.stream.c_str();
   // No acks: the stream is replicated, a consumer is one server's, and what it loses is found
   // by its consumer sequence (OnMessage) and its heartbeats (Connect's error handler), then
-  // asked again from the stream (Poll). (The client's "ordered consumer" does the same by
+  // asked again from the stream (Maintain). (The client's "ordered consumer" does the same by
   // itself, but its new consumer keeps the first one's start time next to the start sequence,
   // which the server refuses: libnats 3.4.1, and nats.c's main branch as of November 2026.)
   so.Config.AckPolicy = js_AckNone;
@@ -431,14 +461,19 @@ void Bus::Drop(Subscription& sub) {
 }
 
 void Bus::Poll() {
+  keeper_cv_.notify_all();
+}
+
+void Bus::Maintain() {
   if (!connected()) return;
   Resend();
+  std::lock_guard<std::mutex> lock(subs_mu_);
   // Reconnected: the server may have restarted without its store, and the stream is gone or
   // numbers from 1 again (EnsureStream). A consumer lost with it is found by its heartbeats.
   if (check_stream_.exchange(false)) stream_ready_ = false;
   std::vector<natsSubscription*> lost;
   {
-    std::lock_guard<std::mutex> lock(lost_mu_);
+    std::lock_guard<std::mutex> relock(lost_mu_);
     lost.swap(lost_);
   }
   for (natsSubscription* gone : lost) {
@@ -477,6 +512,7 @@ bool Bus::Serve(const std::string& subject, QueryHandler handler, std::string* e
   // The server knows the subscription once it answered a ping: a query sent right after
   // this returns finds it (else NATS answers "no responders").
   if (connected()) natsConnection_FlushTimeout(conn_, 1000);
+  std::lock_guard<std::mutex> lock(subs_mu_);
   subs_.push_back(std::move(sub));
   return true;
 }

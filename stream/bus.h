@@ -24,6 +24,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 struct __natsConnection;
@@ -72,17 +73,19 @@ class Bus {
 
   // JetStream publish, asynchronous: false (and counted) when the bus cannot take it now;
   // while reconnecting it is buffered and sent on reconnection; a publish the stream does not
-  // acknowledge is sent again by Poll (every 0.5 s, 20 times at most, then counted in
-  // publish_failed). Sent again, it is stored after publishes that came later.
+  // acknowledge is sent again by the bus's thread (every 0.5 s, 20 times at most, then counted
+  // in publish_failed). Sent again, it is stored after publishes that came later.
   bool Publish(const std::string& subject, const void* data, size_t size);
   // A JetStream subscription: a push consumer from `catch_up_ns` ago; when it is lost (its
-  // cluster node died, a message it sent did not arrive) Poll makes a new one that starts
-  // right after the last message delivered. False with `error` when it cannot start now;
-  // Poll() starts it once the bus is there.
+  // cluster node died, a message it sent did not arrive) the bus's thread makes a new one that
+  // starts right after the last message delivered. False with `error` when it cannot start
+  // now: the bus's thread starts it once the bus is there.
   bool Subscribe(const std::string& subject, Handler handler, std::string* error);
-  // On the engine thread, now and then: creates the stream, starts the subscriptions that
-  // could not start while the bus was down, and makes again those whose consumer was lost (a
-  // failed try waits a second before the next).
+  // The bus's own thread, every 50 ms, creates the stream, starts the subscriptions that could
+  // not start while the bus was down, makes again those whose consumer was lost, and sends
+  // again the publishes not acknowledged (a failed JetStream API call waits a second before
+  // the next): none of it waits for the engine thread, which may be waiting for what it
+  // brings. Poll only wakes it now.
   void Poll();
   // Core NATS: answer queries sent to `subject` (through Respond, from any thread).
   bool Serve(const std::string& subject, QueryHandler handler, std::string* error);
@@ -141,6 +144,8 @@ class Bus {
   void MarkLost(__natsSubscription* sub);
 
   bool StartInbox();
+  void Keep();
+  void Maintain();
 
   BusOptions options_;
   std::mutex answers_mu_;
@@ -151,7 +156,7 @@ class Bus {
   __natsConnection* conn_ = nullptr;
   __jsCtx* js_ = nullptr;
   std::atomic<bool> stream_ready_{false};
-  std::atomic<bool> check_stream_{false};  // set on reconnection, done by Poll
+  std::atomic<bool> check_stream_{false};  // set on reconnection, done by Maintain
   struct Retry {
     __natsMsg* msg;
     std::chrono::steady_clock::time_point due;
@@ -159,8 +164,15 @@ class Bus {
   mutable std::mutex retry_mu_;
   std::deque<Retry> retries_;  // publishes to send again (OnPublishFailed)
   std::mutex lost_mu_;
-  std::vector<__natsSubscription*> lost_;           // consumers lost, made again by Poll
-  std::chrono::steady_clock::time_point retry_at_;  // Poll's next JetStream API calls
+  std::vector<__natsSubscription*> lost_;           // consumers lost, made again by Maintain
+  std::chrono::steady_clock::time_point retry_at_;  // Maintain's next JetStream API calls
+  // subs_ and what JetStream API calls change in them: the engine thread (Subscribe, Serve) and
+  // the bus's thread (Maintain). Callbacks only read what never changes (subject, handler).
+  std::mutex subs_mu_;
+  std::thread keeper_;  // Keep
+  std::mutex keeper_mu_;
+  std::condition_variable keeper_cv_;
+  bool stop_ = false;
   bool closed_ = false;
   std::string id_prefix_;       // message ids: unique to this connection, then a count
   uint64_t published_ids_ = 0;  // (Publish runs on one thread)
