@@ -25,6 +25,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 struct __natsConnection;
@@ -41,6 +42,7 @@ struct BusCounters {
   // with a node (then possibly stored all the same).
   std::atomic<uint64_t> publish_failed{0};
   std::atomic<uint64_t> received{0};
+  std::atomic<uint64_t> duplicates{0};  // delivered again (a consumer's hand-over, a retry)
   std::atomic<uint64_t> disconnects{0};
   std::atomic<uint64_t> reconnects{0};
   std::atomic<uint64_t> requests{0};
@@ -142,6 +144,8 @@ class Bus {
 
   // From the client's threads: the consumer behind `sub` is lost (missed heartbeats, a gap).
   void MarkLost(__natsSubscription* sub);
+  // From the client's threads: false when a message with this id was delivered already.
+  bool FirstDelivery(const char* id);
 
   bool StartInbox();
   void Keep();
@@ -164,7 +168,12 @@ class Bus {
   mutable std::mutex retry_mu_;
   std::deque<Retry> retries_;  // publishes to send again (OnPublishFailed)
   std::mutex lost_mu_;
-  std::vector<__natsSubscription*> lost_;           // consumers lost, made again by Maintain
+  std::vector<__natsSubscription*> lost_;
+  std::vector<__natsSubscription*> draining_;
+  std::mutex ids_mu_;
+  std::unordered_set<std::string> delivered_ids_;   // message ids, the last kMaxPending
+  std::deque<std::string> delivered_order_;         // lost consumers' (Drop), freed once closed //
+                                                    // consumers lost, made again by Maintain
   std::chrono::steady_clock::time_point retry_at_;  // Maintain's next JetStream API calls
   // subs_ and what JetStream API calls change in them: the engine thread (Subscribe, Serve) and
   // the bus's thread (Maintain). Callbacks only read what never changes (subject, handler).
