@@ -3,27 +3,60 @@
 # of waitpath_bus_bench, each on a fresh server, as fast as the bus takes them (throughput) and
 # at a fixed rate (latency at a load below saturation); nats-server's CPU per edge from
 # /proc/PID/stat. Prints every run; docs/scale.md gives the medians.
-# Usage: bench/bus.sh [EDGES] [RATE_PER_S] [RUNS]
+# With REPLICAS=3 the bus is a three-node cluster (three nats-servers on loopback, the stream
+# replicated x3); the nats-server CPU is the three nodes' together.
+# Usage: [REPLICAS=1|3] bench/bus.sh [EDGES] [RATE_PER_S] [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-EDGES=${1:-200000} RATE=${2:-20000} RUNS=${3:-5}
+EDGES=${1:-200000} RATE=${2:-20000} RUNS=${3:-5} REPLICAS=${REPLICAS:-1}
 BENCH=${BENCH:-build/bench/waitpath_bus_bench}
 command -v nats-server >/dev/null || { echo "nats-server not installed (scripts/setup.sh)"; exit 1; }
+[ "$REPLICAS" = 1 ] || [ "$REPLICAS" = 3 ] || { echo "REPLICAS is 1 or 3"; exit 1; }
 tmp=$(mktemp -d /tmp/waitpath-bus-bench.XXXXXX)
-server=""
-trap '[ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$tmp"' EXIT
-port=$((25000 + $$ % 1000))
+servers=()
+stop_servers() {
+  local p
+  for p in "${servers[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${servers[@]}"; do wait "$p" 2>/dev/null || true; done
+  servers=()
+}
+trap 'stop_servers; rm -rf "$tmp"' EXIT
+# Ports the kernel says are free: three client ports and three cluster ports.
+read -r -a ports <<<"$(python3 -c 'import socket
+s = [socket.socket() for _ in range(6)]
+for x in s: x.bind(("127.0.0.1", 0))
+print(*[x.getsockname()[1] for x in s])')"
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-run() {  # run LABEL RATE
-  rm -rf "$tmp/js"
-  nats-server -a 127.0.0.1 -p "$port" -js -sd "$tmp/js" >"$tmp/nats.log" 2>&1 &
-  server=$!
+start_servers() {  # sets urls
+  rm -rf "$tmp"/js*
+  urls=
+  if [ "$REPLICAS" = 1 ]; then
+    nats-server -a 127.0.0.1 -p "${ports[0]}" -js -sd "$tmp/js" >"$tmp/nats.log" 2>&1 &
+    servers+=($!)
+    urls=nats://127.0.0.1:${ports[0]}
+    sleep 0.7
+    return
+  fi
+  local i j routes
+  for i in 0 1 2; do
+    routes=
+    for j in 0 1 2; do
+      [ "$j" = "$i" ] || routes+=${routes:+,}nats://127.0.0.1:${ports[j + 3]}
+    done
+    nats-server -a 127.0.0.1 -p "${ports[i]}" -js -sd "$tmp/js$i" -n "n$i" --cluster_name bench \
+      --cluster "nats://127.0.0.1:${ports[i + 3]}" --routes "$routes" >"$tmp/nats$i.log" 2>&1 &
+    servers+=($!)
+    urls+=${urls:+,}nats://127.0.0.1:${ports[i]}
+  done
   sleep 0.7
-  local before after
-  before=$(ticks "$server")
-  out=$("$BENCH" "nats://127.0.0.1:$port" "$EDGES" "$2")
-  after=$(ticks "$server")
-  kill "$server"; wait "$server" 2>/dev/null || true; server=""
+}
+run() {  # run LABEL RATE
+  start_servers
+  local before=0 after=0 p
+  for p in "${servers[@]}"; do before=$((before + $(ticks "$p"))); done
+  out=$("$BENCH" "$urls" "$EDGES" "$2" "$REPLICAS")
+  for p in "${servers[@]}"; do after=$((after + $(ticks "$p"))); done
+  stop_servers
   echo "$1: $out; nats-server cpu $(awk -v t=$((after - before)) -v n="$EDGES" -v hz="$(getconf CLK_TCK)" \
     'BEGIN { printf "%.2f", t / hz * 1e6 / n }') us/edge"
 }

@@ -33,12 +33,19 @@ double CpuSeconds() {
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
 }
 
+bool WaitConnected(const waitpath::Bus& bus) {
+  for (int i = 0; i < 300 && !bus.connected(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return bus.connected();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace waitpath;
   if (argc < 3) {
-    fmt::print(stderr, "usage: waitpath_bus_bench nats://HOST:PORT EDGES [RATE_PER_S]\n");
+    fmt::print(stderr,
+               "usage: waitpath_bus_bench nats://HOST:PORT[,...] EDGES [RATE_PER_S [REPLICAS]]\n");
     return 2;
   }
   const size_t n = std::stoul(argv[2]);
@@ -46,11 +53,23 @@ int main(int argc, char** argv) {
   BusOptions o;
   o.urls = argv[1];
   o.stream = "WAITPATH_BENCH";
+  o.replicas = argc > 4 ? std::stoi(argv[4]) : 1;
   std::string error;
-  auto pub = Bus::Connect(o, &error);
-  auto sub = pub ? Bus::Connect(o, &error) : nullptr;
-  if (!sub) {
-    fmt::print(stderr, "waitpath_bus_bench: {}\n", error);
+  std::unique_ptr<Bus> pub, sub;
+  // A cluster takes seconds to elect its leaders: until the stream can be made.
+  for (int i = 0; i < 30; ++i) {
+    error.clear();
+    pub = Bus::Connect(o, &error);
+    if (pub && WaitConnected(*pub) &&
+        pub->Subscribe(
+            "waitpath.edge.probe", [](auto, auto) {}, &error))
+      break;
+    pub.reset();
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  sub = pub ? Bus::Connect(o, &error) : nullptr;
+  if (!sub || !WaitConnected(*sub)) {
+    fmt::print(stderr, "waitpath_bus_bench: {}\n", error.empty() ? "not connected" : error);
     return 1;
   }
   std::mutex mu;

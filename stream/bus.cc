@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nats/nats.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <sstream>
@@ -20,6 +21,45 @@ std::string SubjectToken(std::string_view name) {
 }
 
 namespace {
+
+// How long a JetStream API call (stream info, a consumer made) waits for its answer.
+constexpr int64_t kApiWaitMs = 2000;
+// A publish not acknowledged within kAckWaitMs, or refused (no stream leader yet), is sent again
+// kRetryEveryMs later, up to kRetries times: a cluster's election (seconds) is outlasted.
+constexpr int64_t kAckWaitMs = 5000;
+constexpr int64_t kRetryEveryMs = 500;
+constexpr int kRetries = 20;
+constexpr const char* kTryHeader = "Waitpath-Try";
+// How often the bus's thread looks for what to send again and what to make again.
+constexpr int kKeepEveryMs = 50;
+// How long a lost consumer's subscription may take to drain before it is closed anyway.
+constexpr int64_t kDrainMs = 5000;
+// Publishes in flight at once (unacknowledged, or waiting to be sent again).
+constexpr size_t kMaxPending = 65536;
+
+// WAITPATH_BUS_DEBUG=1: one stderr line per event of the connection, its subscriptions and its
+// publishes' retries (what happened around a cluster node's loss); =2 also one per message
+// delivered.
+int DebugLevel() {
+  static const int level = [] {
+    const char* v = std::getenv("WAITPATH_BUS_DEBUG");
+    return v ? std::atoi(v) : 0;
+  }();
+  return level;
+}
+bool DebugOn() {
+  return DebugLevel() > 0;
+}
+
+template <typename... Args>
+void Debug(fmt::format_string<Args...> format, Args&&... args) {
+  if (!DebugOn()) return;
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now().time_since_epoch())
+                      .count();
+  fmt::print(stderr, "bus {}.{:03}: {}\n", ms / 1000 % 100000, ms % 1000,
+             fmt::format(format, std::forward<Args>(args)...));
+}
 
 std::string StatusText(natsStatus s) {
   const char* last = nats_GetLastError(nullptr);
@@ -55,7 +95,7 @@ std::unique_ptr<Bus> Bus::Connect(const BusOptions& options, std::string* error)
   if (s == NATS_OK) s = natsOptions_SetMaxReconnect(opts, -1);
   if (s == NATS_OK) s = natsOptions_SetReconnectWait(opts, 250);
   // With a callback, a first connection that fails goes on in the background (without one,
-  // Connect itself would retry forever): the shard starts, and Poll makes the stream and the
+  // Connect itself would retry forever): the shard starts, and Maintain makes the stream and the
   // subscriptions once connected.
   if (s == NATS_OK) {
     s = natsOptions_SetRetryOnFailedConnect(
@@ -63,13 +103,19 @@ std::unique_ptr<Bus> Bus::Connect(const BusOptions& options, std::string* error)
   }
   if (s == NATS_OK) s = natsOptions_SetDisconnectedCB(opts, &Bus::OnDisconnected, bus.get());
   if (s == NATS_OK) s = natsOptions_SetReconnectedCB(opts, &Bus::OnReconnected, bus.get());
-  // A consumer lost without our connection noticing (it lived on a cluster node that died):
-  // its heartbeats stop; the subscriptions are made again (Poll), from where they were.
+  // A consumer lost without our connection noticing: it lived on a cluster node that died (its
+  // heartbeats stop), or its last messages were lost while our connection moved to another
+  // node (a heartbeat says it sent more than we got). Without an error handler the client
+  // would not watch the heartbeats at all.
   if (s == NATS_OK) {
     s = natsOptions_SetErrorHandler(
         opts,
-        [](natsConnection*, natsSubscription*, natsStatus err, void* arg) {
-          if (err == NATS_MISSED_HEARTBEAT) static_cast<Bus*>(arg)->resubscribe_ = true;
+        [](natsConnection*, natsSubscription* sub, natsStatus err, void* arg) {
+          // (The subscription may be freed by now: libnats 3.4.1 does not hold it for us.)
+          Debug("client: {} (subscription {})", natsStatus_GetText(err),
+                static_cast<const void*>(sub));
+          if (sub && (err == NATS_MISSED_HEARTBEAT || err == NATS_MISMATCH))
+            static_cast<Bus*>(arg)->MarkLost(sub);
         },
         bus.get());
   }
@@ -84,29 +130,17 @@ std::unique_ptr<Bus> Bus::Connect(const BusOptions& options, std::string* error)
   // when its negative ack or its error comes.
   jsOptions jo;
   jsOptions_Init(&jo);
-  jo.PublishAsync.ErrHandler = [](jsCtx* js, jsPubAckErr* pae, void* arg) {
-    // No ack (the node holding the publish gone, a stream leader moving, a timeout): sent
-    // again, up to 3 times, with the same message id, which the stream deduplicates: stored
-    // once whether an earlier try was or not. Then counted.
-    const char* tries = nullptr;
-    const int n = natsMsgHeader_Get(pae->Msg, "Waitpath-Try", &tries) == NATS_OK && tries
-                      ? std::atoi(tries)
-                      : 0;
-    if (n < 3 &&
-        natsMsgHeader_Set(pae->Msg, "Waitpath-Try", std::to_string(n + 1).c_str()) == NATS_OK) {
-      jsPubOptions po;
-      jsPubOptions_Init(&po);
-      po.MaxWait = 5000;
-      if (js_PublishMsgAsync(js, &pae->Msg, &po) == NATS_OK) return;
-    }
-    ++static_cast<Bus*>(arg)->counters_.publish_failed;
-  };
+  jo.PublishAsync.ErrHandler = &Bus::OnPublishFailed;
   jo.PublishAsync.ErrHandlerClosure = bus.get();
   // Unacknowledged publishes kept at once: a bus away for a while (seconds of a shard's edges);
   // past that, a publish waits at most 1 ms for room, then fails (counted) rather than hold
   // the engine.
-  jo.PublishAsync.MaxPending = 65536;
+  jo.PublishAsync.MaxPending = kMaxPending;
   jo.PublishAsync.StallWait = 1;
+  // JetStream API calls (the stream's info, a consumer made) run on the bus's thread (Keep);
+  // while a cluster elects a stream leader they get no answer: each waits at most this long,
+  // and is tried again a second later.
+  jo.Wait = kApiWaitMs;
   char* nuid = nullptr;
   if (natsInbox_Create(&nuid) == NATS_OK) {
     bus->id_prefix_ = std::string(nuid) + ".";
@@ -118,12 +152,31 @@ std::unique_ptr<Bus> Bus::Connect(const BusOptions& options, std::string* error)
   }
   std::string why;
   if (bus->connected()) bus->EnsureStream(&why);
+  bus->keeper_ = std::thread([b = bus.get()] { b->Keep(); });
   return bus;
+}
+
+// The bus's own thread: what must go on while the engine thread waits (for an edge, an answer),
+// since that may be what it waits for: publishes sent again, lost consumers made again.
+void Bus::Keep() {
+  std::unique_lock<std::mutex> lock(keeper_mu_);
+  while (!stop_) {
+    lock.unlock();
+    Maintain();
+    lock.lock();
+    keeper_cv_.wait_for(lock, std::chrono::milliseconds(kKeepEveryMs));
+  }
 }
 
 void Bus::Close() {
   if (closed_) return;
   closed_ = true;
+  {
+    std::lock_guard<std::mutex> lock(keeper_mu_);
+    stop_ = true;
+  }
+  keeper_cv_.notify_all();
+  if (keeper_.joinable()) keeper_.join();
   for (auto& sub : subs_) {
     if (sub->sub) natsSubscription_Unsubscribe(sub->sub);
   }
@@ -132,9 +185,15 @@ void Bus::Close() {
 
 Bus::~Bus() {
   Close();
+  {
+    std::lock_guard<std::mutex> lock(retry_mu_);
+    for (const Retry& r : retries_) natsMsg_Destroy(r.msg);
+    retries_.clear();
+  }
   for (auto& sub : subs_) {
     if (sub->sub) natsSubscription_Destroy(sub->sub);
   }
+  for (natsSubscription* gone : draining_) natsSubscription_Destroy(gone);
   if (js_) jsCtx_Destroy(js_);
   if (conn_) natsConnection_Destroy(conn_);
 }
@@ -159,26 +218,27 @@ bool Bus::EnsureStream(std::string* error) {
   jsStreamInfo* si = nullptr;
   jsErrCode jerr = static_cast<jsErrCode>(0);
   natsStatus s = js_AddStream(&si, js_, &cfg, nullptr, &jerr);
-  if (si) jsStreamInfo_Destroy(si);
-  if (s != NATS_OK && jerr == JSStreamNameExistErr) s = NATS_OK;
   if (s != NATS_OK) {
     // Exists with another configuration (another shard's age limit): use it as it is.
     s = js_GetStreamInfo(&si, js_, options_.stream.c_str(), nullptr, &jerr);
-    if (si) jsStreamInfo_Destroy(si);
   }
   if (s != NATS_OK) {
     *error =
         fmt::format("cannot create the JetStream stream {}: {}", options_.stream, StatusText(s));
+    Debug("{}", *error);
     return false;
   }
   // A server that lost its store numbers from 1 again: resuming after a sequence it never
-  // reached would miss everything up to it.
-  if (js_GetStreamInfo(&si, js_, options_.stream.c_str(), nullptr, &jerr) == NATS_OK) {
-    for (auto& sub : subs_) {
-      if (sub->next_seq > si->State.LastSeq + 1) sub->next_seq = 0;
-    }
-    jsStreamInfo_Destroy(si);
+  // reached would miss everything up to it (and the subscription's consumer would resume
+  // there by itself): such a subscription starts again, `catch_up_ns` back.
+  for (auto& sub : subs_) {
+    if (!sub->handler || sub->next_seq <= si->State.LastSeq + 1) continue;
+    Debug("the stream ends at {}, before {}: {} starts again", si->State.LastSeq,
+          sub->next_seq.load(), sub->subject);
+    Drop(*sub);
+    sub->next_seq = 0;
   }
+  jsStreamInfo_Destroy(si);
   stream_ready_ = true;
   return true;
 }
@@ -192,7 +252,7 @@ bool Bus::Publish(const std::string& subject, const void* data, size_t size) {
   }
   jsPubOptions po;
   jsPubOptions_Init(&po);
-  po.MaxWait = 5000;  // the ack's bound: then sent again (ErrHandler)
+  po.MaxWait = kAckWaitMs;  // the ack's bound: then sent again (OnPublishFailed)
   const std::string id = id_prefix_ + std::to_string(++published_ids_);
   po.MsgId = id.c_str();  // deduplicated by the stream
   if (js_PublishAsync(js_, subject.c_str(), data, static_cast<int>(size), &po) != NATS_OK) {
@@ -203,26 +263,137 @@ bool Bus::Publish(const std::string& subject, const void* data, size_t size) {
   return true;
 }
 
-void Bus::Flush(int64_t timeout_ms) {
-  jsPubOptions po;
-  jsPubOptions_Init(&po);
-  po.MaxWait = timeout_ms;
-  js_PublishAsyncComplete(js_, &po);
+// From the client's thread that takes the acks: a publish the stream did not acknowledge (no
+// stream leader while a cluster elects one: "no responders" at once; the node holding it gone;
+// the ack's 5 s passed). Kept, and sent again (Keep) after kRetryEveryMs with the same message
+// id, which the stream deduplicates: stored once whether an earlier try was or not. Sending it
+// again here would spend every try within the same millisecond of an election.
+void Bus::OnPublishFailed(jsCtx*, jsPubAckErr* pae, void* arg) {
+  auto* bus = static_cast<Bus*>(arg);
+  const char* tries = nullptr;
+  const int n =
+      natsMsgHeader_Get(pae->Msg, kTryHeader, &tries) == NATS_OK && tries ? std::atoi(tries) : 0;
+  Debug("publish not acknowledged ({}, {}), try {}", natsStatus_GetText(pae->Err),
+        pae->ErrText ? pae->ErrText : "", n);
+  if (n < kRetries &&
+      natsMsgHeader_Set(pae->Msg, kTryHeader, std::to_string(n + 1).c_str()) == NATS_OK) {
+    std::lock_guard<std::mutex> lock(bus->retry_mu_);
+    if (bus->retries_.size() < kMaxPending) {
+      bus->retries_.push_back(
+          {pae->Msg, std::chrono::steady_clock::now() + std::chrono::milliseconds(kRetryEveryMs)});
+      pae->Msg = nullptr;  // ours now (the client destroys it otherwise)
+      return;
+    }
+  }
+  ++bus->counters_.publish_failed;
 }
 
-void Bus::OnMessage(natsConnection*, natsSubscription*, natsMsg* msg, void* arg) {
-  auto* sub = static_cast<Subscription*>(arg);
-  ++sub->bus->counters_.received;
-  // Where to resume after the connection comes back (Poll).
-  jsMsgMetaData* meta = nullptr;
-  if (natsMsg_GetMetaData(&meta, msg) == NATS_OK) {
-    sub->next_seq = meta->Sequence.Stream + 1;
-    jsMsgMetaData_Destroy(meta);
+// The publishes due to be sent again (the bus's thread; Flush).
+void Bus::Resend() {
+  const auto now = std::chrono::steady_clock::now();
+  std::vector<natsMsg*> due;
+  {
+    std::lock_guard<std::mutex> lock(retry_mu_);
+    while (!retries_.empty() && retries_.front().due <= now) {
+      due.push_back(retries_.front().msg);
+      retries_.pop_front();
+    }
   }
-  sub->handler(
+  for (natsMsg* msg : due) {
+    jsPubOptions po;
+    jsPubOptions_Init(&po);
+    po.MaxWait = kAckWaitMs;
+    if (js_PublishMsgAsync(js_, &msg, &po) != NATS_OK) {
+      ++counters_.publish_failed;
+      natsMsg_Destroy(msg);
+    }
+  }
+}
+
+size_t Bus::retrying() const {
+  std::lock_guard<std::mutex> lock(retry_mu_);
+  return retries_.size();
+}
+
+void Bus::Flush(int64_t timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  // Until every publish is acknowledged, those sent again included.
+  while (std::chrono::steady_clock::now() < deadline) {
+    Resend();
+    jsPubOptions po;
+    jsPubOptions_Init(&po);
+    po.MaxWait = 50;
+    if (js_PublishAsyncComplete(js_, &po) == NATS_OK && retrying() == 0) return;
+  }
+}
+
+void Bus::OnMessage(natsConnection*, natsSubscription* nsub, natsMsg* msg, void* arg) {
+  auto* consumer = static_cast<Consumer*>(arg);
+  Subscription& sub = *consumer->owner;
+  jsMsgMetaData* meta = nullptr;
+  if (consumer->lost || natsMsg_GetMetaData(&meta, msg) != NATS_OK) {
+    natsMsg_Destroy(msg);
+    return;
+  }
+  const uint64_t delivery = meta->Sequence.Consumer, stream_seq = meta->Sequence.Stream;
+  jsMsgMetaData_Destroy(meta);
+  if (delivery != consumer->next_delivery) {
+    // A message this consumer sent never arrived (sent while our connection moved from a
+    // dead node to another; without acks it is not sent again): a new consumer starts right
+    // after the last message delivered, and this one's later messages are ignored, so that
+    // the handler sees every message once, in order.
+    Debug("{}: message {} of its consumer came, {} expected", sub.subject, delivery,
+          consumer->next_delivery);
+    consumer->lost = true;
+    sub.bus->MarkLost(nsub);
+    natsMsg_Destroy(msg);
+    return;
+  }
+  ++consumer->next_delivery;
+  // Delivered already, dropped and counted: the message an old consumer was delivering when
+  // a new one took over from the same stream sequence; or the same publish stored twice (its
+  // message id: sent again across a stream leader's election, the deduplication of nats-server
+  // 2.9 missed it in about one run of twenty of BusCluster.NodeKilledLosesNoEdge).
+  uint64_t next = sub.next_seq.load();
+  bool again = false;
+  do {
+    again = stream_seq < next;
+  } while (!again && !sub.next_seq.compare_exchange_weak(next, stream_seq + 1));
+  const char* id = nullptr;
+  if (!again && natsMsgHeader_Get(msg, "Nats-Msg-Id", &id) == NATS_OK && id)
+    again = !sub.bus->FirstDelivery(id);
+  if (again) {
+    Debug("{}: stream sequence {} delivered again", sub.subject, stream_seq);
+    ++sub.bus->counters_.duplicates;
+    natsMsg_Destroy(msg);
+    return;
+  }
+  ++sub.bus->counters_.received;
+  if (DebugLevel() > 1) {
+    Debug("{}: stream sequence {}, consumer's {}, {} bytes", sub.subject, stream_seq, delivery,
+          natsMsg_GetDataLength(msg));
+  }
+  sub.handler(
       natsMsg_GetSubject(msg),
       std::string_view(natsMsg_GetData(msg), static_cast<size_t>(natsMsg_GetDataLength(msg))));
   natsMsg_Destroy(msg);
+}
+
+bool Bus::FirstDelivery(const char* id) {
+  std::lock_guard<std::mutex> lock(ids_mu_);
+  if (!delivered_ids_.emplace(id).second) return false;
+  delivered_order_.emplace_back(id);
+  // The last kMaxPending: a publish is sent again within 10 s of the first try.
+  if (delivered_order_.size() > kMaxPending) {
+    delivered_ids_.erase(delivered_order_.front());
+    delivered_order_.pop_front();
+  }
+  return true;
+}
+
+void Bus::MarkLost(natsSubscription* sub) {
+  std::lock_guard<std::mutex> lock(lost_mu_);
+  lost_.push_back(sub);
 }
 
 void Bus::OnQuery(natsConnection*, natsSubscription*, natsMsg* msg, void* arg) {
@@ -254,12 +425,18 @@ void Bus::OnQuery(natsConnection*, natsSubscription*, natsMsg* msg, void* arg) {
 }
 
 void Bus::OnDisconnected(natsConnection*, void* arg) {
+  Debug("disconnected");
   ++static_cast<Bus*>(arg)->counters_.disconnects;
 }
-void Bus::OnReconnected(natsConnection*, void* arg) {
+void Bus::OnReconnected(natsConnection* nc, void* arg) {
+  if (DebugOn()) {
+    char url[256] = "";
+    natsConnection_GetConnectedUrl(nc, url, sizeof(url));
+    Debug("reconnected to {}", url);
+  }
   auto* bus = static_cast<Bus*>(arg);
   ++bus->counters_.reconnects;
-  bus->resubscribe_ = true;
+  bus->check_stream_ = true;
 }
 
 bool Bus::Subscribe(const std::string& subject, Handler handler, std::string* error) {
@@ -267,6 +444,7 @@ bool Bus::Subscribe(const std::string& subject, Handler handler, std::string* er
   sub->bus = this;
   sub->subject = subject;
   sub->handler = std::move(handler);
+  std::lock_guard<std::mutex> lock(subs_mu_);
   subs_.push_back(std::move(sub));
   return Activate(*subs_.back(), error);
 }
@@ -276,15 +454,21 @@ bool Bus::Activate(Subscription& sub, std::string* error) {
     if (error->empty()) *error = "the bus is not connected";
     return false;
   }
+  const uint64_t from = sub.next_seq;
   jsSubOptions so;
   jsSubOptions_Init(&so);
   so.Stream = options_.stream.c_str();
+  // No acks: the stream is replicated, a consumer is one server's, and what it loses is found
+  // by its consumer sequence (OnMessage) and its heartbeats (Connect's error handler), then
+  // asked again from the stream (Maintain). (The client's "ordered consumer" does the same by
+  // itself, but its new consumer keeps the first one's start time next to the start sequence,
+  // which the server refuses: libnats 3.4.1, and nats.c's main branch as of November 2026.)
   so.Config.AckPolicy = js_AckNone;
-  so.Config.Heartbeat = 1'000'000'000;  // ns: its absence says the consumer is gone
-  if (sub.next_seq > 0) {
-    // Again after a reconnection: right after the last message delivered.
+  so.Config.Heartbeat = 1'000'000'000;  // ns: a lost consumer is noticed within 2-4 s
+  if (from > 0) {
+    // A consumer lost: right after the last message delivered.
     so.Config.DeliverPolicy = js_DeliverByStartSequence;
-    so.Config.OptStartSeq = sub.next_seq;
+    so.Config.OptStartSeq = from;
   } else {
     so.Config.DeliverPolicy = js_DeliverByStartTime;
     so.Config.OptStartTime = std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -292,34 +476,78 @@ bool Bus::Activate(Subscription& sub, std::string* error) {
                                  .count() -
                              options_.catch_up_ns;
   }
-  const natsStatus s = js_Subscribe(&sub.sub, js_, sub.subject.c_str(), &Bus::OnMessage, &sub,
-                                    nullptr, &so, nullptr);
+  sub.consumers.push_back(std::make_unique<Consumer>());
+  sub.consumers.back()->owner = &sub;
+  const natsStatus s = js_Subscribe(&sub.sub, js_, sub.subject.c_str(), &Bus::OnMessage,
+                                    sub.consumers.back().get(), nullptr, &so, nullptr);
   if (s != NATS_OK) {
     sub.sub = nullptr;
     *error = fmt::format("cannot subscribe to {}: {}", sub.subject, StatusText(s));
+    Debug("{}", *error);
     return false;
   }
+  Debug("subscribed to {} from stream sequence {}", sub.subject, from);
   return true;
 }
 
+void Bus::Drop(Subscription& sub) {
+  if (!sub.sub) return;
+  sub.consumers.back()->lost = true;  // a message it is delivering now is ignored
+  // Drained, not unsubscribed: the server is told first, and the subscription is closed once
+  // what it had sent is through, so that none of its messages is still being read when it is
+  // freed (an unsubscription while its consumer still sends raced with the client's read loop
+  // in libnats 3.4.1: "Crash processing inbound message for destroyed subscription", fixed in
+  // later nats.c). Freed by Maintain once closed.
+  if (natsSubscription_DrainTimeout(sub.sub, kDrainMs) == NATS_OK) {
+    draining_.push_back(sub.sub);
+  } else {
+    natsSubscription_Unsubscribe(sub.sub);
+    natsSubscription_Destroy(sub.sub);
+  }
+  sub.sub = nullptr;
+}
+
 void Bus::Poll() {
+  keeper_cv_.notify_all();
+}
+
+void Bus::Maintain() {
   if (!connected()) return;
-  std::string error;
-  // The server may have restarted: its consumers (ephemeral) are gone, and the stream too if
-  // its store went. Made again, each subscription from where it was.
-  if (resubscribe_.exchange(false)) {
-    stream_ready_ = false;
+  Resend();
+  std::lock_guard<std::mutex> lock(subs_mu_);
+  // Reconnected: the server may have restarted without its store, and the stream is gone or
+  // numbers from 1 again (EnsureStream). A consumer lost with it is found by its heartbeats.
+  if (check_stream_.exchange(false)) stream_ready_ = false;
+  std::erase_if(draining_, [](natsSubscription* gone) {
+    if (natsSubscription_IsValid(gone)) return false;
+    natsSubscription_Destroy(gone);
+    return true;
+  });
+  std::vector<natsSubscription*> lost;
+  {
+    std::lock_guard<std::mutex> relock(lost_mu_);
+    lost.swap(lost_);
+  }
+  for (natsSubscription* gone : lost) {
     for (auto& sub : subs_) {
-      if (!sub->handler || !sub->sub) continue;
-      natsSubscription_Unsubscribe(sub->sub);
-      natsSubscription_Destroy(sub->sub);
-      sub->sub = nullptr;
+      if (sub->handler && sub->sub == gone) {
+        Debug("{}: its consumer is lost, a new one from stream sequence {}", sub->subject,
+              sub->next_seq.load());
+        Drop(*sub);
+      }
     }
   }
-  if (!stream_ready_ && !EnsureStream(&error)) return;
+  const auto now = std::chrono::steady_clock::now();
+  bool pending = !stream_ready_;
+  for (auto& sub : subs_) pending = pending || (sub->handler && !sub->sub);
+  if (!pending || now < retry_at_) return;
+  std::string error;
+  bool ok = EnsureStream(&error);
   for (auto& sub : subs_) {
-    if (sub->handler && !sub->sub) Activate(*sub, &error);
+    if (ok && sub->handler && !sub->sub) ok = Activate(*sub, &error);
   }
+  // Each call may have waited kApiWaitMs (a cluster electing a leader): not again at once.
+  if (!ok) retry_at_ = now + std::chrono::seconds(1);
 }
 
 bool Bus::Serve(const std::string& subject, QueryHandler handler, std::string* error) {
@@ -336,6 +564,7 @@ bool Bus::Serve(const std::string& subject, QueryHandler handler, std::string* e
   // The server knows the subscription once it answered a ping: a query sent right after
   // this returns finds it (else NATS answers "no responders").
   if (connected()) natsConnection_FlushTimeout(conn_, 1000);
+  std::lock_guard<std::mutex> lock(subs_mu_);
   subs_.push_back(std::move(sub));
   return true;
 }

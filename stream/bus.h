@@ -6,13 +6,17 @@
 //
 // Callbacks run on the client's threads: they only copy what they get into queues that the
 // engine thread drains (docs/architecture.md, "Threads and ownership"). The connection
-// reconnects by itself, forever; while it is down, publishes fail and are counted, queries
-// time out, and nothing blocks.
+// reconnects by itself, forever; while it is down, publishes are buffered, queries time out,
+// and nothing blocks. A cluster node lost (its consumers, a stream leader) loses no message:
+// publishes are sent again until acknowledged, subscriptions resume where they were
+// (docs/scale.md, "Bounds and failures").
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -20,12 +24,15 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
+#include <unordered_set>
 #include <vector>
 
 struct __natsConnection;
 struct __jsCtx;
 struct __natsSubscription;
 struct __natsMsg;
+struct jsPubAckErr;
 
 namespace waitpath {
 
@@ -35,6 +42,7 @@ struct BusCounters {
   // with a node (then possibly stored all the same).
   std::atomic<uint64_t> publish_failed{0};
   std::atomic<uint64_t> received{0};
+  std::atomic<uint64_t> duplicates{0};  // delivered again (a consumer's hand-over, a retry)
   std::atomic<uint64_t> disconnects{0};
   std::atomic<uint64_t> reconnects{0};
   std::atomic<uint64_t> requests{0};
@@ -67,14 +75,19 @@ class Bus {
 
   // JetStream publish, asynchronous: false (and counted) when the bus cannot take it now;
   // while reconnecting it is buffered and sent on reconnection; a publish the stream does not
-  // acknowledge is counted in publish_failed when that is known.
+  // acknowledge is sent again by the bus's thread (every 0.5 s, 20 times at most, then counted
+  // in publish_failed). Sent again, it is stored after publishes that came later.
   bool Publish(const std::string& subject, const void* data, size_t size);
-  // A JetStream subscription (a push consumer from `catch_up_ns` ago; after a reconnection,
-  // Poll makes it again from the message after the last one delivered). False with
-  // `error` when it cannot start now; Poll() starts it once the bus is there.
+  // A JetStream subscription: a push consumer from `catch_up_ns` ago; when it is lost (its
+  // cluster node died, a message it sent did not arrive) the bus's thread makes a new one that
+  // starts right after the last message delivered. False with `error` when it cannot start
+  // now: the bus's thread starts it once the bus is there.
   bool Subscribe(const std::string& subject, Handler handler, std::string* error);
-  // On the engine thread, now and then: creates the stream and starts the subscriptions that
-  // could not start while the bus was down.
+  // The bus's own thread, every 50 ms, creates the stream, starts the subscriptions that could
+  // not start while the bus was down, makes again those whose consumer was lost, and sends
+  // again the publishes not acknowledged (a failed JetStream API call waits a second before
+  // the next): none of it waits for the engine thread, which may be waiting for what it
+  // brings. Poll only wakes it now.
   void Poll();
   // Core NATS: answer queries sent to `subject` (through Respond, from any thread).
   bool Serve(const std::string& subject, QueryHandler handler, std::string* error);
@@ -98,10 +111,23 @@ class Bus {
   struct Subscription;
   bool EnsureStream(std::string* error);
   bool Activate(Subscription& sub, std::string* error);
+  void Drop(Subscription& sub);
+  static void OnPublishFailed(__jsCtx*, ::jsPubAckErr* pae, void* arg);
+  void Resend();
+  size_t retrying() const;
   static void OnMessage(__natsConnection*, __natsSubscription*, __natsMsg* msg, void* arg);
   static void OnQuery(__natsConnection*, __natsSubscription*, __natsMsg* msg, void* arg);
   static void OnDisconnected(__natsConnection*, void* arg);
   static void OnReconnected(__natsConnection*, void* arg);
+
+  // One JetStream consumer of a subscription, as the client's callback sees it: its messages
+  // must come with consumer sequences 1, 2, 3... (no acks: a message the consumer sent that
+  // did not arrive is never sent again).
+  struct Consumer {
+    Subscription* owner;
+    uint64_t next_delivery = 1;     // the consumer sequence expected next (callback thread)
+    std::atomic<bool> lost{false};  // a gap seen, or replaced: what it delivers is ignored
+  };
 
   struct Subscription {
     Bus* bus;
@@ -111,9 +137,19 @@ class Bus {
     __natsSubscription* sub = nullptr;
     bool answer = false;                // this connection's inbox
     std::atomic<uint64_t> next_seq{0};  // stream sequence after the last message delivered
+    // The current consumer is the last; earlier ones are kept because the client may still be
+    // running their callback (one per consumer lost: a few).
+    std::vector<std::unique_ptr<Consumer>> consumers;
   };
 
+  // From the client's threads: the consumer behind `sub` is lost (missed heartbeats, a gap).
+  void MarkLost(__natsSubscription* sub);
+  // From the client's threads: false when a message with this id was delivered already.
+  bool FirstDelivery(const char* id);
+
   bool StartInbox();
+  void Keep();
+  void Maintain();
 
   BusOptions options_;
   std::mutex answers_mu_;
@@ -124,7 +160,28 @@ class Bus {
   __natsConnection* conn_ = nullptr;
   __jsCtx* js_ = nullptr;
   std::atomic<bool> stream_ready_{false};
-  std::atomic<bool> resubscribe_{false};  // set on reconnection, done by Poll
+  std::atomic<bool> check_stream_{false};  // set on reconnection, done by Maintain
+  struct Retry {
+    __natsMsg* msg;
+    std::chrono::steady_clock::time_point due;
+  };
+  mutable std::mutex retry_mu_;
+  std::deque<Retry> retries_;  // publishes to send again (OnPublishFailed)
+  std::mutex lost_mu_;
+  std::vector<__natsSubscription*> lost_;
+  std::vector<__natsSubscription*> draining_;
+  std::mutex ids_mu_;
+  std::unordered_set<std::string> delivered_ids_;   // message ids, the last kMaxPending
+  std::deque<std::string> delivered_order_;         // lost consumers' (Drop), freed once closed //
+                                                    // consumers lost, made again by Maintain
+  std::chrono::steady_clock::time_point retry_at_;  // Maintain's next JetStream API calls
+  // subs_ and what JetStream API calls change in them: the engine thread (Subscribe, Serve) and
+  // the bus's thread (Maintain). Callbacks only read what never changes (subject, handler).
+  std::mutex subs_mu_;
+  std::thread keeper_;  // Keep
+  std::mutex keeper_mu_;
+  std::condition_variable keeper_cv_;
+  bool stop_ = false;
   bool closed_ = false;
   std::string id_prefix_;       // message ids: unique to this connection, then a count
   uint64_t published_ids_ = 0;  // (Publish runs on one thread)

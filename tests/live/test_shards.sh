@@ -13,9 +13,15 @@
 #     the task's life (measured 0.3-0.7 %, up to 3.4 % on a loaded machine; below);
 #   - the cross-shard waits were resolved through the bus (none left to `network`);
 #   - the shard's metrics: every series labelled shard="NAME", its own families counting them.
-# usage: test_shards.sh WAITPATH WAITPATH_GEN WAITPATH_REPLAY SOURCE_DIR
+# With `cluster`, the bus is a three-node NATS cluster (three nats-servers on loopback, the
+# stream replicated x3, `--bus-replicas 3`) and the node leading the stream is killed (SIGKILL)
+# mid-run; the system runs four times longer (100 requests) so that the kill falls inside it.
+# Asserted besides the above: no shard crashes, and no edge is lost: none expired, every
+# publish acknowledged (`bus failed 0`), no receive without its edge, every cross-shard wait
+# resolved.
+# usage: test_shards.sh WAITPATH WAITPATH_GEN WAITPATH_REPLAY SOURCE_DIR [cluster]
 set -euo pipefail
-W=$1 GEN=$2 REPLAY=$3 SRC=$4
+W=$1 GEN=$2 REPLAY=$3 SRC=$4 MODE=${5:-one}
 skip() { echo "SKIP: $*"; exit 77; }
 [ "$(id -u)" -eq 0 ] || skip "needs root (namespaces for the per-host session daemons)"
 for t in lttng-relayd lttng-sessiond lttng unshare python3 nats-server; do
@@ -25,17 +31,46 @@ done
 # shellcheck source=tests/live/daemons.sh
 . "$SRC/tests/live/daemons.sh"
 live_setup shards-test 17000
-nats_url=nats://127.0.0.1:$((base + 4))
-nats-server -a 127.0.0.1 -p $((base + 4)) -js -sd "$tmp/nats" >"$tmp/nats.log" 2>&1 &
-pids+=($!)
+scenario=$SRC/tools/gen/scenarios/three-tier.toml
+if [ "$MODE" = cluster ]; then
+  # Client and cluster ports the kernel says are free (six: more than live_setup's range has).
+  read -r -a ports <<<"$(python3 -c 'import socket
+s = [socket.socket() for _ in range(6)]
+for x in s: x.bind(("127.0.0.1", 0))
+print(*[x.getsockname()[1] for x in s])')"
+  nats_url=
+  for i in 0 1 2; do
+    routes=
+    for j in 0 1 2; do
+      [ "$j" = "$i" ] || routes+=${routes:+,}nats://127.0.0.1:${ports[j + 3]}
+    done
+    nats-server -a 127.0.0.1 -p "${ports[i]}" -js -sd "$tmp/nats$i" -n "n$i" --cluster_name waitpath \
+      --cluster "nats://127.0.0.1:${ports[i + 3]}" --routes "$routes" >"$tmp/nats$i.log" 2>&1 &
+    pids+=($!)
+    node[i]=$!
+    nats_url+=${nats_url:+,}nats://127.0.0.1:${ports[i]}
+  done
+  # A new stream leader takes 4-9 s to elect (nats-server 2.9's raft): edges published
+  # meanwhile are stored after it, so a receive must wait longer than that for its edge.
+  bus=(--bus "$nats_url" --bus-replicas 3 --edge-wait-ms 15000)
+  # 100 requests instead of 25 (~8 s replayed at 0.2): the kill falls mid-run.
+  sed 's/"repeat 100"/"repeat 400"/; s/"repeat 25"/"repeat 100"/; s/^duration = "400ms"/duration = "1600ms"/' \
+    "$scenario" >"$tmp/three-tier.toml"
+  scenario=$tmp/three-tier.toml
+else
+  nats_url=nats://127.0.0.1:$((base + 4))
+  nats-server -a 127.0.0.1 -p $((base + 4)) -js -sd "$tmp/nats" >"$tmp/nats.log" 2>&1 &
+  pids+=($!)
+  bus=(--bus "$nats_url" --edge-wait-ms 5000)
+fi
 
-"$GEN" --scenario "$SRC/tools/gen/scenarios/three-tier.toml" --out "$tmp/set" >/dev/null
+"$GEN" --scenario "$scenario" --out "$tmp/set" >/dev/null
 "$W" analyze --json "$tmp/set" >"$tmp/analyze.json"
 
 start_relayd a
 shard() {  # shard NAME OWN [MORE OPTIONS]
-  "$W" live --relayd "$live_url" --all --json --shard "$1" --own "$2" --bus "$nats_url" \
-    --edge-wait-ms 5000 "${@:3}" >"$tmp/$1.json" 2>"$tmp/$1.err" &
+  "$W" live --relayd "$live_url" --all --json --shard "$1" --own "$2" "${bus[@]}" "${@:3}" \
+    >"$tmp/$1.json" 2>"$tmp/$1.err" &
   pids+=($!)
   eval "$1=\$!"
 }
@@ -47,6 +82,32 @@ for s in s1 s2 s3; do wait_for "$tmp/$s.err" "shard $s" 1 10; done
 bash "$SRC/tools/replay/replay-hosts.sh" -r "$relayd_url" -s first -R "$REPLAY" "$tmp/set" \
   --start-delay-ms 4000 --speed 0.2 >"$tmp/replay.log" 2>&1 &
 pids+=($!)
+if [ "$MODE" = cluster ]; then
+  # Mid-run (once web's shard has resolved 40 of its 200 cross-shard waits): the node that
+  # leads the stream (the last to say so in its log) killed, while edges, samples and queries
+  # flow.
+  python3 - "$metrics" <<'PY'
+import re, sys, time, urllib.request
+for _ in range(600):
+    try:
+        body = urllib.request.urlopen("http://" + sys.argv[1] + "/metrics", timeout=5).read().decode()
+        m = re.search(r'waitpath_shard_remote_waits_total\{kind="resolved",shard="s2"\} (\S+)', body)
+        if m and float(m.group(1)) >= 40:
+            print(f"web's shard has resolved {m.group(1)} cross-shard waits")
+            sys.exit(0)
+    except OSError:
+        pass
+    time.sleep(0.1)
+print("FAIL: web's shard resolved no 40 cross-shard waits within 60 s")
+sys.exit(1)
+PY
+  leader=$(grep -H "new stream leader for '\$G > WAITPATH'" "$tmp"/nats?.log | sort -t' ' -k2,3 |
+    tail -1 | sed 's/.*nats\([0-9]\)\.log.*/\1/')
+  [ -n "$leader" ] || { echo "FAIL: no node leads the stream"; exit 1; }
+  echo "killing n$leader, the stream's leader"
+  kill -KILL "${node[leader]}"
+  wait "${node[leader]}" 2>/dev/null || true
+fi
 for s in s1 s2 s3; do wait_for "$tmp/$s.err" "session ended" 1 90; done
 # Every series the shard serves says which shard it is; its own families count the bus.
 python3 - "$metrics" <<'PY'
@@ -64,12 +125,15 @@ if unlabelled or not resolved or float(resolved.group(1)) < 50:
     print("FAIL: metrics:", unlabelled[:3], resolved and resolved.group(0))
     sys.exit(1)
 PY
+# What the last receives published (their clock samples) is delivered before the shards stop.
+[ "$MODE" = cluster ] && sleep 2
 for p in "$s1" "$s2" "$s3"; do kill -INT "$p"; done
 for p in "$s1" "$s2" "$s3"; do wait "$p"; done
 grep -h "waitpath: shard.*edges" "$tmp"/s?.err
 
-python3 - "$tmp/analyze.json" "$tmp"/s1.json "$tmp"/s2.json "$tmp"/s3.json "$tmp"/s?.err <<'PY'
+python3 - "$MODE" "$tmp/analyze.json" "$tmp"/s1.json "$tmp"/s2.json "$tmp"/s3.json "$tmp"/s?.err <<'PY'
 import json, re, sys
+mode = sys.argv.pop(1)
 def tasks(path):
     return {(r["host"], r["tid"]): r for r in map(json.loads, open(path)) if r.get("type") == "task"}
 want = tasks(sys.argv[1])
@@ -116,6 +180,21 @@ for err in sys.argv[5:]:
     resolved = int(re.search(r"remote waits resolved (\d+)", line).group(1))
     if resolved < 20:
         fail.append(f"{err}: only {resolved} remote waits resolved")
+    if mode == "cluster":
+        # No edge lost with the node: none expired unmatched, every publish acknowledged
+        # (sent again across the election), every receive found its edge, every wait resolved.
+        for field in ("expired", "without an edge", "unresolved", "failed"):
+            for v in re.findall(field + r" (\d+)", line):
+                if int(v) != 0:
+                    fail.append(f"{err}: {field} {v}")
+if mode == "cluster":
+    # Every edge and every clock sample published is received, by the one shard it is for.
+    lines = [[l for l in open(e) if "waitpath: shard" in l and "edges published" in l][-1] for e in sys.argv[5:]]
+    for what in ("edges", "samples"):
+        pub = sum(int(re.search(what + r" published (\d+)", l).group(1)) for l in lines)
+        got = sum(int(re.search(what + r" published \d+, received (\d+)", l).group(1)) for l in lines)
+        if pub != got:
+            fail.append(f"{what}: {pub} published, {got} received")
 print(f"worst state difference: {worst:.4%} of a task's life")
 if fail:
     print("FAIL:\n  " + "\n  ".join(fail))
