@@ -66,7 +66,7 @@ void WatchedAccounting::Account(Utid u, int64_t to, const StateVec& to_cum,
       // retained history begins are known from the stored vectors, and are the task's own;
       // they are credited to it, one piece per leaf (not placed in time).
       retained = std::min(h.start(), to);
-      const StateVec own = (retained == to ? to_cum : h.at(0).cum) - from_cum;
+      const StateVec own = (retained == to ? to_cum : h.cum(0)) - from_cum;
       for (int i = 0; i < kLeafCount; ++i) {
         if (own.ns[i] > 0)
           pieces_.push_back(PathSegment{u, static_cast<Leaf>(i), from, from + own.ns[i], 0});

@@ -31,23 +31,32 @@ StateVec ActivePathResolver::LinkValue(const WaitLink& link, int64_t start, int6
 
 // F_X(t) for t inside the retained history.
 StateVec ActivePathResolver::CumInside(const TaskHistory& h, int64_t t, int depth) const {
-  const Segment& s = h.at(h.Find(t));
-  if (t == s.start) return s.cum;
-  if (s.kind != SegmentKind::kBlocked) return s.cum + StateVec::Of(OwnLeaf(s.kind), t - s.start);
-  if (s.link.type == WaitLink::Type::kPending)
-    return s.cum + StateVec::Of(Leaf::kBlocked, t - s.start);
-  if (!NeedsOrigin(s.link))
-    return s.cum + LinkValue(s.link, s.start, t, 0) - LinkValue(s.link, s.start, s.start, 0);
-  if (s.link.type == WaitLink::Type::kPacket) {
+  const size_t i = h.Find(t);
+  const Segment& s = h.at(i);
+  if (t == s.start) return h.cum(i);
+  if (s.kind != SegmentKind::kBlocked) {
+    StateVec v = h.cum(i);
+    v[OwnLeaf(s.kind)] += t - s.start;
+    return v;
+  }
+  if (s.link_type == WaitLink::Type::kPending) {
+    StateVec v = h.cum(i);
+    v[Leaf::kBlocked] += t - s.start;
+    return v;
+  }
+  const WaitLink link = h.link(s);
+  if (!NeedsOrigin(link))
+    return h.cum(i) + LinkValue(link, s.start, t, 0) - LinkValue(link, s.start, s.start, 0);
+  if (link.type == WaitLink::Type::kPacket) {
     // The origin of a packet wait is kept relative to the send (ResolveWait): after it, the
     // value no longer depends on the sender's history, which may be gone by now.
-    const int64_t send = std::max(s.link.ts, s.start);
-    if (t > send) return s.cum + h.origin(s) + StateVec::Of(Leaf::kNetwork, t - send);
+    const int64_t send = std::max(link.ts, s.start);
+    if (t > send) return h.cum(i) + h.origin(s) + StateVec::Of(Leaf::kNetwork, t - send);
     // A sender on another shard: only its summary over [start, send) is known (the origin).
-    if (tasks_[s.link.task].remote) return s.cum + RemotePrefix(h.origin(s), t - s.start);
-    return s.cum + h.origin(s) + Cum(s.link.task, t, depth + 1) - Cum(s.link.task, send, depth + 1);
+    if (tasks_[link.task].remote) return h.cum(i) + RemotePrefix(h.origin(s), t - s.start);
+    return h.cum(i) + h.origin(s) + Cum(link.task, t, depth + 1) - Cum(link.task, send, depth + 1);
   }
-  return s.cum + LinkValue(s.link, s.start, t, depth) - h.origin(s);
+  return h.cum(i) + LinkValue(link, s.start, t, depth) - h.origin(s);
 }
 
 StateVec ActivePathResolver::Cum(Utid x, int64_t t, int depth) const {
@@ -62,7 +71,7 @@ StateVec ActivePathResolver::Cum(Utid x, int64_t t, int depth) const {
   const int64_t start = h.start();
   if (t >= start) return CumInside(h, t, depth);
   // Before x's history: its parent's path before the fork, unknown otherwise.
-  StateVec v = h.at(0).cum;
+  StateVec v = h.cum(0);
   if (task.parent != kNoTask && task.birth != kNever && t < task.birth && task.birth <= start) {
     v[Leaf::kUnknown] -= start - task.birth;
     return v + Cum(task.parent, t, depth + 1) - task.parent_origin;
@@ -169,11 +178,11 @@ void ActivePathResolver::Expand(Utid x, int64_t a, int64_t b, std::vector<PathSe
     const int64_t lo = std::max(a, s.start);
     const int64_t hi = std::min(b, h.EndOf(i, b));
     if (lo >= b) break;
-    if (s.kind == SegmentKind::kBlocked && s.link.type == WaitLink::Type::kPacket &&
-        s.link.task != kNoTask && tasks_[s.link.task].remote) {
-      ExpandRemote(x, s, h.origin(s), lo, hi, out, depth + 1);
+    if (s.kind == SegmentKind::kBlocked && s.link_type == WaitLink::Type::kPacket &&
+        s.link_task != kNoTask && tasks_[s.link_task].remote) {
+      ExpandRemote(x, h.link(s), s.start, h.origin(s), lo, hi, out, depth + 1);
     } else if (s.kind == SegmentKind::kBlocked) {
-      ExpandLink(x, s.link, lo, hi, out, depth + 1);
+      ExpandLink(x, h.link(s), lo, hi, out, depth + 1);
     } else {
       Emit(out, x, OwnLeaf(s.kind), lo, hi, depth);
     }
@@ -182,14 +191,14 @@ void ActivePathResolver::Expand(Utid x, int64_t a, int64_t b, std::vector<PathSe
 
 // A wait ended by a sender on another shard: its summary, state by state at the remote task
 // (RemotePrefix's order), then the packet in flight.
-void ActivePathResolver::ExpandRemote(Utid waiter, const Segment& s, const StateVec& part,
-                                      int64_t a, int64_t b, std::vector<PathSegment>* out,
-                                      int depth) const {
-  const int64_t send = std::max(s.link.ts, s.start);
-  int64_t at = s.start;
+void ActivePathResolver::ExpandRemote(Utid waiter, const WaitLink& link, int64_t start,
+                                      const StateVec& part, int64_t a, int64_t b,
+                                      std::vector<PathSegment>* out, int depth) const {
+  const int64_t send = std::max(link.ts, start);
+  int64_t at = start;
   for (int i = 0; i < kLeafCount; ++i) {
     const int64_t end = std::min(send, at + std::max<int64_t>(0, part.ns[i]));
-    Emit(out, s.link.task, static_cast<Leaf>(i), std::max(a, at), std::min(b, end), depth);
+    Emit(out, link.task, static_cast<Leaf>(i), std::max(a, at), std::min(b, end), depth);
     at = end;
   }
   Emit(out, waiter, Leaf::kNetwork, std::max(a, send), b, depth);

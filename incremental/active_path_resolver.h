@@ -71,8 +71,8 @@ class ActivePathResolver {
   StateVec LinkValue(const WaitLink& link, int64_t start, int64_t t, int depth) const;
   StateVec CumInside(const TaskHistory& h, int64_t t, int depth) const;
   static StateVec RemotePrefix(const StateVec& part, int64_t d);
-  void ExpandRemote(Utid waiter, const Segment& s, const StateVec& part, int64_t a, int64_t b,
-                    std::vector<PathSegment>* out, int depth) const;
+  void ExpandRemote(Utid waiter, const WaitLink& link, int64_t start, const StateVec& part,
+                    int64_t a, int64_t b, std::vector<PathSegment>* out, int depth) const;
   void ExpandLink(Utid waiter, const WaitLink& link, int64_t a, int64_t b,
                   std::vector<PathSegment>* out, int depth) const;
   static void Emit(std::vector<PathSegment>* out, Utid task, Leaf leaf, int64_t a, int64_t b,

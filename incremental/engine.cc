@@ -89,7 +89,7 @@ Utid Engine::RemoteTask(uint16_t host, int32_t tid, int32_t pid, uint32_t comm, 
 
 void Engine::ResolveWait(Utid u, int64_t ts, const WaitLink& given, SegmentKind next) {
   const int64_t start = histories_[u].back().start;
-  const StateVec cum_start = histories_[u].back().cum;
+  const StateVec cum_start = histories_[u].back_cum();
   StateVec origin;
   WaitLink link = given;
   StateVec delta;

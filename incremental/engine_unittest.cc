@@ -131,8 +131,8 @@ TEST_F(EngineTest, WakeFromTaskFollowsTheWaker) {
   const TaskHistory& h = engine_.history(U(10));
   ASSERT_EQ(h.size(), 4u);
   EXPECT_EQ(h.at(1).kind, SegmentKind::kBlocked);
-  EXPECT_EQ(h.at(1).link.type, WaitLink::Type::kTask);
-  EXPECT_EQ(h.at(1).link.task, U(20));
+  EXPECT_EQ(h.link(1).type, WaitLink::Type::kTask);
+  EXPECT_EQ(h.link(1).task, U(20));
   EXPECT_EQ(h.at(2).kind, SegmentKind::kPreempted);
   EXPECT_EQ(h.at(2).start, 50);
 
@@ -167,7 +167,7 @@ TEST_F(EngineTest, WakeInsideAnHrtimerIsTimer) {
         Waking(73, 0, 10), IrqExitEvent(74, 0, 0), Switch(80, 0, 0, 10, kRunnable)});
   EXPECT_EQ(B(10, 10, 45)[Leaf::kTimer], 35);
   EXPECT_EQ(B(10, 60, 73)[Leaf::kTimer], 13);
-  EXPECT_EQ(engine_.history(U(10)).at(1).link.type, WaitLink::Type::kLeaf);
+  EXPECT_EQ(engine_.history(U(10)).link(1).type, WaitLink::Type::kLeaf);
   CheckAllTasks();
 }
 
@@ -216,9 +216,9 @@ TEST_F(EngineTest, WakeInsideNetRxFollowsTheSenderThenNetwork) {
   EXPECT_EQ(engine_.packets().counters().matched, 1u);
   const TaskHistory& h = engine_.history(U(10));
   ASSERT_GE(h.size(), 2u);
-  EXPECT_EQ(h.at(1).link.type, WaitLink::Type::kPacket);
-  EXPECT_EQ(h.at(1).link.task, U(40));
-  EXPECT_EQ(h.at(1).link.ts, 30);
+  EXPECT_EQ(h.link(1).type, WaitLink::Type::kPacket);
+  EXPECT_EQ(h.link(1).task, U(40));
+  EXPECT_EQ(h.link(1).ts, 30);
   const StateVec d = B(10, 10, 72);
   EXPECT_EQ(d[Leaf::kRunning], 10 + 5);  // S ran [10, 20) and [25, 30)
   EXPECT_EQ(d[Leaf::kPreempted], 5);     // S preempted by 41 [20, 25)
@@ -474,7 +474,7 @@ TEST_F(EngineTest, SwitchedInWithoutAWakeUpIsBlockedOrUnknownAfterLoss) {
   EXPECT_EQ(engine_.counters().loss_markers, 1u);
   EXPECT_EQ(B(10, 10, 50)[Leaf::kBlocked], 40);
   EXPECT_EQ(B(10, 60, 100)[Leaf::kUnknown], 40);
-  EXPECT_EQ(engine_.history(U(10)).at(1).link.type, WaitLink::Type::kNone);
+  EXPECT_EQ(engine_.history(U(10)).link(1).type, WaitLink::Type::kNone);
   CheckAllTasks();
 }
 
@@ -500,7 +500,7 @@ TEST_F(EngineTest, StatedumpWaitingTaskStartsBlocked) {
   EXPECT_EQ(engine_.tasks()[x].pid, 9);
   EXPECT_EQ(engine_.TaskStart(x), 0);
   EXPECT_EQ(engine_.history(x).at(0).kind, SegmentKind::kBlocked);
-  EXPECT_EQ(engine_.history(x).at(0).link.task, U(20));
+  EXPECT_EQ(engine_.history(x).link(0).task, U(20));
   // W's history starts at its first switch; before that its path is unknown.
   const StateVec d = B(10, 0, 30);
   EXPECT_EQ(d[Leaf::kUnknown], 5);
@@ -615,7 +615,7 @@ TEST_F(EngineTest, TheDialectIsEachHostsOwn) {
   const Utid other = engine_.tasks().Find(1, 10);
   ASSERT_NE(other, kNoTask);
   EXPECT_EQ(engine_.Breakdown(other, 10, 30)[Leaf::kRunning], 20);
-  EXPECT_EQ(engine_.history(other).at(1).link.task, engine_.tasks().Find(1, 20));
+  EXPECT_EQ(engine_.history(other).link(1).task, engine_.tasks().Find(1, 20));
 }
 
 TEST_F(EngineTest, PerfCurrentTaskFillsInAnUnseenCpu) {
@@ -626,7 +626,7 @@ TEST_F(EngineTest, PerfCurrentTaskFillsInAnUnseenCpu) {
   Push({e, Switch(40, 0, 0, 10, kRunnable)}, kDialectPerf | kDialectHasWaking | kDialectHasSwitch);
   const Utid w = U(20);
   EXPECT_EQ(engine_.tasks()[w].pid, 2);
-  EXPECT_EQ(engine_.history(U(10)).at(1).link.task, w);
+  EXPECT_EQ(engine_.history(U(10)).link(1).task, w);
   EXPECT_EQ(B(10, 10, 30)[Leaf::kUnknown], 20);  // W was first seen at 30
   CheckAllTasks();
 }
@@ -649,8 +649,8 @@ TEST_F(EngineTest, ALostSwitchIsInferredFromTheEventsOwnCurrentTask) {
   const Utid child = U(20);
   const TaskHistory& parent = engine_.history(U(10));
   ASSERT_GE(parent.size(), 3u);
-  EXPECT_EQ(parent.at(1).link.type, WaitLink::Type::kTask);
-  EXPECT_EQ(parent.at(1).link.task, child);
+  EXPECT_EQ(parent.link(1).type, WaitLink::Type::kTask);
+  EXPECT_EQ(parent.link(1).task, child);
   // The child: preempted from its wake-up (8) until the CPU's last event... the switch was
   // lost somewhere in [8, 40): unknown, then running until 50.
   const StateVec c = B(20, 8, 50);
@@ -694,8 +694,8 @@ TEST_F(EngineTest, WakeFromAnInterruptThreadIsTheInterrupts) {
         Switch(75, 2, 60, 0, kSleeping), Switch(80, 0, 0, 10, kRunnable)});
   const TaskHistory& h = engine_.history(U(10));
   ASSERT_GE(h.size(), 2u);
-  EXPECT_EQ(h.at(1).link.type, WaitLink::Type::kPacket);
-  EXPECT_EQ(h.at(1).link.task, U(40));
+  EXPECT_EQ(h.link(1).type, WaitLink::Type::kPacket);
+  EXPECT_EQ(h.link(1).task, U(40));
   const StateVec d = B(10, 10, 72);
   EXPECT_EQ(d[Leaf::kRunning], 20);  // S ran [10, 30)
   EXPECT_EQ(d[Leaf::kNetwork], 42);  // in flight, then in the NAPI thread
@@ -839,9 +839,9 @@ TEST_F(EngineEvictionTest, LongWaitWokenAfterEviction) {
   const Utid x = engine.tasks().Find(0, 30);
   ASSERT_EQ(engine.history(x).at(0).kind, SegmentKind::kBlocked);  // the long wait is retained
   ASSERT_EQ(engine.history(x).at(0).start, 1);
-  ASSERT_EQ(engine.history(x).at(0).link.task, engine.tasks().Find(0, last));
+  ASSERT_EQ(engine.history(x).link(0).task, engine.tasks().Find(0, last));
   ASSERT_GT(engine.history(engine.tasks().Find(0, last)).start(), 1000);
-  const StateVec wait = engine.history(x).at(1).cum - engine.history(x).at(0).cum;
+  const StateVec wait = engine.history(x).cum(1) - engine.history(x).cum(0);
   EXPECT_EQ(wait.total(), end);
   EXPECT_GT(wait[Leaf::kUnknown], end - 1100);
   EXPECT_GT(wait[Leaf::kRunning], 0);
@@ -874,12 +874,12 @@ TEST_F(EngineEvictionTest, LongWaitWokenJustBeforeEviction) {
   const Utid x = engine.tasks().Find(0, 30);
   ASSERT_EQ(engine.history(x).at(0).kind, SegmentKind::kBlocked);
   ASSERT_EQ(engine.history(x).at(0).start, 1);
-  const Utid waker = engine.history(x).at(0).link.task;
+  const Utid waker = engine.history(x).link(0).task;
   ASSERT_NE(waker, kNoTask);
   ASSERT_GT(engine.history(waker).start(), 1);  // the waker's early history is gone
   // At the wake-up only what the first pass evicted was unknown; the second pass evicted
   // more of the waker's history, which the stored breakdown still counts as known.
-  const StateVec wait = engine.history(x).at(1).cum - engine.history(x).at(0).cum;
+  const StateVec wait = engine.history(x).cum(1) - engine.history(x).cum(0);
   EXPECT_EQ(wait.total(), t);
   EXPECT_GT(wait[Leaf::kUnknown], 0);
   EXPECT_LT(wait[Leaf::kUnknown], horizon - 1);

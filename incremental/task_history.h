@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -32,22 +33,40 @@ struct WaitLink {
   int64_t ts = 0;
 };
 
+// One segment of a history: 64 bytes, a cache line. What a blocked segment's link needs
+// beyond its type, leaf and task (a packet's send time) is kept with its origin, and the
+// cumulative vector F_X(start) is kept as 32-bit offsets from a base stored once per group
+// of kGroup segments (TaskHistory::cum): a history's vectors grow slowly within a group, and
+// an offset that does not fit (4.29 s of one leaf within a group, or a negative one) has
+// its whole vector kept apart. 120 bytes per segment before (docs/bench.md, "The engine's
+// memory").
 struct Segment {
   int64_t start;
-  WaitLink link;  // blocked segments only
-  StateVec cum;   // F_X(start)
-  SegmentKind kind;
+  // F_X(start) - the group's base, per leaf; for a wide segment, cum[0] is the sequence
+  // number of its whole vector (TaskHistory::cum).
+  std::array<uint32_t, kLeafCount> cum;
+  Utid link_task;  // blocked segments only: the waker or the sender (WaitLink::task)
   // Resolved blocked segments following a task (see NeedsOrigin): where the history keeps
   // the link's cumulative value at `start` (e.g. F_W(start) for a waker W), so F_X(t) =
   // cum + F_W(t) - origin follows one chain, not two. Read it with TaskHistory::origin.
   uint32_t origin_seq;
+  SegmentKind kind;
+  WaitLink::Type link_type;  // blocked segments only
+  Leaf link_leaf;            // blocked segments only
+  bool wide;                 // F_X(start) is kept whole, apart (see cum)
 };
+static_assert(sizeof(Segment) == 64);
 
 // Whether a resolved wait needs its origin kept: a leaf's (timer, disk, unknown, a packet
 // from an unknown sender...) is just that leaf's time at the segment's start.
+constexpr bool NeedsOrigin(WaitLink::Type type, Utid task) {
+  return (type == WaitLink::Type::kTask || type == WaitLink::Type::kPacket) && task != kNoTask;
+}
 constexpr bool NeedsOrigin(const WaitLink& link) {
-  return (link.type == WaitLink::Type::kTask || link.type == WaitLink::Type::kPacket) &&
-         link.task != kNoTask;
+  return NeedsOrigin(link.type, link.task);
+}
+constexpr bool NeedsOrigin(const Segment& s) {
+  return NeedsOrigin(s.link_type, s.link_task);
 }
 
 // The leaf a task's own (non-blocked) segment counts as.
@@ -79,26 +98,60 @@ class TaskHistory {
   }
   int64_t evicted_until() const { return evicted_until_; }
   bool blocked() const { return !empty() && back().kind == SegmentKind::kBlocked; }
-  // The origin kept for a resolved blocked segment with NeedsOrigin(s.link).
-  const StateVec& origin(const Segment& s) const {
-    return origins_[static_cast<uint32_t>(s.origin_seq - origins_front_seq_)];
+
+  // F_X(start) of segment i: its group's base plus its offsets, or its whole vector.
+  StateVec cum(size_t i) const {
+    const Segment& s = segments_[i];
+    if (s.wide) return wides_[static_cast<uint32_t>(s.cum[0] - wides_front_seq_)];
+    StateVec v = bases_[Group(front_ + i) - Group(front_)];
+    for (int k = 0; k < kLeafCount; ++k) v.ns[k] += s.cum[k];
+    return v;
   }
+  StateVec back_cum() const { return cum(size() - 1); }
+  // Segment i's link, whole (a packet's send time is kept with the origin).
+  WaitLink link(size_t i) const { return link(at(i)); }
+  WaitLink link(const Segment& s) const {
+    WaitLink l{s.link_type, s.link_leaf, s.link_task, 0};
+    if (s.link_type == WaitLink::Type::kPacket && NeedsOrigin(s)) l.ts = Origin(s).send;
+    return l;
+  }
+  // The origin kept for a resolved blocked segment with NeedsOrigin(s).
+  const StateVec& origin(const Segment& s) const { return Origin(s).value; }
+  // A packet's send time, for a resolved packet wait with NeedsOrigin(s).
+  int64_t send_ts(const Segment& s) const { return Origin(s).send; }
   size_t origins() const { return origins_.size(); }
 
-  void Begin(int64_t ts, SegmentKind kind) { segments_.push_back(Segment{ts, {}, {}, kind, 0}); }
+  void Begin(int64_t ts, SegmentKind kind) {
+    Segment& s = NewSegment(ts, kind);
+    SetCum(s, StateVec{});
+  }
 
   // Closes the open own-state segment at `ts` and continues as `kind`. Returns whether that
   // added a segment (not when in `kind` already, nor at the open segment's start).
   bool Switch(int64_t ts, SegmentKind kind) {
     const Segment& open = segments_.back();
     if (open.kind == kind) return false;
-    const Leaf leaf = OwnLeaf(open.kind);
+    const auto leaf = static_cast<size_t>(OwnLeaf(open.kind));
     const int64_t ns = ts - open.start;
-    Segment* next = Append(ts, kind);
-    if (!next) return false;
-    // open.cum plus one leaf's time, without a whole vector built and added.
-    next->cum = open.cum;
-    next->cum[leaf] += ns;
+    if (ts <= open.start) {
+      ReplaceOpen(kind);
+      return false;
+    }
+    const size_t open_index = size() - 1;
+    Segment& next = NewSegment(ts, kind);
+    // open's vector plus one leaf's time, without a whole vector built and added: in the
+    // same group, its offsets and one more.
+    if (!open.wide && !StartsGroup(open_index + 1)) {
+      const uint64_t sum = uint64_t{open.cum[leaf]} + static_cast<uint64_t>(ns);
+      if (sum <= std::numeric_limits<uint32_t>::max()) {
+        next.cum = open.cum;
+        next.cum[leaf] = static_cast<uint32_t>(sum);
+        return true;
+      }
+    }
+    StateVec v = cum(open_index);
+    v.ns[leaf] += ns;
+    SetCum(next, v);
     return true;
   }
 
@@ -107,12 +160,30 @@ class TaskHistory {
   void Resolve(int64_t ts, const WaitLink& link, const StateVec& delta, const StateVec& origin,
                SegmentKind next) {
     Segment& open = segments_.back();
-    open.link = link;
-    if (ts > open.start && NeedsOrigin(link)) {
-      open.origin_seq = origins_front_seq_ + static_cast<uint32_t>(origins_.size());
-      origins_.push_back(origin);
+    if (ts <= open.start) {
+      ReplaceOpen(next);  // a zero-length wait keeps no link and no origin
+      return;
     }
-    if (Segment* s = Append(ts, next)) s->cum = open.cum + delta;
+    open.link_type = link.type;
+    open.link_leaf = link.leaf;
+    open.link_task = link.task;
+    if (NeedsOrigin(link)) {
+      open.origin_seq = origins_front_seq_ + static_cast<uint32_t>(origins_.size());
+      origins_.push_back(KeptOrigin{origin, link.ts});
+    }
+    const size_t open_index = size() - 1;
+    Segment& s = NewSegment(ts, next);
+    // In the same group: the open segment's offsets plus the wait's breakdown.
+    if (!open.wide && !StartsGroup(open_index + 1)) {
+      uint64_t high = 0;  // a negative offset has its high bits set too
+      for (int k = 0; k < kLeafCount; ++k) {
+        const int64_t off = int64_t{open.cum[k]} + delta.ns[k];
+        high |= static_cast<uint64_t>(off) >> 32;
+        s.cum[k] = static_cast<uint32_t>(off);
+      }
+      if (high == 0) return;
+    }
+    SetCum(s, cum(open_index) + delta);
   }
 
   // Index of the segment holding time t; t must be >= start().
@@ -150,48 +221,94 @@ class TaskHistory {
     Evicted n;
     while (size() > 1 && at(1).start <= t) {
       evicted_until_ = at(1).start;
-      if (at(0).kind == SegmentKind::kBlocked && NeedsOrigin(at(0).link)) {
+      const Segment& s = at(0);
+      if (s.kind == SegmentKind::kBlocked && NeedsOrigin(s)) {
         origins_.pop_front();
         ++origins_front_seq_;
         ++n.origins;
       }
+      if (s.wide) {
+        wides_.pop_front();
+        ++wides_front_seq_;
+      }
       segments_.pop_front();
+      // The group's base goes with its last segment.
+      if (++front_ % kGroup == 0) bases_.pop_front();
       ++n.segments;
     }
     return n;
   }
 
   static constexpr size_t kSegmentBytes = sizeof(Segment);
-  static constexpr size_t kOriginBytes = sizeof(StateVec);
 
  private:
   static constexpr int kRecentSegments = 8;
+  // Segments per base of the cumulative offsets (a chunk of segments_).
+  static constexpr size_t kGroup = 16;
 
-  // Opens a segment at `ts` in `kind` and returns it for its caller to set its cum (the open
-  // segment, which the caller reads, stays where it is: chunks do not move); null when `ts` is
-  // at the open segment's start.
-  Segment* Append(int64_t ts, SegmentKind kind) {
-    Segment& open = segments_.back();
-    if (ts <= open.start) {
-      // Zero-length: replace rather than keep an empty segment (same F at the same instant).
-      // A zero-length wait kept no origin (Resolve).
-      open.kind = kind;
-      open.link = {};
-      return nullptr;
-    }
-    Segment& s = segments_.append();
-    s.start = ts;
-    s.link = {};
-    s.kind = kind;
-    s.origin_seq = 0;
-    return &s;
+  struct KeptOrigin {
+    StateVec value;
+    int64_t send;  // the link's ts (a packet's send time)
+  };
+  static size_t Group(size_t absolute) { return absolute / kGroup; }
+  // Whether segment i is the first of its group (its vector is the group's base).
+  bool StartsGroup(size_t i) const { return (front_ + i) % kGroup == 0; }
+  const KeptOrigin& Origin(const Segment& s) const {
+    return origins_[static_cast<uint32_t>(s.origin_seq - origins_front_seq_)];
   }
 
+  // Opens a segment at `ts` in `kind` (ts after the open segment's start, or the first) and
+  // returns it for its caller to set its vector with SetCum, or to copy the open segment's
+  // offsets (the open segment stays where it is: chunks do not move).
+  [[gnu::always_inline]] Segment& NewSegment(int64_t ts, SegmentKind kind) {
+    Segment& s = segments_.append();
+    s.start = ts;
+    s.link_task = kNoTask;
+    s.origin_seq = 0;
+    s.kind = kind;
+    s.link_type = WaitLink::Type::kPending;
+    s.link_leaf = Leaf::kBlocked;
+    s.wide = false;
+    return s;
+  }
+  // Zero-length: replace rather than keep an empty segment (same F at the same instant).
+  void ReplaceOpen(SegmentKind kind) {
+    Segment& open = segments_.back();
+    open.kind = kind;
+    open.link_type = WaitLink::Type::kPending;
+    open.link_leaf = Leaf::kBlocked;
+    open.link_task = kNoTask;
+  }
+  // Stores F_X(start) of the newest segment `s`: the base of a new group, offsets from its
+  // group's base, or whole when an offset does not fit in 32 bits.
+  void SetCum(Segment& s, const StateVec& v) {
+    if (StartsGroup(size() - 1)) {
+      bases_.push_back(v);
+      s.cum = {};
+      return;
+    }
+    const StateVec& base = bases_.back();
+    uint64_t high = 0;  // a negative offset has its high bits set too
+    for (int k = 0; k < kLeafCount; ++k) {
+      const int64_t off = v.ns[k] - base.ns[k];
+      high |= static_cast<uint64_t>(off) >> 32;
+      s.cum[k] = static_cast<uint32_t>(off);
+    }
+    if (high == 0) return;
+    s.wide = true;
+    s.cum = {};
+    s.cum[0] = wides_front_seq_ + static_cast<uint32_t>(wides_.size());
+    wides_.push_back(v);
+  }
   // Chunked rather than one vector (whose growth copied every segment, a fifth of analysis
   // time in a profile) or a std::deque (a 512-byte node allocated every two segments).
-  ChunkedQueue<Segment> segments_;
-  ChunkedQueue<StateVec, 8> origins_;  // in the order of their segments (most tasks have few)
-  uint32_t origins_front_seq_ = 0;     // origin_seq of origins_[0] (wraps harmlessly)
+  ChunkedQueue<Segment, kGroup> segments_;
+  ChunkedQueue<StateVec, 4> bases_;      // one per group of segments, from Group(front_)
+  ChunkedQueue<StateVec, 4> wides_;      // the vectors of wide segments, in their order
+  ChunkedQueue<KeptOrigin, 4> origins_;  // in the order of their segments (most have few)
+  size_t front_ = 0;                     // segments ever dropped from the front
+  uint32_t origins_front_seq_ = 0;       // origin_seq of origins_[0] (wraps harmlessly)
+  uint32_t wides_front_seq_ = 0;         // sequence number of wides_[0] (wraps harmlessly)
   int64_t evicted_until_ = std::numeric_limits<int64_t>::min();
 };
 
