@@ -217,6 +217,20 @@ LiveAttempt ReadLiveSession(HostInput& input, const std::string& url,
         }
         const auto* data = reinterpret_cast<const uint8_t*>(p->bytes.data());
         bytes.assign(data, data + p->bytes.size());
+        if (options.ring) {
+          // Kept for captures as it arrives, not once decoded: a packet whose events run past
+          // a capture's window is decoded only as far as the merge has gone, and the window's
+          // part of it must be in the ring when the capture is cut. The ring gives back the
+          // buffer of a packet it let go.
+          std::vector<uint8_t> kept;
+          if (!spare.empty()) {
+            kept = std::move(spare.back());
+            spare.pop_back();
+          }
+          kept.assign(data, data + p->bytes.size());
+          kept = options.ring->Add(s->trace->path, s->channel, std::move(kept));
+          if (kept.capacity() > 0 && spare.size() < kSpareBuffers) spare.push_back(std::move(kept));
+        }
         s->packets.packets.push_back(std::move(bytes));
         s->packets.beacon.reset();  // older than the packet
       } else if (auto* b = std::get_if<ViewerBeacon>(&*event)) {
@@ -232,9 +246,7 @@ LiveAttempt ReadLiveSession(HostInput& input, const std::string& url,
         s.channel = added->stream.channel;
         s.name = t->path + "/" + s.channel;
         s.cpu = StreamCpu(s.channel);
-        s.packets.done = [&spare, &s, ring = options.ring](std::vector<uint8_t>&& b) {
-          // Kept for captures: the ring gives back the buffer of a packet it let go.
-          if (ring) b = ring->Add(s.trace->path, s.channel, std::move(b));
+        s.packets.done = [&spare](std::vector<uint8_t>&& b) {
           if (b.capacity() > 0 && spare.size() < kSpareBuffers) spare.push_back(std::move(b));
         };
         merge_ready();
