@@ -208,15 +208,22 @@ bool WaitCapture::Cut(const Pending& p, const std::string& out, uint64_t* bytes)
     }
     int64_t from = to_host.ToReference(p.from_ns), to = to_host.ToReference(p.to_ns);
     if (h < offsets_.size() && !offsets_[h].empty()) {
-      // The sample at or before t (the first one before any).
-      auto offset_at = [&](int64_t t) {
+      // The samples on either side of t. A sample stands for a batch of events, and within it
+      // the offset of a replay paced slower (or faster) than real time keeps moving: the true
+      // offset at t lies between the two. The window is widened to both (the smaller offset
+      // for its start, the larger for its end), never cut short; with a single sample on a
+      // side, that one.
+      auto around = [&](int64_t t) {
         const auto& samples = offsets_[h];
         auto it = std::upper_bound(samples.begin(), samples.end(), t,
                                    [](int64_t v, const auto& s) { return v < s.first; });
-        return it == samples.begin() ? samples.front().second : std::prev(it)->second;
+        const int64_t before =
+            it == samples.begin() ? samples.front().second : std::prev(it)->second;
+        const int64_t after = it == samples.end() ? samples.back().second : it->second;
+        return std::pair{std::min(before, after), std::max(before, after)};
       };
-      from += offset_at(from);
-      to += offset_at(to);
+      from += around(from).first;
+      to += around(to).second;
     }
     Json traces = Json::array();
     for (size_t i = 0; i < dirs.size(); ++i) {
