@@ -158,8 +158,9 @@ class StreamCursor {
   const std::string path_;
   const bool mapped_ = true;  // data_ is a mapping of the file (else fed)
   const uint8_t* data_ = nullptr;
-  uint64_t size_ = 0;  // bytes
-  uint64_t base_ = 0;  // bytes fed before data_ (errors name offsets in the stream)
+  uint64_t size_ = 0;      // bytes
+  uint64_t base_ = 0;      // bytes fed before data_ (errors name offsets in the stream)
+  uint64_t released_ = 0;  // bytes: the mapping's pages before this were released (EndPacket)
   std::vector<Value> values_;
   uint32_t epoch_ = 1;
 
