@@ -859,8 +859,19 @@ struct Mapped {
   ~Mapped() {
     if (data) munmap(const_cast<unsigned char*>(data), size);
   }
+  // The pages before `upto` leave the process, a megabyte at a time (the page cache keeps
+  // them): a scan of a long stream would otherwise hold its packets' pages, and the kernel's
+  // fault-around their neighbours, in the resident memory until the file is done.
+  void Release(uint64_t upto) {
+    static constexpr uint64_t kReleaseBytes = 1 << 20;
+    upto &= ~(kReleaseBytes - 1);
+    if (!data || upto <= released) return;
+    madvise(const_cast<unsigned char*>(data) + released, upto - released, MADV_DONTNEED);
+    released = upto;
+  }
   const unsigned char* data = nullptr;
   uint64_t size = 0;
+  uint64_t released = 0;
   bool ok = false;
 };
 
@@ -1084,6 +1095,7 @@ CheckedTrace CheckTrace(const std::string& dir, const TsdlLimits& limits, bool m
         kept.times.emplace_back(p.has_ts ? scan.ToNs(p.ts_begin).value_or(INT64_MIN) : INT64_MIN,
                                 p.has_ts ? scan.ToNs(p.ts_end).value_or(INT64_MAX) : INT64_MAX);
         off += p.size;
+        m.Release(off);
         continue;
       }
       // Damaged: skip it when what it says of its size leads to a sound packet, else look for
