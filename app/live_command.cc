@@ -134,6 +134,9 @@ class LiveSessions : public EngineFeed {
     pipeline_.Pump(timeout_us);
     Report();
     Capture(false);
+    // What the batches' waits printed goes out now, not when the pipe's buffer is full: a
+    // `live --json | jq` of one slow wait a minute would otherwise see it only kilobytes later.
+    std::cout.flush();
   }
 
   void StopAll() {
