@@ -21,6 +21,8 @@
 #include <system_error>
 #include <utility>
 
+#include "live/mapped_pages.h"
+
 namespace fs = std::filesystem;
 
 namespace waitpath {
@@ -859,16 +861,8 @@ struct Mapped {
   ~Mapped() {
     if (data) munmap(const_cast<unsigned char*>(data), size);
   }
-  // The pages before `upto` leave the process, a megabyte at a time (the page cache keeps
-  // them): a scan of a long stream would otherwise hold its packets' pages, and the kernel's
-  // fault-around their neighbours, in the resident memory until the file is done.
-  void Release(uint64_t upto) {
-    static constexpr uint64_t kReleaseBytes = 1 << 20;
-    upto &= ~(kReleaseBytes - 1);
-    if (!data || upto <= released) return;
-    madvise(const_cast<unsigned char*>(data) + released, upto - released, MADV_DONTNEED);
-    released = upto;
-  }
+  // The pages the scan has gone past (live/mapped_pages.h).
+  void Release(uint64_t upto) { ReleaseMappedPagesBefore(data, upto, &released); }
   const unsigned char* data = nullptr;
   uint64_t size = 0;
   uint64_t released = 0;

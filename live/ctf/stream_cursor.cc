@@ -10,6 +10,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "live/mapped_pages.h"
+
 namespace waitpath::ctf {
 namespace {
 
@@ -578,18 +580,8 @@ void StreamCursor::EndPacket() {
   prev_discarded_ = discarded_;
   in_packet_ = false;
   offset_ = packet_end_;
-  // The mapped file's pages behind the cursor leave the process (the page cache keeps them; a
-  // page read again comes back from the file, as it was never written): without this the
-  // whole trace counted in the process's resident memory by the end of a long trace. A
-  // megabyte at a time: one system call per megabyte of the stream.
-  if (mapped_ && data_) {
-    static constexpr uint64_t kReleaseBytes = 1 << 20;
-    const uint64_t upto = offset_ & ~(kReleaseBytes - 1);
-    if (upto > released_) {
-      madvise(const_cast<uint8_t*>(data_) + released_, upto - released_, MADV_DONTNEED);
-      released_ = upto;
-    }
-  }
+  // The mapped file's pages behind the cursor (live/mapped_pages.h).
+  if (mapped_) ReleaseMappedPagesBefore(data_, offset_, &released_);
 }
 
 void StreamCursor::ContinueFrom(const StreamCursor& previous) {
