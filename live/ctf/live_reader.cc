@@ -101,6 +101,17 @@ LiveAttempt ReadLiveSession(HostInput& input, const std::string& url,
   } forget{input.cpus};
   // Declared before the reader, whose ports read them.
   std::vector<std::vector<uint8_t>> spare;
+  auto take_spare = [&spare] {
+    std::vector<uint8_t> b;
+    if (!spare.empty()) {
+      b = std::move(spare.back());
+      spare.pop_back();
+    }
+    return b;
+  };
+  auto give_spare = [&spare](std::vector<uint8_t>&& b) {
+    if (b.capacity() > 0 && spare.size() < kSpareBuffers) spare.push_back(std::move(b));
+  };
   std::deque<LiveTrace> traces;
   std::deque<LiveStream> streams;
   try {
@@ -210,11 +221,7 @@ LiveAttempt ReadLiveSession(HostInput& input, const std::string& url,
       } else if (auto* p = std::get_if<ViewerPacket>(&*event)) {
         LiveStream* s = stream_of(p->session_id, p->stream_id);
         if (!s) continue;
-        std::vector<uint8_t> bytes;
-        if (!spare.empty()) {
-          bytes = std::move(spare.back());
-          spare.pop_back();
-        }
+        std::vector<uint8_t> bytes = take_spare();
         const auto* data = reinterpret_cast<const uint8_t*>(p->bytes.data());
         bytes.assign(data, data + p->bytes.size());
         if (options.ring) {
@@ -222,14 +229,9 @@ LiveAttempt ReadLiveSession(HostInput& input, const std::string& url,
           // a capture's window is decoded only as far as the merge has gone, and the window's
           // part of it must be in the ring when the capture is cut. The ring gives back the
           // buffer of a packet it let go.
-          std::vector<uint8_t> kept;
-          if (!spare.empty()) {
-            kept = std::move(spare.back());
-            spare.pop_back();
-          }
+          std::vector<uint8_t> kept = take_spare();
           kept.assign(data, data + p->bytes.size());
-          kept = options.ring->Add(s->trace->path, s->channel, std::move(kept));
-          if (kept.capacity() > 0 && spare.size() < kSpareBuffers) spare.push_back(std::move(kept));
+          give_spare(options.ring->Add(s->trace->path, s->channel, std::move(kept)));
         }
         s->packets.packets.push_back(std::move(bytes));
         // Once its events are read, the packet's end stands for a beacon: the stream has nothing
@@ -254,9 +256,7 @@ LiveAttempt ReadLiveSession(HostInput& input, const std::string& url,
         s.channel = added->stream.channel;
         s.name = t->path + "/" + s.channel;
         s.cpu = StreamCpu(s.channel);
-        s.packets.done = [&spare](std::vector<uint8_t>&& b) {
-          if (b.capacity() > 0 && spare.size() < kSpareBuffers) spare.push_back(std::move(b));
-        };
+        s.packets.done = give_spare;
         merge_ready();
       } else if (auto* ended = std::get_if<ViewerStreamEnded>(&*event)) {
         if (LiveStream* s = stream_of(ended->session_id, ended->stream_id)) s->packets.ended = true;
