@@ -21,33 +21,23 @@ stop_servers() {
   servers=()
 }
 trap 'stop_servers; rm -rf "$tmp"' EXIT
-# Ports the kernel says are free: three client ports and three cluster ports.
-read -r -a ports <<<"$(python3 -c 'import socket
-s = [socket.socket() for _ in range(6)]
-for x in s: x.bind(("127.0.0.1", 0))
-print(*[x.getsockname()[1] for x in s])')"
+# shellcheck source=tests/live/nats_cluster.sh
+. tests/live/nats_cluster.sh
+port=$(free_ports 1)
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 start_servers() {  # sets urls
-  rm -rf "$tmp"/js*
+  rm -rf "$tmp"/js "$tmp"/nats?
   urls=
   if [ "$REPLICAS" = 1 ]; then
-    nats-server -a 127.0.0.1 -p "${ports[0]}" -js -sd "$tmp/js" >"$tmp/nats.log" 2>&1 &
+    nats-server -a 127.0.0.1 -p "$port" -js -sd "$tmp/js" >"$tmp/nats.log" 2>&1 &
     servers+=($!)
-    urls=nats://127.0.0.1:${ports[0]}
+    urls=nats://127.0.0.1:$port
     sleep 0.7
     return
   fi
-  local i j routes
-  for i in 0 1 2; do
-    routes=
-    for j in 0 1 2; do
-      [ "$j" = "$i" ] || routes+=${routes:+,}nats://127.0.0.1:${ports[j + 3]}
-    done
-    nats-server -a 127.0.0.1 -p "${ports[i]}" -js -sd "$tmp/js$i" -n "n$i" --cluster_name bench \
-      --cluster "nats://127.0.0.1:${ports[i + 3]}" --routes "$routes" >"$tmp/nats$i.log" 2>&1 &
-    servers+=($!)
-    urls+=${urls:+,}nats://127.0.0.1:${ports[i]}
-  done
+  nats_cluster "$tmp" bench
+  servers+=("${nats_pids[@]}")
+  urls=$nats_urls
   sleep 0.7
 }
 run() {  # run LABEL RATE

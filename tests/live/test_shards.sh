@@ -34,23 +34,13 @@ done
 live_setup shards-test 17000
 scenario=$SRC/tools/gen/scenarios/three-tier.toml
 if [ "$MODE" = cluster ]; then
-  # Client and cluster ports the kernel says are free (six: more than live_setup's range has).
-  read -r -a ports <<<"$(python3 -c 'import socket
-s = [socket.socket() for _ in range(6)]
-for x in s: x.bind(("127.0.0.1", 0))
-print(*[x.getsockname()[1] for x in s])')"
-  nats_url=
-  for i in 0 1 2; do
-    routes=
-    for j in 0 1 2; do
-      [ "$j" = "$i" ] || routes+=${routes:+,}nats://127.0.0.1:${ports[j + 3]}
-    done
-    nats-server -a 127.0.0.1 -p "${ports[i]}" -js -sd "$tmp/nats$i" -n "n$i" --cluster_name waitpath \
-      --cluster "nats://127.0.0.1:${ports[i + 3]}" --routes "$routes" >"$tmp/nats$i.log" 2>&1 &
-    pids+=($!)
-    node[i]=$!
-    nats_url+=${nats_url:+,}nats://127.0.0.1:${ports[i]}
-  done
+  # On ports the kernel says are free (six: more than live_setup's range has).
+  # shellcheck source=tests/live/nats_cluster.sh
+  . "$SRC/tests/live/nats_cluster.sh"
+  nats_cluster "$tmp" waitpath
+  pids+=("${nats_pids[@]}")
+  node=("${nats_pids[@]}")
+  nats_url=$nats_urls
   # A new stream leader takes 4-9 s to elect (nats-server 2.9's raft): edges published
   # meanwhile are stored after it, so a receive must wait longer than that for its edge.
   bus=(--bus "$nats_url" --bus-replicas 3 --edge-wait-ms 15000)
