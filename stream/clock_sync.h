@@ -27,6 +27,10 @@ class PairSync {
   void AddAtoB(int64_t sent_a, int64_t received_b);
   void AddBtoA(int64_t sent_b, int64_t received_a);
 
+  // The largest difference of rates between two hosts' clocks a pair's line may have when
+  // the points allow a nearer one (crystals within +/-100 ppm, NTP slewing at most 500 ppm).
+  static constexpr double kMaxRateDifference = 1e-3;
+
   SyncQuality quality() const { return quality_; }
   double slope() const { return slope_; }
   double offset() const { return offset_; }      // t_b = slope * t_a + offset

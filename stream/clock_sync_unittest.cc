@@ -66,6 +66,30 @@ TEST(PairSyncTest, QualityFollowsWhatTheMessagesAllow) {
   EXPECT_EQ(pair.offset(), offset);
 }
 
+// A pair's first exchanges, 0.1 ms apart with 50-90 us latencies: the hull allows slopes from
+// 0.56 to 3.75, and their bisector (1.29) placed a message 50 ms later 15 ms off. The line keeps
+// to the rates clocks have, within the band the points allow.
+TEST(PairSyncTest, AShortSpanDoesNotTiltTheLine) {
+  const Clock b{35.0, 3200000000};
+  PairSync pair;
+  pair.AddAtoB(kEpoch, b.At(kEpoch + 80000));
+  pair.AddBtoA(b.At(kEpoch + 100000), kEpoch + 160000);
+  pair.AddAtoB(kEpoch + 200000, b.At(kEpoch + 250000));
+  pair.AddBtoA(b.At(kEpoch + 300000), kEpoch + 390000);
+  ASSERT_EQ(pair.quality(), SyncQuality::kAccurate);
+  EXPECT_NEAR(pair.slope(), 1.0, PairSync::kMaxRateDifference);
+  const ClockTransform a_to_b =
+      ClockTransform::FromLine(pair.slope(), pair.offset(), pair.anchor());
+  // Within the points' span, within the accuracy; 50 ms on, within it and what 0.1 % can add.
+  for (int64_t t : {kEpoch, kEpoch + 200000, kEpoch + 390000}) {
+    EXPECT_LE(std::abs(static_cast<double>(a_to_b.ToReference(t) - b.At(t))), pair.accuracy() + 1)
+        << t - kEpoch;
+  }
+  const int64_t later = kEpoch + 50000000;
+  EXPECT_LE(std::abs(static_cast<double>(a_to_b.ToReference(later) - b.At(later))),
+            pair.accuracy() + PairSync::kMaxRateDifference * 50000000);
+}
+
 TEST(ClockSyncTest, SpanningTreeComposesTransformsToTheReference) {
   // Three hosts in a chain a - b - c (no a-c traffic); c's clock is b's plus 1.5 s.
   ClockSync sync({"a", "b", "c"}, 0);
