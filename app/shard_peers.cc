@@ -167,11 +167,14 @@ void ShardPeers::AnswerQueries() {
   for (const Query& query : queries) {
     CumAnswer a;
     // A host name comes again with each new session of that host (a new host id): the latest
-    // one whose task has that time in its history answers.
+    // one whose task has that time in its history answers. The task is the one that had the
+    // tid at the send: this shard may have gone past it and seen the tid reused since (a
+    // looped replay's next round, answering a shard seconds behind: measured, 324 queries of
+    // 400 answered `unknown` that way on a loaded machine).
     for (size_t h = std::min<size_t>(hosts_.size(), kRemoteHostBase); h-- > 0 && !a.known;) {
       if (hosts_[h] != query.q.host) continue;
       const auto id = static_cast<uint16_t>(h);
-      const Utid u = engine_.tasks().Find(id, query.q.tid);
+      const Utid u = engine_.tasks().FindAt(id, query.q.tid, query.q.send_ns);
       // Only values that cannot change: at or after the horizon, inside the task's history,
       // not past what this engine has processed.
       if (u != kNoTask && query.q.at_ns >= engine_.resolver().horizon() &&
@@ -390,7 +393,7 @@ std::optional<StateVec> ShardPeers::RemoteBreakdown(const RemoteSend& send, int6
       if (id == t.host) return name;
     return std::string();
   }();
-  const std::string q = EncodeQuery(CumQuery{host, t.tid, ToRemote(peer, a)});
+  const std::string q = EncodeQuery(CumQuery{host, t.tid, ToRemote(peer, a), s->send_ns});
   std::string bytes;
   if (!bus_.Request("waitpath.cum." + SubjectToken(s->shard), q.data(), q.size(), options_.wait_ms,
                     &bytes, [this] { AnswerQueries(); })) {

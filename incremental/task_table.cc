@@ -36,6 +36,26 @@ Utid TaskTable::NewSlot(uint16_t host, int32_t tid, int64_t ts) {
   t.host = host;
   t.tid = tid;
   t.first_ts = ts;
+  auto [it, inserted] = latest_.try_emplace(Key(host, tid), u);
+  if (!inserted) {
+    t.previous = it->second;
+    t.previous_generation = tasks_[it->second].generation;
+    it->second = u;
+  }
+  return u;
+}
+
+Utid TaskTable::FindAt(uint16_t host, int32_t tid, int64_t ts) const {
+  auto it = latest_.find(Key(host, tid));
+  if (it == latest_.end()) return kNoTask;
+  Utid u = it->second;
+  while (ts < tasks_[u].first_ts) {
+    const Task& t = tasks_[u];
+    if (t.previous == kNoTask || !tasks_[t.previous].in_use ||
+        tasks_[t.previous].generation != t.previous_generation)
+      return kNoTask;
+    u = t.previous;
+  }
   return u;
 }
 
@@ -47,6 +67,9 @@ Utid TaskTable::CreateFresh(uint16_t host, int32_t tid, int64_t ts) {
 
 void TaskTable::Release(Utid utid) {
   Retire(utid);
+  const Task& t = tasks_[utid];
+  auto it = latest_.find(Key(t.host, t.tid));
+  if (it != latest_.end() && it->second == utid) latest_.erase(it);
   tasks_[utid].in_use = false;
   free_.push_back(utid);
 }

@@ -31,6 +31,9 @@ struct Task {
   bool ran = false;          // was switched in at least once
   bool in_use = true;        // false: released, the slot waits for its next task
   bool remote = false;       // a sender on another shard's host (docs/scale.md): no history
+  // The task that had this tid before it on this host, while its slot is not reused (FindAt).
+  Utid previous = kNoTask;
+  uint32_t previous_generation = 0;
 };
 
 // A reference to a task that stays unambiguous after its Utid is reused.
@@ -46,6 +49,11 @@ class TaskTable {
  public:
   // The live task with this tid on this host, or kNoTask.
   Utid Find(uint16_t host, int32_t tid) const;
+  // The task that had this tid at `ts` (its first mention at or before it): the latest one, or
+  // one before it that ended and whose slot is not reused yet; kNoTask when none is known. A
+  // shard asked about a time it has gone past (docs/scale.md, "Who computes what") may have
+  // seen the tid reused since.
+  Utid FindAt(uint16_t host, int32_t tid, int64_t ts) const;
   // The live task with this tid, created (first mention at `ts`) when unknown or when the
   // task that had it has ended (a tid reused after an exit is a new task).
   Utid GetOrCreate(uint16_t host, int32_t tid, int64_t ts, bool* created = nullptr);
@@ -72,6 +80,8 @@ class TaskTable {
   std::vector<Task> tasks_;
   std::vector<Utid> free_;  // released slots, reused last-in first-out
   std::unordered_map<uint64_t, Utid> live_;
+  // The latest task of each tid, ended ones included until their slot is released (FindAt).
+  std::unordered_map<uint64_t, Utid> latest_;
 };
 
 }  // namespace waitpath

@@ -66,5 +66,33 @@ TEST(TaskTableTest, RetireForgetsTheMappingOnlyForThatTask) {
   EXPECT_EQ(again, 2u);
 }
 
+// A shard asked about a time it has gone past (the tid reused since, a looped replay's next
+// round): the task that had the tid then, while its slot is not reused.
+TEST(TaskTableTest, FindAtFindsTheTaskThatHadTheTidThen) {
+  TaskTable tasks;
+  EXPECT_EQ(tasks.FindAt(0, 7, 5), kNoTask);
+  const Utid first = tasks.GetOrCreate(0, 7, 10);
+  tasks.Retire(first);  // it ended
+  const Utid second = tasks.GetOrCreate(0, 7, 50);
+  const Utid third = tasks.CreateFresh(0, 7, 90);
+  tasks.GetOrCreate(0, 8, 20);  // another tid: not in the chain
+  EXPECT_EQ(tasks.FindAt(0, 7, 95), third);
+  EXPECT_EQ(tasks.FindAt(0, 7, 90), third);
+  EXPECT_EQ(tasks.FindAt(0, 7, 89), second);
+  EXPECT_EQ(tasks.FindAt(0, 7, 50), second);
+  EXPECT_EQ(tasks.FindAt(0, 7, 12), first);
+  EXPECT_EQ(tasks.FindAt(0, 7, 9), kNoTask);   // before any
+  EXPECT_EQ(tasks.FindAt(1, 7, 95), kNoTask);  // another host
+  // The first's slot released and reused by another tid: the chain stops before it.
+  tasks.Release(first);
+  const Utid reused = tasks.GetOrCreate(0, 9, 100);
+  EXPECT_EQ(reused, first);
+  EXPECT_EQ(tasks.FindAt(0, 7, 12), kNoTask);
+  EXPECT_EQ(tasks.FindAt(0, 9, 100), reused);
+  // The latest released: nothing of that tid is found any more through it.
+  tasks.Release(third);
+  EXPECT_EQ(tasks.FindAt(0, 7, 95), kNoTask);
+}
+
 }  // namespace
 }  // namespace waitpath

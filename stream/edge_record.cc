@@ -151,7 +151,7 @@ std::optional<SyncSample> DecodeSample(std::string_view bytes) {
 
 std::string EncodeQuery(const CumQuery& q) {
   Writer w(kQuery);
-  w.Str(q.host), w.Var(q.tid), w.Fixed(q.at_ns);
+  w.Str(q.host), w.Var(q.tid), w.Fixed(q.at_ns), w.Fixed(q.send_ns);
   return w.Take();
 }
 
@@ -159,7 +159,7 @@ std::optional<CumQuery> DecodeQuery(std::string_view bytes) {
   Reader in(bytes, kQuery);
   CumQuery q;
   int64_t tid = 0;
-  in.Str(&q.host), in.Var(&tid), in.Fixed(&q.at_ns);
+  in.Str(&q.host), in.Var(&tid), in.Fixed(&q.at_ns), in.Fixed(&q.send_ns);
   if (!in.ok() || tid <= 0 || tid > INT32_MAX) return std::nullopt;
   q.tid = static_cast<int32_t>(tid);
   return q;

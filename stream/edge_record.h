@@ -15,7 +15,7 @@
 
 namespace waitpath {
 
-inline constexpr uint8_t kEdgeRecordVersion = 1;
+inline constexpr uint8_t kEdgeRecordVersion = 2;  // 2: a query names its task's send
 
 // A packet sent by a host of one shard to an address no host of that shard owns.
 struct EdgeRecord {
@@ -34,11 +34,14 @@ struct SyncSample {
   int64_t recv_ns = 0;  // receiving shard's clock
 };
 
-// "Task `tid` of `host`: its cumulative vector at `at_ns` (the owner's clock)?"
+// "Task `tid` of `host`, the one that sent at `send_ns`: its cumulative vector at `at_ns`?"
+// (both in the owner's clock). The send names the task: the owner may have gone past it and
+// seen the tid reused since.
 struct CumQuery {
   std::string host;
   int32_t tid = 0;
   int64_t at_ns = 0;
+  int64_t send_ns = 0;
 };
 // The answer: absent when the owner no longer (or never) had that history.
 struct CumAnswer {

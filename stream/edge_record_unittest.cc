@@ -50,7 +50,7 @@ TEST(EdgeRecord, EveryTruncationAndOtherVersionsAreRefused) {
   for (size_t n = 0; n < bytes.size(); ++n) EXPECT_FALSE(DecodeEdge(bytes.substr(0, n))) << n;
   EXPECT_FALSE(DecodeEdge(bytes + "x"));
   std::string other = bytes;
-  other[0] = 2;
+  other[0] = kEdgeRecordVersion + 1;
   EXPECT_FALSE(DecodeEdge(other));
   EXPECT_FALSE(DecodeSample(bytes));  // another kind of record
 }
@@ -67,11 +67,12 @@ TEST(EdgeRecord, SamplesQueriesAndAnswersRoundTrip) {
   ASSERT_TRUE(s);
   EXPECT_EQ(s->send_ns, -5);
   EXPECT_EQ(s->recv_ns, 7);
-  const auto q = DecodeQuery(EncodeQuery({"db", 77, 123}));
+  const auto q = DecodeQuery(EncodeQuery({"db", 77, 123, 456}));
   ASSERT_TRUE(q);
   EXPECT_EQ(q->host, "db");
   EXPECT_EQ(q->tid, 77);
   EXPECT_EQ(q->at_ns, 123);
+  EXPECT_EQ(q->send_ns, 456);
   const auto a = DecodeAnswer(EncodeAnswer({true, {1, 2, 3}}));
   ASSERT_TRUE(a);
   EXPECT_TRUE(a->known);
