@@ -11,12 +11,15 @@
 #     reports its tasks once; every record of the whole run sums to its task's life exactly.
 # After recovery every shard's clock of each peer is accurate again (within 1 ms; after the
 # clocks' jumps it was tens of ms to seconds off before each pair started over at a jump ahead).
-# The answers after recovery (the third session's) are compared with one analyzer's (`analyze
-# --json` of the same traces) and the generator's truth, 5 % of a task's life per state as in
-# test_shards.sh, and printed, not asserted yet: the worst state 1.3-2.7 % in three runs of
-# five, 7 % and 13 % in the others (some cross-shard waits of the session still unresolved:
-# docs/scale.md, "Not done yet"). So is the last round of each looped session (after the
-# nats-server's return, after the db shard's restart): 0.01-40 %.
+# The answers after recovery, those of the session after both faults, are asserted equal to one
+# analyzer's (`analyze --json` of the same traces) and to the generator's truth, 5 % of a task's
+# life per state as in test_shards.sh: measured, the worst state 0.2-1.4 % (docs/scale.md).
+# Before a shard pair's line was held to the rates clocks have, they were 1.3-13.4 % off and
+# were printed only. The last round of each looped session (after the nats-server's return,
+# after the db shard's restart) is compared and printed, not asserted: 0.01-1.8 % on a quiet
+# machine, but with the 2 cores shared a shard may fall behind its peers by more than the edge
+# bound (the db shard attached 4-7 s after the others), and the waits that needed it are
+# `network`, counted (receives without an edge), for the rest of that session.
 # usage: test_shards_faults.sh WAITPATH WAITPATH_GEN WAITPATH_REPLAY SOURCE_DIR
 set -euo pipefail
 W=$1 GEN=$2 REPLAY=$3 SRC=$4
@@ -156,7 +159,7 @@ def compare(what, key, got, want, life, asserted=True):
     return worst
 worst = {}
 owner = {"client": "s1", "web": "s2", "db": "s3b"}
-# The third session (after both faults): analyze's answer and the generator's truth (printed).
+# The third session (after both faults): analyze's answer and the generator's truth.
 want = tasks(f"{tmp}/analyze.json")
 truth = {(t["host"], t["tid"]): t for t in json.load(open(f"{tmp}/later/truth.json"))["tasks"]}
 for key, w in sorted(want.items()):
@@ -167,11 +170,11 @@ for key, w in sorted(want.items()):
         continue
     g = later[0]
     life = w["end_ns"] - w["start_ns"]
-    worst["third session (not asserted)"] = max(worst.get("third session (not asserted)", 0),
-                                                compare("third session", key, g, w["breakdown_ns"], life, False))
+    worst["third session"] = max(worst.get("third session", 0),
+                                 compare("third session", key, g, w["breakdown_ns"], life))
     t = truth.get(key)
     if t is not None:
-        compare("third session (truth)", key, g, t["breakdown_ns"], t["end_ns"] - t["start_ns"], False)
+        compare("third session (truth)", key, g, t["breakdown_ns"], t["end_ns"] - t["start_ns"])
 # The last round of each looped session (the same system shifted by whole periods): the round
 # after the nats-server's return (first session) and after the db shard's restart (second).
 # Printed only (above).
