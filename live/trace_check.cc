@@ -22,6 +22,7 @@
 #include <utility>
 
 #include "live/mapped_pages.h"
+#include "live/tsdl_lexer.h"
 
 namespace fs = std::filesystem;
 
@@ -115,91 +116,12 @@ bool DecodePackets(const std::string& path, const std::string& raw, std::string*
 
 // ---- Metadata: TSDL ---------------------------------------------------------------------
 
-struct Token {
-  enum Kind : uint8_t { kIdent, kNumber, kString, kPunct, kEnd } kind = kEnd;
-  std::string text;
-  uint64_t value = 0;  // kNumber
-  size_t offset = 0;   // in the text
-};
+using Token = TsdlToken;
 
 struct TsdlError {
   std::string message;
   size_t offset;
   bool hazard;  // true: unsafe for babeltrace2 (refuse); false: only beyond this parser
-};
-
-class Lexer {
- public:
-  explicit Lexer(const std::string& text) : s_(text) {}
-
-  // Tokenizes everything; throws TsdlError on an unterminated comment or string.
-  std::vector<Token> All() {
-    std::vector<Token> out;
-    for (;;) {
-      Token t = Next();
-      out.push_back(t);
-      if (t.kind == Token::kEnd) return out;
-    }
-  }
-
- private:
-  Token Next() {
-    for (;;) {
-      while (i_ < s_.size() && (std::isspace(static_cast<unsigned char>(s_[i_])) || s_[i_] == 0))
-        ++i_;
-      if (s_.compare(i_, 2, "/*") == 0) {
-        const size_t e = s_.find("*/", i_ + 2);
-        if (e == std::string::npos) throw TsdlError{"unterminated comment", i_, true};
-        i_ = e + 2;
-      } else if (s_.compare(i_, 2, "//") == 0) {
-        const size_t e = s_.find('\n', i_);
-        i_ = e == std::string::npos ? s_.size() : e + 1;
-      } else {
-        break;
-      }
-    }
-    Token t;
-    t.offset = i_;
-    if (i_ >= s_.size()) return t;
-    const char c = s_[i_];
-    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
-      size_t e = i_;
-      while (e < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[e])) || s_[e] == '_'))
-        ++e;
-      t.kind = Token::kIdent;
-      t.text = s_.substr(i_, e - i_);
-      i_ = e;
-    } else if (std::isdigit(static_cast<unsigned char>(c))) {
-      size_t e = i_;
-      while (e < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[e])))) ++e;
-      t.kind = Token::kNumber;
-      t.text = s_.substr(i_, e - i_);
-      errno = 0;
-      char* end = nullptr;
-      t.value = std::strtoull(t.text.c_str(), &end, 0);
-      // Suffixes (u, l) are allowed; a value beyond 64 bits saturates (then it is over a limit).
-      if (errno == ERANGE) t.value = UINT64_MAX;
-      i_ = e;
-    } else if (c == '"' || c == '\'') {
-      size_t e = i_ + 1;
-      while (e < s_.size() && s_[e] != c) e += s_[e] == '\\' ? 2 : 1;
-      if (e >= s_.size()) throw TsdlError{"unterminated string", i_, true};
-      t.kind = Token::kString;
-      t.text = s_.substr(i_ + 1, e - i_ - 1);
-      i_ = e + 1;
-    } else {
-      t.kind = Token::kPunct;
-      const size_t n = s_.compare(i_, 2, ":=") == 0 || s_.compare(i_, 2, "->") == 0 ? 2
-                       : s_.compare(i_, 3, "...") == 0                              ? 3
-                                                                                    : 1;
-      t.text = s_.substr(i_, n);
-      i_ += n;
-    }
-    return t;
-  }
-
-  const std::string& s_;
-  size_t i_ = 0;
 };
 
 struct Type;
@@ -958,7 +880,12 @@ bool ParseMetadata(const std::string& path, const std::string& text, const TsdlL
         std::count(text.begin(), text.begin() + std::min(offset, text.size()), '\n') + 1);
   };
   try {
-    std::vector<Token> tokens = Lexer(text).All();
+    std::vector<Token> tokens;
+    try {
+      tokens = TokenizeTsdl(text);
+    } catch (const TsdlLexError& e) {
+      throw TsdlError{e.message, e.offset, true};
+    }
     if (auto e = CheckComplete(tokens)) {
       *error = path + ": line " + line_of(e->offset) + " (text offset " + Hex(e->offset) +
                "): " + e->message;

@@ -8,79 +8,17 @@
 #include <utility>
 
 #include "live/trace_check.h"
+#include "live/tsdl_lexer.h"
 
 namespace waitpath::ctf {
 namespace {
 
-struct Token {
-  enum Kind : uint8_t { kIdent, kNumber, kString, kPunct, kEnd } kind = kEnd;
-  std::string text;
-  size_t offset = 0;
-};
+using Token = TsdlToken;
 
 struct ParseError {
   std::string message;
   size_t offset;
 };
-
-std::vector<Token> Tokenize(const std::string& s) {
-  std::vector<Token> out;
-  size_t i = 0;
-  for (;;) {
-    for (;;) {
-      while (i < s.size() && (std::isspace(static_cast<unsigned char>(s[i])) || s[i] == 0)) ++i;
-      if (s.compare(i, 2, "/*") == 0) {
-        const size_t e = s.find("*/", i + 2);
-        if (e == std::string::npos) throw ParseError{"unterminated comment", i};
-        i = e + 2;
-      } else if (s.compare(i, 2, "//") == 0) {
-        const size_t e = s.find('\n', i);
-        i = e == std::string::npos ? s.size() : e + 1;
-      } else {
-        break;
-      }
-    }
-    Token t;
-    t.offset = i;
-    if (i >= s.size()) {
-      out.push_back(t);
-      return out;
-    }
-    const char c = s[i];
-    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
-      size_t e = i;
-      while (e < s.size() && (std::isalnum(static_cast<unsigned char>(s[e])) || s[e] == '_')) ++e;
-      t.kind = Token::kIdent;
-      t.text = s.substr(i, e - i);
-      i = e;
-    } else if (std::isdigit(static_cast<unsigned char>(c))) {
-      size_t e = i;
-      while (e < s.size() && std::isalnum(static_cast<unsigned char>(s[e]))) ++e;
-      t.kind = Token::kNumber;
-      t.text = s.substr(i, e - i);
-      i = e;
-    } else if (c == '"' || c == '\'') {
-      size_t e = i + 1;
-      std::string text;
-      while (e < s.size() && s[e] != c) {
-        if (s[e] == '\\' && e + 1 < s.size()) ++e;
-        text += s[e++];
-      }
-      if (e >= s.size()) throw ParseError{"unterminated string", i};
-      t.kind = Token::kString;
-      t.text = std::move(text);
-      i = e + 1;
-    } else {
-      t.kind = Token::kPunct;
-      const size_t n = s.compare(i, 2, ":=") == 0 || s.compare(i, 2, "->") == 0 ? 2
-                       : s.compare(i, 3, "...") == 0                            ? 3
-                                                                                : 1;
-      t.text = s.substr(i, n);
-      i += n;
-    }
-    out.push_back(std::move(t));
-  }
-}
 
 // A number as TSDL writes it (decimal, 0x hex, 0 octal, u/l suffixes), optionally negative.
 bool ToInt(const std::string& v, int64_t* out) {
@@ -584,19 +522,23 @@ const Clock* Metadata::FindClock(const std::string& name) const {
 
 bool ParseTsdl(const std::string& text, Metadata* out, std::string* error) {
   *out = Metadata{};
+  ParseError failed{"", 0};
   try {
-    Parser parser(Tokenize(text), out);
+    Parser parser(TokenizeTsdl(text), out);
     parser.Run();
     parser.AttachEvents();
+    return true;
+  } catch (const TsdlLexError& e) {
+    failed = ParseError{e.message, e.offset};
   } catch (const ParseError& e) {
-    const size_t at = std::min(e.offset, text.size());
-    *error =
-        "metadata line " +
-        std::to_string(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n') + 1) +
-        ": " + PrintableText(e.message);
-    return false;
+    failed = e;
   }
-  return true;
+  const size_t at = std::min(failed.offset, text.size());
+  *error =
+      "metadata line " +
+      std::to_string(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n') + 1) +
+      ": " + PrintableText(failed.message);
+  return false;
 }
 
 bool LoadMetadata(const std::string& dir, Metadata* out, std::string* error) {
