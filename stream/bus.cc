@@ -34,6 +34,8 @@ constexpr const char* kTryHeader = "Waitpath-Try";
 constexpr int kKeepEveryMs = 50;
 // How long a lost consumer's subscription may take to drain before it is closed anyway.
 constexpr int64_t kDrainMs = 5000;
+// Closing: the whole connection's drain (the shard's Flush has already waited for the acks).
+constexpr int64_t kCloseDrainMs = 1000;
 // Publishes in flight at once (unacknowledged, or waiting to be sent again).
 constexpr size_t kMaxPending = 65536;
 
@@ -177,10 +179,17 @@ void Bus::Close() {
   }
   keeper_cv_.notify_all();
   if (keeper_.joinable()) keeper_.join();
-  for (auto& sub : subs_) {
-    if (sub->sub) natsSubscription_Unsubscribe(sub->sub);
+  if (!conn_) return;
+  // Drained, not unsubscribed one by one (the libnats 3.4.1 race of Drop): every subscription
+  // is drained, then what was published is flushed, then the connection closes by itself;
+  // waited for a little longer than its own bound. Not connected, it is closed at once.
+  if (natsConnection_DrainTimeout(conn_, kCloseDrainMs) == NATS_OK) {
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(kCloseDrainMs + 500);
+    while (!natsConnection_IsClosed(conn_) && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  if (conn_) natsConnection_Close(conn_);
+  natsConnection_Close(conn_);
 }
 
 Bus::~Bus() {
