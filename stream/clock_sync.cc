@@ -98,13 +98,13 @@ void PairSync::AddPoint(int64_t t_a, int64_t t_b, bool a_to_b) {
   } else {
     PushUpperHull(lower_, p);
   }
-  Update();
+  stale_ = true;
 }
 
 // Feasible lines y = s x + c pass below every a->b point and above every b->a point. The
 // steepest and the flattest feasible lines each touch one point of each hull; the result is
 // their bisector, and the accuracy half their vertical distance over the observed range.
-void PairSync::Update() {
+void PairSync::Update() const {
   if (upper_.empty() || lower_.empty()) {
     quality_ = SyncQuality::kIncomplete;
     return;

@@ -31,10 +31,14 @@ class PairSync {
   // the points allow a nearer one (crystals within +/-100 ppm, NTP slewing at most 500 ppm).
   static constexpr double kMaxRateDifference = 1e-3;
 
-  SyncQuality quality() const { return quality_; }
-  double slope() const { return slope_; }
-  double offset() const { return offset_; }      // t_b = slope * t_a + offset
-  double accuracy() const { return accuracy_; }  // ns; half the band between the bounding lines
+  // The line is found when one of these is read after new points, not at each point (a pair of
+  // busy hosts adds a point per matched packet; the line is read per released batch). Not for
+  // concurrent readers.
+  SyncQuality quality() const { return Refresh().quality_; }
+  double slope() const { return Refresh().slope_; }
+  double offset() const { return Refresh().offset_; }  // t_b = slope * t_a + offset
+  // ns; half the band between the bounding lines
+  double accuracy() const { return Refresh().accuracy_; }
   uint64_t matches() const { return matches_; }
   int64_t anchor() const { return anchor_; }
 
@@ -43,7 +47,14 @@ class PairSync {
     double x, y;  // ns relative to anchor_ (x on host a, y on host b, minus anchor_)
   };
   void AddPoint(int64_t t_a, int64_t t_b, bool a_to_b);
-  void Update();
+  const PairSync& Refresh() const {
+    if (stale_) {
+      stale_ = false;
+      Update();
+    }
+    return *this;
+  }
+  void Update() const;
   static void PushLowerHull(std::vector<Point>& hull, Point p);
   static void PushUpperHull(std::vector<Point>& hull, Point p);
 
@@ -52,8 +63,9 @@ class PairSync {
   std::vector<Point> upper_;  // a->b: the line must pass below them; their lower hull
   std::vector<Point> lower_;  // b->a: the line must pass above them; their upper hull
   double min_x_ = 0, max_x_ = 0;
-  SyncQuality quality_ = SyncQuality::kIncomplete;
-  double slope_ = 1.0, offset_ = 0.0, accuracy_ = 0.0;
+  mutable bool stale_ = false;  // points added since the line was found
+  mutable SyncQuality quality_ = SyncQuality::kIncomplete;
+  mutable double slope_ = 1.0, offset_ = 0.0, accuracy_ = 0.0;
   uint64_t matches_ = 0;
 };
 
