@@ -43,7 +43,7 @@ evicted=$(awk '/^waitpath_history_evicted_reads_total/ {print $2}' "$tmp/metrics
 waits=$(grep -c '"type":"wait"' "$tmp/live.out" || true)
 echo "waits: $waits, evicted reads: ${evicted:-none}"
 [ "$waits" -gt 100 ] || { echo "FAIL: too few waits"; exit 1; }
-# (Seen once in a test-suite run, not again in 10: 569 waits and none reached evicted history;
+# (Seen once in a test-suite run, not again in 12: 569 waits and none reached evicted history;
 # what the run said is printed to find out why.)
 awk -v e="${evicted:-0}" 'BEGIN { exit !(e > 0) }' || {
   echo "FAIL: no evicted read counted"
