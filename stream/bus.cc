@@ -211,6 +211,14 @@ bool Bus::connected() const {
   return natsConnection_Status(conn_) == NATS_CONN_STATUS_CONNECTED;
 }
 
+bool Bus::DownLongerThan(std::chrono::milliseconds grace) const {
+  if (connected()) return false;
+  const int64_t since = down_since_ns_;
+  if (since == 0) return true;  // never connected yet
+  return std::chrono::steady_clock::now().time_since_epoch().count() - since >
+         std::chrono::duration_cast<std::chrono::nanoseconds>(grace).count();
+}
+
 // Creates the stream, or keeps it as it is when it exists (another shard made it).
 bool Bus::EnsureStream(std::string* error) {
   if (stream_ready_) return true;
@@ -435,7 +443,9 @@ void Bus::OnQuery(natsConnection*, natsSubscription*, natsMsg* msg, void* arg) {
 
 void Bus::OnDisconnected(natsConnection*, void* arg) {
   Debug("disconnected");
-  ++static_cast<Bus*>(arg)->counters_.disconnects;
+  auto* bus = static_cast<Bus*>(arg);
+  ++bus->counters_.disconnects;
+  bus->down_since_ns_ = std::chrono::steady_clock::now().time_since_epoch().count();
 }
 void Bus::OnReconnected(natsConnection* nc, void* arg) {
   if (DebugOn()) {
@@ -445,6 +455,7 @@ void Bus::OnReconnected(natsConnection* nc, void* arg) {
   }
   auto* bus = static_cast<Bus*>(arg);
   ++bus->counters_.reconnects;
+  bus->down_since_ns_ = 0;
   bus->check_stream_ = true;
 }
 

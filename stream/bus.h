@@ -104,6 +104,9 @@ class Bus {
   void Close();
 
   bool connected() const;
+  // Not connected, and for longer than `grace` (or never connected yet): a connection moving to
+  // another cluster node is back within milliseconds, a lost server is not.
+  bool DownLongerThan(std::chrono::milliseconds grace) const;
   const BusCounters& counters() const { return counters_; }
 
  private:
@@ -161,6 +164,8 @@ class Bus {
   __jsCtx* js_ = nullptr;
   std::atomic<bool> stream_ready_{false};
   std::atomic<bool> check_stream_{false};  // set on reconnection, done by Maintain
+  // When the connection was lost (steady clock, ns); 0 while connected or before the first.
+  std::atomic<int64_t> down_since_ns_{0};
   struct Retry {
     __natsMsg* msg;
     std::chrono::steady_clock::time_point due;
