@@ -158,9 +158,8 @@ void PairSync::Update() const {
     const double s_hi = std::min(s_max, 1.0 + kMaxRateDifference);
     if (s_lo > s_hi || (slope_ >= s_lo && slope_ <= s_hi)) return;  // nothing to hold, or held
     slope_ = std::clamp(1.0, s_lo, s_hi);
-    double lo = -kInf, hi = kInf;
-    for (const Point& l : lower_) lo = std::max(lo, l.y - slope_ * l.x);
-    for (const Point& u : upper_) hi = std::min(hi, u.y - slope_ * u.x);
+    double lo = 0, hi = 0;
+    Band(slope_, &lo, &hi);
     offset_ = 0.5 * (lo + hi) + static_cast<double>(anchor_) * (1.0 - slope_);
     // Within the points' span: half the band at this slope, and what the slopes still allowed
     // (at most 2 kMaxRateDifference) over half the span.
@@ -169,9 +168,8 @@ void PairSync::Update() const {
   }
   // Messages both ways, but not enough spread to bound both slopes: assume no drift and
   // take the middle of the band of offsets the messages allow.
-  double lo = -kInf, hi = kInf;
-  for (const Point& l : lower_) lo = std::max(lo, l.y - l.x);
-  for (const Point& u : upper_) hi = std::min(hi, u.y - u.x);
+  double lo = 0, hi = 0;
+  Band(1.0, &lo, &hi);
   if (lo > hi) {
     quality_ = SyncQuality::kFail;
     return;
@@ -180,6 +178,13 @@ void PairSync::Update() const {
   offset_ = 0.5 * (lo + hi);  // anchor terms cancel with slope 1
   accuracy_ = 0.5 * (hi - lo);
   quality_ = SyncQuality::kApproximate;
+}
+
+void PairSync::Band(double slope, double* lo, double* hi) const {
+  *lo = -std::numeric_limits<double>::infinity();
+  *hi = std::numeric_limits<double>::infinity();
+  for (const Point& l : lower_) *lo = std::max(*lo, l.y - slope * l.x);
+  for (const Point& u : upper_) *hi = std::min(*hi, u.y - slope * u.x);
 }
 
 ClockSync::ClockSync(std::vector<std::string> hosts, size_t reference, bool two_phase,

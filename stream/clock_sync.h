@@ -55,6 +55,8 @@ class PairSync {
     return *this;
   }
   void Update() const;
+  // The offsets a line of this slope may have: below every a->b point, above every b->a one.
+  void Band(double slope, double* lo, double* hi) const;
   static void PushLowerHull(std::vector<Point>& hull, Point p);
   static void PushUpperHull(std::vector<Point>& hull, Point p);
 

@@ -14,11 +14,8 @@ namespace waitpath::ctf {
 namespace {
 
 using Token = TsdlToken;
-
-struct ParseError {
-  std::string message;
-  size_t offset;
-};
+// The parser's errors are the tokenizer's kind: a message at an offset in the text.
+using ParseError = TsdlLexError;
 
 // A number as TSDL writes it (decimal, 0x hex, 0 octal, u/l suffixes), optionally negative.
 bool ToInt(const std::string& v, int64_t* out) {
@@ -522,23 +519,19 @@ const Clock* Metadata::FindClock(const std::string& name) const {
 
 bool ParseTsdl(const std::string& text, Metadata* out, std::string* error) {
   *out = Metadata{};
-  ParseError failed{"", 0};
   try {
     Parser parser(TokenizeTsdl(text), out);
     parser.Run();
     parser.AttachEvents();
-    return true;
-  } catch (const TsdlLexError& e) {
-    failed = ParseError{e.message, e.offset};
   } catch (const ParseError& e) {
-    failed = e;
+    const size_t at = std::min(e.offset, text.size());
+    *error =
+        "metadata line " +
+        std::to_string(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n') + 1) +
+        ": " + PrintableText(e.message);
+    return false;
   }
-  const size_t at = std::min(failed.offset, text.size());
-  *error =
-      "metadata line " +
-      std::to_string(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n') + 1) +
-      ": " + PrintableText(failed.message);
-  return false;
+  return true;
 }
 
 bool LoadMetadata(const std::string& dir, Metadata* out, std::string* error) {
