@@ -1,8 +1,10 @@
 // The `waitpath` command: each subcommand registers itself (app/*_command.cc).
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstdio>
 #include <exception>
 #include <vector>
 
@@ -12,6 +14,10 @@
 
 int main(int argc, char** argv) {
   waitpath::IgnoreSigpipe();
+  // Output into a pipe or file goes out in 64 KiB writes, not stdio's 4 KiB: `tail --json`
+  // writes a record per wait, and each write into a pipe may wake its reader (a context
+  // switch each). Commands still flush when they have said something (app/live_command.cc).
+  if (!isatty(fileno(stdout))) std::setvbuf(stdout, nullptr, _IOFBF, std::size_t{1} << 16);
   CLI::App app{"waitpath: why do programs wait? Active-path analysis of Linux kernel traces."};
   app.require_subcommand(1);
   app.set_config("--config", "", "TOML file of options, a [SUBCOMMAND] table each; flags win");

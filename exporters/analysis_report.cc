@@ -1,5 +1,6 @@
 #include "exporters/analysis_report.h"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
@@ -148,38 +149,45 @@ AnalysisReport::Identity AnalysisReport::Who(TaskRef ref) const {
   return Identity{t.host, t.tid, t.comm};
 }
 
+namespace {
+void Append(fmt::memory_buffer& b, std::string_view s) {
+  b.append(s.data(), s.data() + s.size());
+}
+}  // namespace
+
 void AnalysisReport::WriteWait(const ResolvedWait& wait, std::span<const PathSegment> pieces) {
   const Task& t = engine_.tasks()[wait.task];
   if (options_.json) {
     // Written directly rather than through a json object: one record per wait (tail prints
     // every one), and building the object was a quarter of a live process's CPU time. The
     // bytes are those nlohmann's dump() gave (same keys, order and escaping).
-    auto out = std::back_inserter(line_);
+    auto out = fmt::appender(line_);
     line_.clear();
-    fmt::format_to(
-        out,
-        "{{\"type\":\"wait\",{},\"start_ns\":{},\"end_ns\":{},\"duration_ns\":{},\"cause\":\"{}\"",
-        TaskJson(wait.task, true), wait.start, wait.end, wait.end - wait.start,
-        WaitCauseName(wait.link));
+    fmt::format_to(out,
+                   FMT_COMPILE("{{\"type\":\"wait\",{},\"start_ns\":{},\"end_ns\":{},\"duration_"
+                               "ns\":{},\"cause\":\"{}\""),
+                   TaskJson(wait.task, true), wait.start, wait.end, wait.end - wait.start,
+                   WaitCauseName(wait.link));
     if ((wait.link.type == WaitLink::Type::kTask || wait.link.type == WaitLink::Type::kPacket) &&
         wait.link.task != kNoTask) {
-      fmt::format_to(out, ",\"waker\":{{{}}}", TaskJson(wait.link.task, false));
+      fmt::format_to(out, FMT_COMPILE(",\"waker\":{{{}}}"), TaskJson(wait.link.task, false));
     }
-    line_ += ",\"breakdown_ns\":{";
+    Append(line_, ",\"breakdown_ns\":{");
     for (int i = 0; i < kLeafCount; ++i) {
-      fmt::format_to(out, "{}\"{}\":{}", i ? "," : "", LeafName(static_cast<Leaf>(i)),
+      fmt::format_to(out, FMT_COMPILE("{}\"{}\":{}"), i ? "," : "", LeafName(static_cast<Leaf>(i)),
                      wait.breakdown.ns[i]);
     }
-    line_ += "},\"path\":[";
+    Append(line_, "},\"path\":[");
     for (size_t i = 0; i < pieces.size(); ++i) {
       const PathSegment& p = pieces[i];
-      fmt::format_to(out, "{}{{{},\"state\":\"{}\",\"start_ns\":{},\"end_ns\":{}}}", i ? "," : "",
+      fmt::format_to(out, FMT_COMPILE("{}{{{},\"state\":\"{}\",\"start_ns\":{},\"end_ns\":{}}}"),
+                     i ? "," : "",
                      p.task == kNoTask ? std::string_view(R"("host":"","tid":-1,"comm":"?")")
                                        : std::string_view(TaskJson(p.task, false)),
                      LeafName(p.leaf), p.start, p.end);
     }
-    line_ += "]}\n";
-    out_ << line_;
+    Append(line_, "]}\n");
+    out_.write(line_.data(), static_cast<std::streamsize>(line_.size()));
     return;
   }
   const int64_t d = wait.end - wait.start;

@@ -3,6 +3,8 @@
 // with their paths as they resolve.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -100,7 +102,7 @@ class AnalysisReport : public AccountingSink {
   };
   std::vector<TaskJsonCache> task_json_;
   std::vector<std::string> host_json_;
-  std::string line_;  // the wait record being written
+  fmt::memory_buffer line_;  // the wait record being written
   uint64_t tasks_reported_ = 0;
 };
 

@@ -35,8 +35,8 @@ void PacketRing::SetMetadata(const std::string& trace, const std::string& text) 
   traces_.push_back({trace, text});
 }
 
-std::vector<uint8_t> PacketRing::Add(const std::string& trace, const std::string& channel,
-                                     std::vector<uint8_t>&& packet) {
+PacketBytes PacketRing::Add(const std::string& trace, const std::string& channel,
+                            PacketBytes&& packet) {
   std::lock_guard lock(mutex_);
   uint32_t index = 0;
   while (index < traces_.size() && traces_[index].path != trace) ++index;
@@ -44,7 +44,7 @@ std::vector<uint8_t> PacketRing::Add(const std::string& trace, const std::string
   counts_.bytes += packet.size();
   ++counts_.packets;
   packets_.push_back({index, channel, std::move(packet)});
-  std::vector<uint8_t> reuse;
+  PacketBytes reuse;
   while (counts_.bytes > max_bytes_ && !packets_.empty()) {
     Packet& old = packets_.front();
     counts_.bytes -= old.bytes.size();

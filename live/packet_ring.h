@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "live/packet_bytes.h"
+
 namespace waitpath {
 
 class PacketRing {
@@ -21,8 +23,7 @@ class PacketRing {
   void SetMetadata(const std::string& trace, const std::string& text);
   // A packet of stream `channel` of `trace`, read; the oldest packets go while the ring is over
   // its size. Gives back a buffer to reuse (empty when none).
-  std::vector<uint8_t> Add(const std::string& trace, const std::string& channel,
-                           std::vector<uint8_t>&& packet);
+  PacketBytes Add(const std::string& trace, const std::string& channel, PacketBytes&& packet);
 
   // Any thread. Writes every trace of the ring as a CTF trace under `dir` (`dir/trace-N`:
   // `metadata` and one file per stream, its packets in order); returns their directories, or
@@ -44,7 +45,7 @@ class PacketRing {
   struct Packet {
     uint32_t trace = 0;
     std::string channel;
-    std::vector<uint8_t> bytes;
+    PacketBytes bytes;
   };
 
   const size_t max_bytes_;

@@ -209,7 +209,7 @@ RelaydIndex RelaydClient::GetNextIndex(uint64_t stream_id) {
 }
 
 RelaydClient::Fetch RelaydClient::GetPacket(uint64_t stream_id, uint64_t offset, uint64_t bytes,
-                                            std::vector<std::byte>* out, bool* new_metadata) {
+                                            PacketBytes* out, bool* new_metadata) {
   if (bytes > limits_.max_packet_bytes) {
     Fail(RelaydError::Kind::kProtocol, "a packet of " + std::to_string(bytes) +
                                            " bytes is over the limit of " +
@@ -240,6 +240,7 @@ RelaydClient::Fetch RelaydClient::GetPacket(uint64_t stream_id, uint64_t offset,
     Fail(RelaydError::Kind::kProtocol, "it answered a GET_PACKET of " + std::to_string(bytes) +
                                            " bytes with " + std::to_string(r.len.get()) + " bytes");
   }
+  out->clear();  // nothing of the old packet is kept (a resize would copy it when it grows)
   out->resize(bytes);
   socket_.Receive(out->data(), bytes, "GET_PACKET");
   return Fetch::kOk;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "live/packet_bytes.h"
 #include "live/relayd_socket.h"
 
 namespace waitpath {
@@ -70,7 +71,7 @@ class RelaydClient {
   bool GetNewStreams(uint64_t session_id, std::vector<RelaydStreamInfo>* streams);
   RelaydIndex GetNextIndex(uint64_t stream_id);
   // The `bytes` bytes at `offset` of the stream into `out` (resized). kRetry: not readable yet.
-  Fetch GetPacket(uint64_t stream_id, uint64_t offset, uint64_t bytes, std::vector<std::byte>* out,
+  Fetch GetPacket(uint64_t stream_id, uint64_t offset, uint64_t bytes, PacketBytes* out,
                   bool* new_metadata);
   // Metadata not sent yet, appended to `out`. kRetry: none new; kEnd: the stream is gone.
   Fetch GetMetadata(uint64_t stream_id, std::string* out);

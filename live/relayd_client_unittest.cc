@@ -247,7 +247,7 @@ TEST(RelaydClientTest, GiantCountsAndLengthsAreRefusedBeforeAllocating) {
   EXPECT_NE(std::string(e.what()).find("bytes of metadata, more than the limit"), std::string::npos)
       << e.what();
   EXPECT_EQ(Catch([&] { c.GetNextIndex(1); }).kind(), Kind::kProtocol);
-  std::vector<std::byte> packet;
+  PacketBytes packet;
   bool new_metadata = false;
   EXPECT_EQ(Catch([&] { c.GetPacket(1, 0, 4096, &packet, &new_metadata); }).kind(),
             Kind::kProtocol);

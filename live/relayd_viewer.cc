@@ -166,7 +166,7 @@ bool RelaydViewer::Visit(Stream& s) {
                                   .events_discarded = index.events_discarded,
                                   .content_size_bits = index.content_size_bits,
                                   .packet_size_bits = index.packet_size_bits,
-                                  .bytes = std::span<const std::byte>(packet_)});
+                                  .bytes = std::as_bytes(std::span<const uint8_t>(packet_))});
   s.watermark = std::max(s.watermark, index.timestamp_end);
   s.index.reset();
   return true;

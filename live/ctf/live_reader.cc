@@ -87,11 +87,11 @@ LiveAttempt ReadLiveSession(HostInput& input, const std::string& url,
   // After the relayd had nothing: a short wait first (the other streams' packets of the same
   // live-timer flush follow within milliseconds), doubling while nothing comes.
   std::chrono::milliseconds idle_sleep = options.min_idle_sleep;
+  // One sleep, not a millisecond at a time: each wake-up is a context switch, and sleeping 1 ms
+  // at a time up to 16 ms made them a tenth of a live process's CPU (docs/bench.md). A stop
+  // waits at most the longest sleep.
   auto idle = [&] {
-    for (auto waited = std::chrono::milliseconds(0); waited < idle_sleep && !stopped();
-         waited += std::chrono::milliseconds(1)) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
+    if (!stopped()) std::this_thread::sleep_for(idle_sleep);
     idle_sleep = std::min(idle_sleep * 2, options.max_idle_sleep);
   };
   // This attempt's streams go with it (a reattach has new ones); their CPUs stay known.
@@ -100,16 +100,16 @@ LiveAttempt ReadLiveSession(HostInput& input, const std::string& url,
     ~ForgetStreams() { cpus.ForgetStreams(); }
   } forget{input.cpus};
   // Declared before the reader, whose ports read them.
-  std::vector<std::vector<uint8_t>> spare;
+  std::vector<PacketBytes> spare;
   auto take_spare = [&spare] {
-    std::vector<uint8_t> b;
+    PacketBytes b;
     if (!spare.empty()) {
       b = std::move(spare.back());
       spare.pop_back();
     }
     return b;
   };
-  auto give_spare = [&spare](std::vector<uint8_t>&& b) {
+  auto give_spare = [&spare](PacketBytes&& b) {
     if (b.capacity() > 0 && spare.size() < kSpareBuffers) spare.push_back(std::move(b));
   };
   std::deque<LiveTrace> traces;
@@ -221,15 +221,15 @@ LiveAttempt ReadLiveSession(HostInput& input, const std::string& url,
       } else if (auto* p = std::get_if<ViewerPacket>(&*event)) {
         LiveStream* s = stream_of(p->session_id, p->stream_id);
         if (!s) continue;
-        std::vector<uint8_t> bytes = take_spare();
+        PacketBytes bytes = take_spare();
+        viewer.TakePacket(&bytes);
         const auto* data = reinterpret_cast<const uint8_t*>(p->bytes.data());
-        bytes.assign(data, data + p->bytes.size());
         if (options.ring) {
           // Kept for captures as it arrives, not once decoded: a packet whose events run past
           // a capture's window is decoded only as far as the merge has gone, and the window's
           // part of it must be in the ring when the capture is cut. The ring gives back the
           // buffer of a packet it let go.
-          std::vector<uint8_t> kept = take_spare();
+          PacketBytes kept = take_spare();
           kept.assign(data, data + p->bytes.size());
           give_spare(options.ring->Add(s->trace->path, s->channel, std::move(kept)));
         }

@@ -168,7 +168,7 @@ bool NativeReader::FeedLive(Port& p) {
     p.trace = live.trace;
     p.noted = false;
   }
-  const std::vector<uint8_t>& bytes = live.packets.front();
+  const PacketBytes& bytes = live.packets.front();
   p.cursor->Feed(std::span<const uint8_t>(bytes.data(), bytes.size()));
   live.reading_front = true;
   return true;

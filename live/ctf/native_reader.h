@@ -17,6 +17,7 @@
 
 #include "live/ctf/stream_cursor.h"
 #include "live/host_input.h"
+#include "live/packet_bytes.h"
 #include "live/port_merger.h"
 #include "live/string_table.h"
 
@@ -25,12 +26,12 @@ namespace waitpath {
 // A live stream's packets as they arrive, for the reader to decode in order.
 struct LivePackets {
   std::shared_ptr<ctf::TraceDecoder> trace;  // its trace, with the newest metadata
-  std::deque<std::vector<uint8_t>> packets;  // received; the front one is being read
+  std::deque<PacketBytes> packets;           // received; the front one is being read
   bool reading_front = false;
   std::optional<uint64_t> beacon;  // clock cycles: the stream has nothing before this
   bool ended = false;              // nothing comes after the packets queued
   // A packet read to its end, given back (the receiver reuses the buffer).
-  std::function<void(std::vector<uint8_t>&&)> done;
+  std::function<void(PacketBytes&&)> done;
 };
 
 class NativeReader {
