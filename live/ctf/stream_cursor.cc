@@ -74,6 +74,47 @@ inline T Load(const uint8_t* p) {
   return v;
 }
 
+// A whole unsigned integer read (kU8 .. kU64) at `p`.
+inline uint64_t LoadUnsigned(FieldRead::Kind kind, const uint8_t* p) {
+  switch (kind) {
+    case FieldRead::kU8:
+      return p[0];
+    case FieldRead::kU16:
+      return Load<uint16_t>(p);
+    case FieldRead::kU32:
+      return Load<uint32_t>(p);
+    default:
+      return Load<uint64_t>(p);
+  }
+}
+
+// The event header `program` as a FixedHeader when it is one: [Align] Fields(id, clock).
+FixedHeader FixedHeaderOf(const DecodePlan& plan, int32_t program) {
+  FixedHeader h;
+  if (program < 0) return h;
+  const std::vector<Op>& ops = plan.program(program);
+  size_t i = 0;
+  if (i < ops.size() && ops[i].code == Op::kAlign) h.align = ops[i++].arg;
+  if (i + 1 != ops.size() || ops[i].code != Op::kFields) return h;
+  const FieldRun& run = plan.field_run(ops[i].sub);
+  if (run.reads.size() != 2 || !run.on_byte || run.bits % 8 != 0) return h;
+  const FieldRead* id = nullptr;
+  const FieldRead* clock = nullptr;
+  for (const FieldRead& r : run.reads) {
+    const bool whole = r.kind == FieldRead::kU8 || r.kind == FieldRead::kU16 ||
+                       r.kind == FieldRead::kU32 || r.kind == FieldRead::kU64;
+    if (!whole || r.op.code != Op::kInt || r.offset % 8 != 0) return h;
+    if (r.op.flags == Op::kEventId) id = &r;
+    if (r.op.flags == Op::kClock) clock = &r;
+  }
+  if (!id || !clock) return h;
+  h.on = true;
+  h.bits = run.bits;
+  h.id = *id;
+  h.clock = *clock;
+  return h;
+}
+
 // The first NUL in [s, e), nullptr when none. Strings are mostly short (task names): a word at
 // a time while 8 bytes are left (the lowest byte flagged by the zero-byte test is the first
 // NUL; bytes flagged above it may be false), memchr for the tail.
@@ -152,6 +193,7 @@ bool TraceDecoder::Compile(std::string* error) {
       plan_->Finish(p);
       plan_->Fuse(p);
     }
+    sp.fixed_header = FixedHeaderOf(*plan_, sp.event_header);
     sp.events.resize(sc.events.size());
     // Event ids are small and dense (LTTng, perf): a table; a sparse id is looked up.
     if (!sc.events.empty() && sc.events.back().id < 65536) {
@@ -351,7 +393,10 @@ bool StreamCursor::Run(int32_t program) {
     const uint64_t m = uint64_t{1} << (op.size - 1);
     return (v ^ m) - m;
   };
-  for (const Op& op : plan.program(program)) {
+  const std::vector<Op>* ops = &plan.program(program);
+  const Op* end_op = ops->data() + ops->size();
+  for (const Op* at_op = ops->data(); at_op != end_op; ++at_op) {
+    const Op& op = *at_op;
     switch (op.code) {
       case Op::kIntFast: {
         if (op.size > end - pos) return FailAt(pos, "an integer past the packet's content");
@@ -458,10 +503,24 @@ bool StreamCursor::Run(int32_t program) {
         pos += n * 8;
         break;
       }
+      case Op::kVariant:
+        if (at_op + 1 == end_op) {
+          // Last in its program (LTTng's event headers: the tag, then the variant): its
+          // option's ops are run in this loop, not by a recursive Run.
+          const int32_t chosen = Option(op);
+          if (chosen < 0) {
+            pos_ = pos;
+            return Fail("variant tag " + std::to_string(values[op.count].v) + " selects no option");
+          }
+          ops = &plan.program(chosen);
+          at_op = ops->data() - 1;
+          end_op = ops->data() + ops->size();
+          break;
+        }
+        [[fallthrough]];
       case Op::kAddress:
       case Op::kSkipArray:
       case Op::kArray:
-      case Op::kVariant:
         // Rarer (and recursive): out of this loop, so that it keeps its registers.
         pos_ = pos;
         if (!RunComposite(op)) return false;
@@ -471,6 +530,33 @@ bool StreamCursor::Run(int32_t program) {
   }
   pos_ = pos;
   return true;
+}
+
+bool StreamCursor::ReadFixedHeader(const FixedHeader& h) {
+  const uint64_t pos = (pos_ + h.align - 1) & ~(h.align - 1);
+  // Damage: the program says what, as it always did.
+  if (pos > end_ || h.bits > end_ - pos || pos % 8 != 0) return Run(stream_->event_header);
+  const uint8_t* p = data_ + pos / 8;
+  const uint64_t id = LoadUnsigned(h.id.kind, p + h.id.offset / 8);
+  const uint64_t clock = LoadUnsigned(h.clock.kind, p + h.clock.offset / 8);
+  if (h.id.op.slot >= 0) values_[static_cast<size_t>(h.id.op.slot)] = Value{id, 0, epoch_};
+  if (h.clock.op.slot >= 0) values_[static_cast<size_t>(h.clock.op.slot)] = Value{clock, 0, epoch_};
+  Special(h.id.op, id);
+  Special(h.clock.op, clock);
+  pos_ = pos + h.bits;
+  return true;
+}
+
+int32_t StreamCursor::Option(const Op& op) const {
+  const uint64_t tag = values_[static_cast<size_t>(op.count)].v;
+  const VariantTable& table = trace_->plan().variant(op.sub);
+  for (const VariantCase& c : table.cases) {
+    const bool in = table.is_signed ? (static_cast<int64_t>(tag) >= static_cast<int64_t>(c.lo) &&
+                                       static_cast<int64_t>(tag) <= static_cast<int64_t>(c.hi))
+                                    : (tag >= c.lo && tag <= c.hi);
+    if (in) return c.program;
+  }
+  return -1;
 }
 
 bool StreamCursor::RunComposite(const Op& op) {
@@ -507,21 +593,10 @@ bool StreamCursor::RunComposite(const Op& op) {
       return true;
     }
     case Op::kVariant: {
-      const Value& tag = values_[static_cast<size_t>(op.count)];
-      const VariantTable& table = trace_->plan().variant(op.sub);
-      int32_t chosen = -1;
-      for (const VariantCase& c : table.cases) {
-        const bool in = table.is_signed
-                            ? (static_cast<int64_t>(tag.v) >= static_cast<int64_t>(c.lo) &&
-                               static_cast<int64_t>(tag.v) <= static_cast<int64_t>(c.hi))
-                            : (tag.v >= c.lo && tag.v <= c.hi);
-        if (in) {
-          chosen = c.program;
-          break;
-        }
-      }
+      const int32_t chosen = Option(op);
       if (chosen < 0) {
-        return Fail("variant tag " + std::to_string(tag.v) + " selects no option");
+        return Fail("variant tag " + std::to_string(values_[static_cast<size_t>(op.count)].v) +
+                    " selects no option");
       }
       return Run(chosen);
     }
@@ -561,6 +636,7 @@ bool StreamCursor::BeginPacket() {
   if (content_bits > packet_bits || content_bits < pos_ - offset_ * 8)
     return Fail("content_size " + std::to_string(content_bits) + " bits does not fit");
   packet_end_ = offset_ + packet_bits / 8;
+  if (mapped_) MapPagesAhead(data_, size_, packet_end_, &populated_);
   end_ = offset_ * 8 + content_bits;
   // The snapshots babeltrace2 takes from the context.
   begin_clock_ = sp->ts_begin.valid() ? Raw(sp->ts_begin) : kNone;
@@ -637,7 +713,8 @@ StreamCursor::Item StreamCursor::Next() {
     have_event_id_ = false;
     StreamPlan& sp = *stream_;
     // (Run is not called for a scope the stream or class lacks: most have no contexts.)
-    bool ok = (sp.event_header < 0 || Run(sp.event_header)) &&
+    bool ok = (sp.fixed_header.on ? ReadFixedHeader(sp.fixed_header)
+                                  : sp.event_header < 0 || Run(sp.event_header)) &&
               (sp.common_context < 0 || Run(sp.common_context));
     if (ok) {
       uint64_t id = event_id_;

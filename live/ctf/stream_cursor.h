@@ -31,8 +31,19 @@ struct EventPlan {
   std::vector<FieldHandle> replay_fields;  // in ReplayField order
 };
 
+// An event header that is one run of fixed size after an alignment, of the event id and the
+// clock as whole unsigned little-endian integers (the generator's and perf's headers): Next()
+// reads it without running its program (a tenth of a decoded event's instructions).
+struct FixedHeader {
+  bool on = false;
+  uint64_t align = 1;  // bits
+  uint64_t bits = 0;
+  FieldRead id, clock;  // offsets from the aligned start
+};
+
 struct StreamPlan {
   const StreamClass* sc = nullptr;
+  FixedHeader fixed_header;  // `on` when event_header is one
   int32_t packet_context = -1, event_header = -1, common_context = -1;
   // Packet-context fields babeltrace2 gives a meaning to (invalid when absent).
   FieldHandle ts_begin, ts_end, discarded, packet_size, content_size, cpu_id;
@@ -145,8 +156,12 @@ class StreamCursor {
   // Starts the packet at offset_: false with error_ on damage.
   bool BeginPacket();
   bool Run(int32_t program);
+  // The event header described by `h` (FixedHeader), as Run(event_header) reads it.
+  bool ReadFixedHeader(const FixedHeader& h);
   // Run's arrays, sequences and variants, at pos_.
   [[gnu::noinline]] bool RunComposite(const Op& op);
+  // The program of the option variant `op` selects by its tag's value (-1: none).
+  int32_t Option(const Op& op) const;
   bool Fail(const std::string& what);
   // A kInt's effects beyond its slot: the clock, the event id.
   void Special(const Op& op, uint64_t v);
@@ -158,9 +173,10 @@ class StreamCursor {
   const std::string path_;
   const bool mapped_ = true;  // data_ is a mapping of the file (else fed)
   const uint8_t* data_ = nullptr;
-  uint64_t size_ = 0;      // bytes
-  uint64_t base_ = 0;      // bytes fed before data_ (errors name offsets in the stream)
-  uint64_t released_ = 0;  // bytes: the mapping's pages before this were released (EndPacket)
+  uint64_t size_ = 0;       // bytes
+  uint64_t base_ = 0;       // bytes fed before data_ (errors name offsets in the stream)
+  uint64_t released_ = 0;   // bytes: the mapping's pages before this were released (EndPacket)
+  uint64_t populated_ = 0;  // bytes: the mapping's pages before this were mapped (BeginPacket)
   std::vector<Value> values_;
   uint32_t epoch_ = 1;
 
