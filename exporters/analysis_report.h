@@ -3,8 +3,6 @@
 // with their paths as they resolve.
 #pragma once
 
-#include <fmt/format.h>
-
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -102,7 +100,7 @@ class AnalysisReport : public AccountingSink {
   };
   std::vector<TaskJsonCache> task_json_;
   std::vector<std::string> host_json_;
-  fmt::memory_buffer line_;  // the wait record being written
+  std::string line_;  // the wait record being written
   uint64_t tasks_reported_ = 0;
 };
 

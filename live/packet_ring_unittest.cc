@@ -19,8 +19,8 @@ std::string Slurp(const fs::path& p) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-std::vector<uint8_t> Packet(char fill, size_t n) {
-  return std::vector<uint8_t>(n, fill);
+PacketBytes Packet(char fill, size_t n) {
+  return PacketBytes(n, fill);
 }
 
 // Bounded in bytes, the oldest packets going first (counted), their buffers given back; what
@@ -33,7 +33,7 @@ TEST(PacketRingTest, KeepsTheNewestPacketsAndWritesThemAsTraces) {
   EXPECT_TRUE(ring.Add("h/s/ust/uid/0/64-bit", "chan_0", Packet('a', 100)).empty());
   EXPECT_TRUE(ring.Add("h/s/ust/uid/0/64-bit", "chan_1", Packet('b', 100)).empty());
   EXPECT_TRUE(ring.Add("h/s/ust/uid/0/64-bit", "chan_0", Packet('c', 100)).empty());
-  const std::vector<uint8_t> reuse = ring.Add("h/s/ust/uid/0/64-bit", "chan_0", Packet('d', 100));
+  const PacketBytes reuse = ring.Add("h/s/ust/uid/0/64-bit", "chan_0", Packet('d', 100));
   EXPECT_EQ(reuse, Packet('a', 100));  // the oldest went
   const PacketRing::Counts c = ring.counts();
   EXPECT_EQ(c.packets, 3u);
