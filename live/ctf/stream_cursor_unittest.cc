@@ -259,6 +259,69 @@ TEST_F(StreamCursorTest, TruncatedAndBogusSizesAreErrorsNotCrashes) {
   }
 }
 
+// A header of one fixed run (the event id and the clock, whole bytes: the generator's and
+// perf's layout) is read directly (FixedHeader), with what its program gives: the id, the
+// clock, and an error for a header past the packet's content.
+TEST_F(StreamCursorTest, AFixedHeaderIsReadDirectly) {
+  std::string meta = kMetadata;
+  const size_t from = meta.find("event.header :=");
+  const size_t to = meta.find("align(8);", from) + 9;
+  meta.replace(from, to - from,
+               "event.header := struct { uint16_t id; ts64 timestamp; } align(8);");
+  WriteMetadata(meta);
+  Bits b;
+  const size_t start = b.pos();
+  b.Put(0xC1FC1FC1, 32);
+  b.Put(0, 32);
+  b.Put(0x100, 64);
+  b.Put(0x900, 64);
+  const size_t content_at = b.pos();
+  b.Put(0, 64);
+  b.Put(0, 64);
+  b.Put(0, 64);
+  b.Put(2, 32);  // cpu_id
+  for (uint64_t ts : {0x150, 0x800}) {
+    b.Align(8);
+    b.Put(0, 16);  // sched_switch
+    b.Put(ts, 64);
+    b.Put(static_cast<uint64_t>(-7) & 0xffffffff, 32);
+    b.Text("swapper/2", 16);
+    b.Put(42, 32);
+    b.Text("worker", 7);
+  }
+  b.Align(8);
+  b.Put(1, 16);  // `other`, its header cut after the id: past the content
+  const size_t content = b.pos() - start;
+  while ((b.pos() - start) % 512) b.Put(0, 8);
+  b.Patch(content_at, content);
+  b.Patch(content_at + 64, b.pos() - start);
+  WriteStream(b);
+  TraceDecoder trace;
+  std::string error;
+  ASSERT_TRUE(trace.Open(dir_.string(), &error)) << error;
+  ASSERT_NE(trace.FindStream(0), nullptr);
+  EXPECT_TRUE(trace.FindStream(0)->fixed_header.on);
+  StreamCursor c(trace, trace.files()[0]);
+  using Item = StreamCursor::Item;
+  ASSERT_EQ(c.Next(), Item::kPacket);
+  for (uint64_t ts : {0x150, 0x800}) {
+    ASSERT_EQ(c.Next(), Item::kEvent) << c.error();
+    EXPECT_EQ(c.timestamp(), ts);
+    ASSERT_TRUE(c.event().known);
+    EXPECT_EQ(c.Raw(c.event().fields.b), 42u);
+    EXPECT_EQ(c.Text(c.event().fields.c), "swapper/2");
+  }
+  EXPECT_EQ(c.Next(), Item::kError);
+  EXPECT_NE(c.error().find("past the packet's content"), std::string::npos) << c.error();
+  EXPECT_EQ(c.Next(), Item::kEnd);
+
+  // LTTng's header (a tag, then a variant) is not one.
+  WriteMetadata(kMetadata);
+  TraceDecoder lttng;
+  ASSERT_TRUE(lttng.Open(dir_.string(), &error)) << error;
+  EXPECT_FALSE(lttng.FindStream(0)->fixed_header.on);
+}
+
 // Live: the same stream fed packet by packet (as the relayd sends them), its trace's metadata
 // growing in between, reads exactly as the file: the clock and the discarded-events counter go
 // on from packet to packet, and an error names the offset in the stream.
