@@ -1,7 +1,10 @@
 #include "live/bt_util.h"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 #include <regex>
+#include <string>
 
 namespace waitpath {
 
@@ -51,12 +54,37 @@ std::string TakeBabeltraceError(bool verbose) {
   return out;
 }
 
+namespace {
+
+// A plugin found once per process and kept: bt_plugin_find loads every plugin of the system
+// directory (a dlopen of each, and of their libraries: libdw, libelf, liblzma…), and they are
+// unloaded when the last reference goes. Live discovery asks the relayd for its sessions every
+// second through src.ctf.lttng-live: it loaded and unloaded them each time (2–4 % of a live
+// process's CPU, docs/bench.md "Live overheads"). A plugin not found is looked for again.
+const bt_plugin* FindPlugin(const char* name) {
+  static std::mutex mu;
+  static std::map<std::string, const bt_plugin*> found;
+  std::lock_guard lock(mu);
+  auto it = found.find(name);
+  if (it == found.end()) {
+    const bt_plugin* p = nullptr;
+    if (bt_plugin_find(name, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, &p) !=
+            BT_PLUGIN_FIND_STATUS_OK ||
+        !p) {
+      return nullptr;
+    }
+    it = found.emplace(name, p).first;  // the cache's reference
+  }
+  bt_plugin_get_ref(it->second);  // the caller's
+  return it->second;
+}
+
+}  // namespace
+
 const bt_component_class_source* FindSourceClass(const char* plugin, const char* name,
                                                  const bt_plugin** plugin_out, std::string* error) {
-  const bt_plugin* p = nullptr;
-  if (bt_plugin_find(plugin, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, &p) !=
-          BT_PLUGIN_FIND_STATUS_OK ||
-      !p) {
+  const bt_plugin* p = FindPlugin(plugin);
+  if (!p) {
     bt_current_thread_clear_error();
     *error = std::string("babeltrace2 plugin '") + plugin +
              "' not found (is the babeltrace2 package installed?)";
