@@ -102,9 +102,12 @@ struct PipelineOptions {
   // they hold, not their capacity, so that the count is the same from run to run).
   size_t keep_decoded_bytes = kDefaultKeepDecodedMb << 20;
   // kOnePass: how far behind every reading host's watermark (reference time) an event is
-  // released: the sync's short matching window (stream/clock_sync.h), so every packet sent
-  // before the event has been matched (or expired) when the event is mapped.
-  int64_t hold_ns = 2'000'000'000;
+  // released, so that it is mapped with the packets exchanged in the half second after it
+  // as well as those before. It was the sync's short matching window (2 s, so that every
+  // packet sent before the event had been matched or expired): on 4 and 16 hosts the held
+  // events were then most of the memory (356 and 386 MB peak against 278 and 304), and
+  // touching that much fresh memory an eighth of the CPU (docs/sync.md, "Hold").
+  int64_t hold_ns = 500'000'000;
   // kBootstrap: see TimeMerger::SetMaxLag (0: no limit), and the policy above.
   int64_t max_lag_ns = 0;
   std::chrono::milliseconds idle_after{2000};
