@@ -22,9 +22,10 @@ int main(int argc, char** argv) {
   if (!isatty(fileno(stdout))) std::setvbuf(stdout, nullptr, _IOFBF, std::size_t{1} << 16);
   // Into a pipe, a megabyte of room (Linux's default is 64 KiB, one write's worth): a reader a
   // little behind (`| jq`, a log shipper) no longer blocks every write, a wake-up each time.
-  // Refused (a lower fs.pipe-max-size) or not a pipe: as it was.
+  // Refused (a lower fs.pipe-max-size), not a pipe, or a pipe already larger: as it was.
   struct stat out {};
-  if (fstat(STDOUT_FILENO, &out) == 0 && S_ISFIFO(out.st_mode))
+  if (fstat(STDOUT_FILENO, &out) == 0 && S_ISFIFO(out.st_mode) &&
+      fcntl(STDOUT_FILENO, F_GETPIPE_SZ) < (1 << 20))
     fcntl(STDOUT_FILENO, F_SETPIPE_SZ, 1 << 20);
   CLI::App app{"waitpath: why do programs wait? Active-path analysis of Linux kernel traces."};
   app.require_subcommand(1);
