@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cstring>
 #include <ctime>
-#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "exporters/wait_headline.h"
@@ -153,8 +152,8 @@ AnalysisReport::Identity AnalysisReport::Who(TaskRef ref) const {
 namespace {
 
 // A wait's JSON record, written straight into a string: literals of known length, integers
-// through fmt::format_int, names already escaped (TaskJson). Through fmt::format_to it cost
-// ~6,700 instructions a record (~15 a byte), more than decoding and analysing the events it
+// formatted in place (a compiled "{}"), names already escaped (TaskJson). Through fmt::format_to it
+// cost ~6,700 instructions a record (~15 a byte), more than decoding and analysing the events it
 // explains when every wait is printed (`tail --json`; docs/bench.md, "Live overheads").
 class JsonLine {
  public:

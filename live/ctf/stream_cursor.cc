@@ -510,7 +510,7 @@ bool StreamCursor::Run(int32_t program) {
           const int32_t chosen = Option(op);
           if (chosen < 0) {
             pos_ = pos;
-            return Fail("variant tag " + std::to_string(values[op.count].v) + " selects no option");
+            return NoOption(op);
           }
           ops = &plan.program(chosen);
           at_op = ops->data() - 1;
@@ -559,6 +559,11 @@ int32_t StreamCursor::Option(const Op& op) const {
   return -1;
 }
 
+bool StreamCursor::NoOption(const Op& op) {
+  return Fail("variant tag " + std::to_string(values_[static_cast<size_t>(op.count)].v) +
+              " selects no option");
+}
+
 bool StreamCursor::RunComposite(const Op& op) {
   switch (op.code) {
     case Op::kAddress: {
@@ -594,10 +599,7 @@ bool StreamCursor::RunComposite(const Op& op) {
     }
     case Op::kVariant: {
       const int32_t chosen = Option(op);
-      if (chosen < 0) {
-        return Fail("variant tag " + std::to_string(values_[static_cast<size_t>(op.count)].v) +
-                    " selects no option");
-      }
+      if (chosen < 0) return NoOption(op);
       return Run(chosen);
     }
     default:

@@ -162,6 +162,8 @@ class StreamCursor {
   [[gnu::noinline]] bool RunComposite(const Op& op);
   // The program of the option variant `op` selects by its tag's value (-1: none).
   int32_t Option(const Op& op) const;
+  // The error of a variant `op` whose tag selects no option (Option gave -1).
+  [[gnu::cold, gnu::noinline]] bool NoOption(const Op& op);
   bool Fail(const std::string& what);
   // A kInt's effects beyond its slot: the clock, the event id.
   void Special(const Op& op, uint64_t v);
