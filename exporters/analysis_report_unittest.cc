@@ -67,7 +67,12 @@ TEST(AnalysisReportTest, TaskRecordInText) {
 TEST(AnalysisReportTest, TaskAndWaitRecordsInJson) {
   std::istringstream in(Report(true, 0));
   std::vector<nlohmann::json> records;
-  for (std::string line; std::getline(in, line);) records.push_back(nlohmann::json::parse(line));
+  for (std::string line; std::getline(in, line);) {
+    records.push_back(nlohmann::json::parse(line));
+    // Written by hand (JsonLine), yet the bytes nlohmann would write: same keys in the same
+    // order, no spaces, the same escaping.
+    EXPECT_EQ(nlohmann::ordered_json::parse(line).dump(), line);
+  }
   ASSERT_EQ(records.size(), 2u);  // the wait, then the task at the end of the input
   const nlohmann::json& wait = records[0];
   EXPECT_EQ(wait["type"], "wait");
