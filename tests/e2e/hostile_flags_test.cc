@@ -1,7 +1,9 @@
 // Hostile values in flags, --config files and trace metadata (issue "Hostile and broken
 // input"): each is a one-line usage error (exit 2) or is read safely; none crashes or hangs
 // (ctest's timeout bounds the slow cases; no timing is asserted).
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -176,6 +178,26 @@ TEST_F(HostileFlagsTest, ClosedOutputEndsWith141) {
     std::stringstream text;
     text << in.rdbuf();
     EXPECT_EQ(text.str(), "") << cmd;
+  }
+}
+
+// Output into a pipe: the pipe gets a megabyte of room (a reader a little behind then does not
+// block every write), and a pipe already larger is left as it is.
+TEST_F(HostileFlagsTest, PipedOutputGetsAMegabyteOfRoomNeverLess) {
+  for (const int before : {64 << 10, 2 << 20}) {
+    int fds[2];
+    ASSERT_EQ(pipe(fds), 0);
+    if (fcntl(fds[1], F_SETPIPE_SZ, before) < before) {  // 2 MiB: over fs.pipe-max-size, not root
+      close(fds[0]);
+      close(fds[1]);
+      continue;
+    }
+    const std::string cmd =
+        "bash -c '" + kWaitpath + " --version >&" + std::to_string(fds[1]) + "'";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    EXPECT_EQ(fcntl(fds[0], F_GETPIPE_SZ), std::max(before, 1 << 20)) << before;
+    close(fds[0]);
+    close(fds[1]);
   }
 }
 
