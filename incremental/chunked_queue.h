@@ -65,7 +65,8 @@ class ChunkedQueue {
   };
   using Chunk = std::unique_ptr<T[], Release>;
 
-  // Small chunks (16 values): a short-lived task's history holds one of 1 KB (64-byte segments).
+  // Small chunks (16 values): a short-lived task's history holds one of 384 bytes (24-byte
+  // segments).
   std::vector<Chunk> chunks_;
   Chunk spare_;
   size_t first_ = 0;  // counted from chunks_[0][0]; chunks before first_ / kChunk are dropped

@@ -33,29 +33,35 @@ struct WaitLink {
   int64_t ts = 0;
 };
 
-// One segment of a history: 64 bytes, a cache line. What a blocked segment's link needs
-// beyond its type, leaf and task (a packet's send time) is kept with its origin, and the
-// cumulative vector F_X(start) is kept as 32-bit offsets from a base stored once per group
-// of kGroup segments (TaskHistory::cum): a history's vectors grow slowly within a group, and
-// an offset that does not fit (4.29 s of one leaf within a group, or a negative one) has
-// its whole vector kept apart. 120 bytes per segment before (docs/bench.md, "The engine's
-// memory").
+// How a segment's cumulative vector F_X(start) is kept (TaskHistory::cum).
+enum class CumKind : uint8_t {
+  kDerived,  // not kept: the previous segment's plus that segment's time in its own leaf
+  kOffsets,  // 32-bit offsets from its group's base, in a side queue (TaskHistory::offsets_)
+  kWhole,    // whole, in a side queue: an offset did not fit (TaskHistory::wides_)
+};
+
+// One segment of a history: 24 bytes. Most segments follow one of the task's own states
+// (running, preempted, interrupted): their vector is the previous one plus one leaf's time, so
+// it is not kept but derived on reading, from the nearest segment before it whose vector is
+// known: the first of its group of kGroup (its base), one after a resolved wait (which added
+// the wait's breakdown: kept as offsets from the base, or whole when one does not fit in 32
+// bits), or the first retained one. What a blocked segment's link needs beyond its type, leaf
+// and task (a packet's send time) is kept with its origin. 64 bytes per segment before, every
+// vector kept as offsets; 120 before that (docs/bench.md, "The engine's memory").
 struct Segment {
   int64_t start;
-  // F_X(start) - the group's base, per leaf; for a wide segment, cum[0] is the sequence
-  // number of its whole vector (TaskHistory::cum).
-  std::array<uint32_t, kLeafCount> cum;
   Utid link_task;  // blocked segments only: the waker or the sender (WaitLink::task)
   // Resolved blocked segments following a task (see NeedsOrigin): where the history keeps
   // the link's cumulative value at `start` (e.g. F_W(start) for a waker W), so F_X(t) =
   // cum + F_W(t) - origin follows one chain, not two. Read it with TaskHistory::origin.
   uint32_t origin_seq;
+  uint32_t cum_seq;  // the sequence number of its kept vector (kOffsets, kWhole)
   SegmentKind kind;
   WaitLink::Type link_type;  // blocked segments only
   Leaf link_leaf;            // blocked segments only
-  bool wide;                 // F_X(start) is kept whole, apart (see cum)
+  CumKind cum_kind;
 };
-static_assert(sizeof(Segment) == 64);
+static_assert(sizeof(Segment) == 24);
 
 // Whether a resolved wait needs its origin kept: a leaf's (timer, disk, unknown, a packet
 // from an unknown sender...) is just that leaf's time at the segment's start.
@@ -99,15 +105,20 @@ class TaskHistory {
   int64_t evicted_until() const { return evicted_until_; }
   bool blocked() const { return !empty() && back().kind == SegmentKind::kBlocked; }
 
-  // F_X(start) of segment i: its group's base plus its offsets, or its whole vector.
+  // F_X(start) of segment i: the nearest known vector at or before it (at most kGroup - 1
+  // segments back) plus the own states' time since.
   StateVec cum(size_t i) const {
-    const Segment& s = segments_[i];
-    if (s.wide) return wides_[static_cast<uint32_t>(s.cum[0] - wides_front_seq_)];
-    StateVec v = bases_[Group(front_ + i) - Group(front_)];
-    for (int k = 0; k < kLeafCount; ++k) v.ns[k] += s.cum[k];
+    size_t j = i;
+    while (!Known(j)) --j;
+    StateVec v = KnownCum(j);
+    for (; j < i; ++j) {
+      const Segment& s = segments_[j];
+      v.ns[static_cast<size_t>(OwnLeaf(s.kind))] += segments_[j + 1].start - s.start;
+    }
     return v;
   }
-  StateVec back_cum() const { return cum(size() - 1); }
+  // F_X(start) of the open segment (kept whole: every new segment starts from it).
+  const StateVec& back_cum() const { return open_cum_; }
   // Segment i's link, whole (a packet's send time is kept with the origin).
   WaitLink link(size_t i) const { return link(at(i)); }
   WaitLink link(const Segment& s) const {
@@ -122,8 +133,10 @@ class TaskHistory {
   size_t origins() const { return origins_.size(); }
 
   void Begin(int64_t ts, SegmentKind kind) {
-    Segment& s = NewSegment(ts, kind);
-    SetCum(s, StateVec{});
+    NewSegment(ts, kind);
+    open_cum_ = StateVec{};
+    front_cum_ = StateVec{};
+    bases_.push_back(StateVec{});  // a fresh history's first segment starts a group
   }
 
   // Closes the open own-state segment at `ts` and continues as `kind`. Returns whether that
@@ -131,27 +144,13 @@ class TaskHistory {
   bool Switch(int64_t ts, SegmentKind kind) {
     const Segment& open = segments_.back();
     if (open.kind == kind) return false;
-    const auto leaf = static_cast<size_t>(OwnLeaf(open.kind));
-    const int64_t ns = ts - open.start;
     if (ts <= open.start) {
       ReplaceOpen(kind);
       return false;
     }
-    const size_t open_index = size() - 1;
-    Segment& next = NewSegment(ts, kind);
-    // open's vector plus one leaf's time, without a whole vector built and added: in the
-    // same group, its offsets and one more.
-    if (!open.wide && !StartsGroup(open_index + 1)) {
-      const uint64_t sum = uint64_t{open.cum[leaf]} + static_cast<uint64_t>(ns);
-      if (sum <= std::numeric_limits<uint32_t>::max()) {
-        next.cum = open.cum;
-        next.cum[leaf] = static_cast<uint32_t>(sum);
-        return true;
-      }
-    }
-    StateVec v = cum(open_index);
-    v.ns[leaf] += ns;
-    SetCum(next, v);
+    open_cum_.ns[static_cast<size_t>(OwnLeaf(open.kind))] += ts - open.start;
+    NewSegment(ts, kind);
+    if (StartsGroup(size() - 1)) bases_.push_back(open_cum_);
     return true;
   }
 
@@ -171,19 +170,8 @@ class TaskHistory {
       open.origin_seq = origins_front_seq_ + static_cast<uint32_t>(origins_.size());
       origins_.push_back(KeptOrigin{origin, link.ts});
     }
-    const size_t open_index = size() - 1;
-    Segment& s = NewSegment(ts, next);
-    // In the same group: the open segment's offsets plus the wait's breakdown.
-    if (!open.wide && !StartsGroup(open_index + 1)) {
-      uint64_t high = 0;  // a negative offset has its high bits set too
-      for (int k = 0; k < kLeafCount; ++k) {
-        const int64_t off = int64_t{open.cum[k]} + delta.ns[k];
-        high |= static_cast<uint64_t>(off) >> 32;
-        s.cum[k] = static_cast<uint32_t>(off);
-      }
-      if (high == 0) return;
-    }
-    SetCum(s, cum(open_index) + delta);
+    open_cum_ += delta;
+    Keep(NewSegment(ts, next));
   }
 
   // Index of the segment holding time t; t must be >= start().
@@ -221,13 +209,18 @@ class TaskHistory {
     Evicted n;
     while (size() > 1 && at(1).start <= t) {
       evicted_until_ = at(1).start;
+      // The next front's vector, while what it may derive from is still here.
+      front_cum_ = cum(1);
       const Segment& s = at(0);
       if (s.kind == SegmentKind::kBlocked && NeedsOrigin(s)) {
         origins_.pop_front();
         ++origins_front_seq_;
         ++n.origins;
       }
-      if (s.wide) {
+      if (s.cum_kind == CumKind::kOffsets) {
+        offsets_.pop_front();
+        ++offsets_front_seq_;
+      } else if (s.cum_kind == CumKind::kWhole) {
         wides_.pop_front();
         ++wides_front_seq_;
       }
@@ -243,32 +236,52 @@ class TaskHistory {
 
  private:
   static constexpr int kRecentSegments = 8;
-  // Segments per base of the cumulative offsets (a chunk of segments_).
+  // Segments per base of the cumulative offsets (a chunk of segments_), and so the most a
+  // derived vector is read back over.
   static constexpr size_t kGroup = 16;
 
   struct KeptOrigin {
     StateVec value;
     int64_t send;  // the link's ts (a packet's send time)
   };
+  using Offsets = std::array<uint32_t, kLeafCount>;  // F_X(start) - the group's base
   static size_t Group(size_t absolute) { return absolute / kGroup; }
   // Whether segment i is the first of its group (its vector is the group's base).
   bool StartsGroup(size_t i) const { return (front_ + i) % kGroup == 0; }
+  const StateVec& Base(size_t i) const { return bases_[Group(front_ + i) - Group(front_)]; }
   const KeptOrigin& Origin(const Segment& s) const {
     return origins_[static_cast<uint32_t>(s.origin_seq - origins_front_seq_)];
   }
+  // Whether segment i's vector is known without reading the segments before it.
+  bool Known(size_t i) const {
+    return i == 0 || segments_[i].cum_kind != CumKind::kDerived || StartsGroup(i);
+  }
+  StateVec KnownCum(size_t i) const {
+    const Segment& s = segments_[i];
+    if (s.cum_kind == CumKind::kWhole)
+      return wides_[static_cast<uint32_t>(s.cum_seq - wides_front_seq_)];
+    if (s.cum_kind == CumKind::kOffsets) {
+      const Offsets& off = offsets_[static_cast<uint32_t>(s.cum_seq - offsets_front_seq_)];
+      StateVec v = Base(i);
+      for (int k = 0; k < kLeafCount; ++k) v.ns[k] += off[k];
+      return v;
+    }
+    if (StartsGroup(i)) return Base(i);
+    return front_cum_;
+  }
 
-  // Opens a segment at `ts` in `kind` (ts after the open segment's start, or the first) and
-  // returns it for its caller to set its vector with SetCum, or to copy the open segment's
-  // offsets (the open segment stays where it is: chunks do not move).
+  // Opens a segment at `ts` in `kind` (ts after the open segment's start, or the first), its
+  // vector derived; the open segment stays where it is (chunks do not move).
   [[gnu::always_inline]] Segment& NewSegment(int64_t ts, SegmentKind kind) {
     Segment& s = segments_.append();
     s.start = ts;
     s.link_task = kNoTask;
     s.origin_seq = 0;
+    s.cum_seq = 0;
     s.kind = kind;
     s.link_type = WaitLink::Type::kPending;
     s.link_leaf = Leaf::kBlocked;
-    s.wide = false;
+    s.cum_kind = CumKind::kDerived;
     return s;
   }
   // Zero-length: replace rather than keep an empty segment (same F at the same instant).
@@ -279,36 +292,45 @@ class TaskHistory {
     open.link_leaf = Leaf::kBlocked;
     open.link_task = kNoTask;
   }
-  // Stores F_X(start) of the newest segment `s`: the base of a new group, offsets from its
-  // group's base, or whole when an offset does not fit in 32 bits.
-  void SetCum(Segment& s, const StateVec& v) {
+  // Keeps the vector of the newest segment `s` (open_cum_), which its predecessor's does not
+  // give: the base of a new group, offsets from its group's base, or whole when an offset
+  // does not fit in 32 bits.
+  void Keep(Segment& s) {
     if (StartsGroup(size() - 1)) {
-      bases_.push_back(v);
-      s.cum = {};
+      bases_.push_back(open_cum_);
       return;
     }
     const StateVec& base = bases_.back();
+    Offsets off;
     uint64_t high = 0;  // a negative offset has its high bits set too
     for (int k = 0; k < kLeafCount; ++k) {
-      const int64_t off = v.ns[k] - base.ns[k];
-      high |= static_cast<uint64_t>(off) >> 32;
-      s.cum[k] = static_cast<uint32_t>(off);
+      const int64_t d = open_cum_.ns[k] - base.ns[k];
+      high |= static_cast<uint64_t>(d) >> 32;
+      off[k] = static_cast<uint32_t>(d);
     }
-    if (high == 0) return;
-    s.wide = true;
-    s.cum = {};
-    s.cum[0] = wides_front_seq_ + static_cast<uint32_t>(wides_.size());
-    wides_.push_back(v);
+    if (high == 0) {
+      s.cum_kind = CumKind::kOffsets;
+      s.cum_seq = offsets_front_seq_ + static_cast<uint32_t>(offsets_.size());
+      offsets_.push_back(off);
+    } else {
+      s.cum_kind = CumKind::kWhole;
+      s.cum_seq = wides_front_seq_ + static_cast<uint32_t>(wides_.size());
+      wides_.push_back(open_cum_);
+    }
   }
   // Chunked rather than one vector (whose growth copied every segment, a fifth of analysis
   // time in a profile) or a std::deque (a 512-byte node allocated every two segments).
   ChunkedQueue<Segment, kGroup> segments_;
   ChunkedQueue<StateVec, 4> bases_;      // one per group of segments, from Group(front_)
-  ChunkedQueue<StateVec, 4> wides_;      // the vectors of wide segments, in their order
+  ChunkedQueue<Offsets, 16> offsets_;    // the kOffsets vectors, in their segments' order
+  ChunkedQueue<StateVec, 4> wides_;      // the kWhole vectors, in their segments' order
   ChunkedQueue<KeptOrigin, 4> origins_;  // in the order of their segments (most have few)
+  StateVec open_cum_;                    // F_X(start) of the open segment
+  StateVec front_cum_;                   // F_X(start) of the first retained segment
   size_t front_ = 0;                     // segments ever dropped from the front
   uint32_t origins_front_seq_ = 0;       // origin_seq of origins_[0] (wraps harmlessly)
-  uint32_t wides_front_seq_ = 0;         // sequence number of wides_[0] (wraps harmlessly)
+  uint32_t offsets_front_seq_ = 0;       // cum_seq of offsets_[0] (wraps harmlessly)
+  uint32_t wides_front_seq_ = 0;         // cum_seq of wides_[0] (wraps harmlessly)
   int64_t evicted_until_ = std::numeric_limits<int64_t>::min();
 };
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace waitpath {
@@ -201,7 +203,78 @@ TEST(TaskHistoryTest, CumulativeVectorsReadBackExactlyWhateverTheirSize) {
     const size_t first = want.size() - keep;
     for (size_t i = 0; i < h.size(); ++i) EXPECT_EQ(h.cum(i).ns, want[first + i].ns) << i;
   }
-  static_assert(TaskHistory::kSegmentBytes == 64);
+  static_assert(TaskHistory::kSegmentBytes == 24);
+}
+
+// Most vectors are not kept but derived from the nearest known one before them (a group's
+// base, one after a resolved wait, the first retained segment). Random sequences of every
+// operation (own switches, zero-length replacements, a blocked segment closed by a switch or
+// by a wait's resolution, a wait resolved straight into another wait, eviction anywhere in a
+// group) against a model keeping every vector whole: each reads back exactly, every step.
+TEST(TaskHistoryTest, DerivedVectorsMatchAModelKeepingEveryVector) {
+  struct Model {
+    int64_t start;
+    SegmentKind kind;
+    StateVec cum;
+  };
+  for (uint32_t seed = 1; seed <= 20; ++seed) {
+    uint64_t state = seed * 0x9E3779B97F4A7C15ull;
+    auto rnd = [&](uint64_t n) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      return (state >> 33) % n;
+    };
+    TaskHistory h;
+    std::vector<Model> model = {{0, SegmentKind::kRunning, StateVec{}}};
+    h.Begin(0, SegmentKind::kRunning);
+    int64_t t = 0;
+    for (int step = 0; step < 400; ++step) {
+      const uint64_t op = rnd(10);
+      // A tenth of the steps at the open segment's start: a zero-length segment replaced.
+      if (rnd(10) != 0)
+        t += rnd(3) == 0 ? int64_t{5'000'000'000} + static_cast<int64_t>(rnd(1000))
+                         : static_cast<int64_t>(1 + rnd(5000));
+      Model& open = model.back();
+      if (op < 2 && open.kind == SegmentKind::kBlocked) {
+        StateVec delta;
+        delta[Leaf::kTimer] = static_cast<int64_t>(rnd(2)) * (t - open.start);
+        delta[static_cast<Leaf>(rnd(kLeafCount))] += static_cast<int64_t>(rnd(3'000'000'000));
+        const SegmentKind next = rnd(4) == 0 ? SegmentKind::kBlocked : SegmentKind::kPreempted;
+        h.Resolve(t, WaitLink{WaitLink::Type::kLeaf, Leaf::kTimer}, delta, {}, next);
+        if (t <= open.start) {
+          open.kind = next;
+        } else {
+          model.push_back({t, next, open.cum + delta});
+        }
+      } else if (op < 8) {
+        const auto kind = static_cast<SegmentKind>(rnd(5));
+        const bool added = h.Switch(t, kind);
+        EXPECT_EQ(added, open.kind != kind && t > open.start);
+        if (open.kind != kind) {
+          if (t <= open.start) {
+            open.kind = kind;
+          } else {
+            StateVec v = open.cum;
+            v[OwnLeaf(open.kind)] += t - open.start;
+            model.push_back({t, kind, v});
+          }
+        }
+      } else {
+        const int64_t before = model[rnd(model.size())].start + static_cast<int64_t>(rnd(3));
+        h.EvictBefore(before);
+        size_t drop = 0;
+        while (model.size() - drop > 1 && model[drop + 1].start <= before) ++drop;
+        model.erase(model.begin(), model.begin() + static_cast<std::ptrdiff_t>(drop));
+      }
+      ASSERT_EQ(h.size(), model.size()) << "seed " << seed << " step " << step;
+      for (size_t i = 0; i < model.size(); ++i) {
+        ASSERT_EQ(h.at(i).start, model[i].start);
+        ASSERT_EQ(h.at(i).kind, model[i].kind);
+        ASSERT_EQ(h.cum(i).ns, model[i].cum.ns)
+            << "seed " << seed << " step " << step << " segment " << i;
+      }
+      ASSERT_EQ(h.back_cum().ns, model.back().cum.ns);
+    }
+  }
 }
 
 TEST(ChunkedQueueTest, PushPopIndexAcrossChunks) {
