@@ -179,7 +179,7 @@ void ActivePathResolver::Expand(Utid x, int64_t a, int64_t b, std::vector<PathSe
     const int64_t hi = std::min(b, h.EndOf(i, b));
     if (lo >= b) break;
     if (s.kind == SegmentKind::kBlocked && s.link_type == WaitLink::Type::kPacket &&
-        s.link_task != kNoTask && tasks_[s.link_task].remote) {
+        h.link_task(s) != kNoTask && tasks_[h.link_task(s)].remote) {
       ExpandRemote(x, h.link(s), s.start, h.origin(s), lo, hi, out, depth + 1);
     } else if (s.kind == SegmentKind::kBlocked) {
       ExpandLink(x, h.link(s), lo, hi, out, depth + 1);

@@ -37,6 +37,9 @@ class ChunkedQueue {
     return Slot(end_++);
   }
 
+  // Drops the last value (its chunk stays, for the next append).
+  void pop_back() { --end_; }
+
   // Drops the first value; its chunk is kept as the spare once all of it is dropped.
   void pop_front() {
     if (++first_ % kChunk != 0) return;

@@ -40,28 +40,33 @@ enum class CumKind : uint8_t {
   kWhole,    // whole, in a side queue: an offset did not fit (TaskHistory::wides_)
 };
 
-// One segment of a history: 24 bytes. Most segments follow one of the task's own states
+// One segment of a history: 16 bytes. Most segments follow one of the task's own states
 // (running, preempted, interrupted): their vector is the previous one plus one leaf's time, so
 // it is not kept but derived on reading, from the nearest segment before it whose vector is
 // known: the first of its group of kGroup (its base), one after a resolved wait (which added
 // the wait's breakdown: kept as offsets from the base, or whole when one does not fit in 32
-// bits), or the first retained one. What a blocked segment's link needs beyond its type, leaf
-// and task (a packet's send time) is kept with its origin. 64 bytes per segment before, every
-// vector kept as offsets; 120 before that (docs/bench.md, "The engine's memory").
+// bits), or the first retained one. A resolved wait that follows a task (NeedsOrigin: a
+// waker, a known sender) keeps that task, a packet's send time and its origin apart, with its
+// other origins: every other link is its type and leaf. 64 bytes per segment before, every
+// vector kept as offsets and the link's task in each; 120 before that (docs/bench.md, "The
+// engine's memory").
 struct Segment {
   int64_t start;
-  Utid link_task;  // blocked segments only: the waker or the sender (WaitLink::task)
-  // Resolved blocked segments following a task (see NeedsOrigin): where the history keeps
-  // the link's cumulative value at `start` (e.g. F_W(start) for a waker W), so F_X(t) =
-  // cum + F_W(t) - origin follows one chain, not two. Read it with TaskHistory::origin.
-  uint32_t origin_seq;
-  uint32_t cum_seq;  // the sequence number of its kept vector (kOffsets, kWhole)
+  // The sequence number of its kept vector (cum_kind() kOffsets, kWhole), or of its origin
+  // (has_origin(): a resolved wait following a task keeps the link's cumulative value at
+  // `start`, e.g. F_W(start) for a waker W, so that F_X(t) = cum + F_W(t) - origin follows one
+  // chain, not two; read it with TaskHistory::origin). A segment with both keeps its vector
+  // whole, the origin's number with it (TaskHistory::Resolve).
+  uint32_t seq;
   SegmentKind kind;
   WaitLink::Type link_type;  // blocked segments only
   Leaf link_leaf;            // blocked segments only
-  CumKind cum_kind;
+  uint8_t bits;              // the CumKind in the low two bits, then kHasOrigin
+  static constexpr uint8_t kCumKindBits = 3, kHasOrigin = 4;
+  constexpr CumKind cum_kind() const { return static_cast<CumKind>(bits & kCumKindBits); }
+  constexpr bool has_origin() const { return (bits & kHasOrigin) != 0; }
 };
-static_assert(sizeof(Segment) == 24);
+static_assert(sizeof(Segment) == 16);
 
 // Whether a resolved wait needs its origin kept: a leaf's (timer, disk, unknown, a packet
 // from an unknown sender...) is just that leaf's time at the segment's start.
@@ -72,7 +77,7 @@ constexpr bool NeedsOrigin(const WaitLink& link) {
   return NeedsOrigin(link.type, link.task);
 }
 constexpr bool NeedsOrigin(const Segment& s) {
-  return NeedsOrigin(s.link_type, s.link_task);
+  return s.has_origin();
 }
 
 // The leaf a task's own (non-blocked) segment counts as.
@@ -122,10 +127,16 @@ class TaskHistory {
   // Segment i's link, whole (a packet's send time is kept with the origin).
   WaitLink link(size_t i) const { return link(at(i)); }
   WaitLink link(const Segment& s) const {
-    WaitLink l{s.link_type, s.link_leaf, s.link_task, 0};
-    if (s.link_type == WaitLink::Type::kPacket && NeedsOrigin(s)) l.ts = Origin(s).send;
+    WaitLink l{s.link_type, s.link_leaf, kNoTask, 0};
+    if (s.has_origin()) {
+      const KeptOrigin& o = Origin(s);
+      l.task = o.task;
+      if (s.link_type == WaitLink::Type::kPacket) l.ts = o.send;
+    }
     return l;
   }
+  // The task a resolved wait follows (WaitLink::task), kNoTask for any other segment.
+  Utid link_task(const Segment& s) const { return s.has_origin() ? Origin(s).task : kNoTask; }
   // The origin kept for a resolved blocked segment with NeedsOrigin(s).
   const StateVec& origin(const Segment& s) const { return Origin(s).value; }
   // A packet's send time, for a resolved packet wait with NeedsOrigin(s).
@@ -165,10 +176,25 @@ class TaskHistory {
     }
     open.link_type = link.type;
     open.link_leaf = link.leaf;
-    open.link_task = link.task;
     if (NeedsOrigin(link)) {
-      open.origin_seq = origins_front_seq_ + static_cast<uint32_t>(origins_.size());
-      origins_.push_back(KeptOrigin{origin, link.ts});
+      const uint32_t seq = origins_front_seq_ + static_cast<uint32_t>(origins_.size());
+      origins_.push_back(KeptOrigin{origin, link.ts, link.task});
+      // A wait that began right after another resolved wait (no engine makes one: a woken
+      // task is runnable) has its vector kept too; it moves whole, its origin's number with it.
+      if (open.cum_kind() == CumKind::kOffsets) {
+        const StateVec v = KnownCum(size() - 1);
+        offsets_.pop_back();
+        open.seq = wides_front_seq_ + static_cast<uint32_t>(wides_.size());
+        wides_.push_back(Whole{v, 0});
+        open.bits = static_cast<uint8_t>((open.bits & ~Segment::kCumKindBits) |
+                                         static_cast<uint8_t>(CumKind::kWhole));
+      }
+      if (open.cum_kind() == CumKind::kWhole) {
+        wides_.back().origin_seq = seq;  // the open segment's vector is the newest kept
+      } else {
+        open.seq = seq;
+      }
+      open.bits |= Segment::kHasOrigin;
     }
     open_cum_ += delta;
     Keep(NewSegment(ts, next));
@@ -217,10 +243,10 @@ class TaskHistory {
         ++origins_front_seq_;
         ++n.origins;
       }
-      if (s.cum_kind == CumKind::kOffsets) {
+      if (s.cum_kind() == CumKind::kOffsets) {
         offsets_.pop_front();
         ++offsets_front_seq_;
-      } else if (s.cum_kind == CumKind::kWhole) {
+      } else if (s.cum_kind() == CumKind::kWhole) {
         wides_.pop_front();
         ++wides_front_seq_;
       }
@@ -243,6 +269,11 @@ class TaskHistory {
   struct KeptOrigin {
     StateVec value;
     int64_t send;  // the link's ts (a packet's send time)
+    Utid task;     // the link's task
+  };
+  struct Whole {
+    StateVec value;
+    uint32_t origin_seq;  // with has_origin(): the segment's origin (Segment::seq is this)
   };
   using Offsets = std::array<uint32_t, kLeafCount>;  // F_X(start) - the group's base
   static size_t Group(size_t absolute) { return absolute / kGroup; }
@@ -250,18 +281,21 @@ class TaskHistory {
   bool StartsGroup(size_t i) const { return (front_ + i) % kGroup == 0; }
   const StateVec& Base(size_t i) const { return bases_[Group(front_ + i) - Group(front_)]; }
   const KeptOrigin& Origin(const Segment& s) const {
-    return origins_[static_cast<uint32_t>(s.origin_seq - origins_front_seq_)];
+    const uint32_t seq = s.cum_kind() == CumKind::kWhole ? WholeOf(s).origin_seq : s.seq;
+    return origins_[static_cast<uint32_t>(seq - origins_front_seq_)];
+  }
+  const Whole& WholeOf(const Segment& s) const {
+    return wides_[static_cast<uint32_t>(s.seq - wides_front_seq_)];
   }
   // Whether segment i's vector is known without reading the segments before it.
   bool Known(size_t i) const {
-    return i == 0 || segments_[i].cum_kind != CumKind::kDerived || StartsGroup(i);
+    return i == 0 || segments_[i].cum_kind() != CumKind::kDerived || StartsGroup(i);
   }
   StateVec KnownCum(size_t i) const {
     const Segment& s = segments_[i];
-    if (s.cum_kind == CumKind::kWhole)
-      return wides_[static_cast<uint32_t>(s.cum_seq - wides_front_seq_)];
-    if (s.cum_kind == CumKind::kOffsets) {
-      const Offsets& off = offsets_[static_cast<uint32_t>(s.cum_seq - offsets_front_seq_)];
+    if (s.cum_kind() == CumKind::kWhole) return WholeOf(s).value;
+    if (s.cum_kind() == CumKind::kOffsets) {
+      const Offsets& off = offsets_[static_cast<uint32_t>(s.seq - offsets_front_seq_)];
       StateVec v = Base(i);
       for (int k = 0; k < kLeafCount; ++k) v.ns[k] += off[k];
       return v;
@@ -275,13 +309,11 @@ class TaskHistory {
   [[gnu::always_inline]] Segment& NewSegment(int64_t ts, SegmentKind kind) {
     Segment& s = segments_.append();
     s.start = ts;
-    s.link_task = kNoTask;
-    s.origin_seq = 0;
-    s.cum_seq = 0;
+    s.seq = 0;
     s.kind = kind;
     s.link_type = WaitLink::Type::kPending;
     s.link_leaf = Leaf::kBlocked;
-    s.cum_kind = CumKind::kDerived;
+    s.bits = static_cast<uint8_t>(CumKind::kDerived);
     return s;
   }
   // Zero-length: replace rather than keep an empty segment (same F at the same instant).
@@ -290,7 +322,6 @@ class TaskHistory {
     open.kind = kind;
     open.link_type = WaitLink::Type::kPending;
     open.link_leaf = Leaf::kBlocked;
-    open.link_task = kNoTask;
   }
   // Keeps the vector of the newest segment `s` (open_cum_), which its predecessor's does not
   // give: the base of a new group, offsets from its group's base, or whole when an offset
@@ -309,13 +340,13 @@ class TaskHistory {
       off[k] = static_cast<uint32_t>(d);
     }
     if (high == 0) {
-      s.cum_kind = CumKind::kOffsets;
-      s.cum_seq = offsets_front_seq_ + static_cast<uint32_t>(offsets_.size());
+      s.bits = static_cast<uint8_t>(CumKind::kOffsets);
+      s.seq = offsets_front_seq_ + static_cast<uint32_t>(offsets_.size());
       offsets_.push_back(off);
     } else {
-      s.cum_kind = CumKind::kWhole;
-      s.cum_seq = wides_front_seq_ + static_cast<uint32_t>(wides_.size());
-      wides_.push_back(open_cum_);
+      s.bits = static_cast<uint8_t>(CumKind::kWhole);
+      s.seq = wides_front_seq_ + static_cast<uint32_t>(wides_.size());
+      wides_.push_back(Whole{open_cum_, 0});
     }
   }
   // Chunked rather than one vector (whose growth copied every segment, a fifth of analysis
@@ -323,14 +354,14 @@ class TaskHistory {
   ChunkedQueue<Segment, kGroup> segments_;
   ChunkedQueue<StateVec, 4> bases_;      // one per group of segments, from Group(front_)
   ChunkedQueue<Offsets, 16> offsets_;    // the kOffsets vectors, in their segments' order
-  ChunkedQueue<StateVec, 4> wides_;      // the kWhole vectors, in their segments' order
+  ChunkedQueue<Whole, 4> wides_;         // the kWhole vectors, in their segments' order
   ChunkedQueue<KeptOrigin, 4> origins_;  // in the order of their segments (most have few)
   StateVec open_cum_;                    // F_X(start) of the open segment
   StateVec front_cum_;                   // F_X(start) of the first retained segment
   size_t front_ = 0;                     // segments ever dropped from the front
-  uint32_t origins_front_seq_ = 0;       // origin_seq of origins_[0] (wraps harmlessly)
-  uint32_t offsets_front_seq_ = 0;       // cum_seq of offsets_[0] (wraps harmlessly)
-  uint32_t wides_front_seq_ = 0;         // cum_seq of wides_[0] (wraps harmlessly)
+  uint32_t origins_front_seq_ = 0;       // sequence number of origins_[0] (wraps harmlessly)
+  uint32_t offsets_front_seq_ = 0;       // seq of offsets_[0]'s segment (wraps harmlessly)
+  uint32_t wides_front_seq_ = 0;         // seq of wides_[0]'s segment (wraps harmlessly)
   int64_t evicted_until_ = std::numeric_limits<int64_t>::min();
 };
 

@@ -203,19 +203,22 @@ TEST(TaskHistoryTest, CumulativeVectorsReadBackExactlyWhateverTheirSize) {
     const size_t first = want.size() - keep;
     for (size_t i = 0; i < h.size(); ++i) EXPECT_EQ(h.cum(i).ns, want[first + i].ns) << i;
   }
-  static_assert(TaskHistory::kSegmentBytes == 24);
+  static_assert(TaskHistory::kSegmentBytes == 16);
 }
 
 // Most vectors are not kept but derived from the nearest known one before them (a group's
 // base, one after a resolved wait, the first retained segment). Random sequences of every
 // operation (own switches, zero-length replacements, a blocked segment closed by a switch or
 // by a wait's resolution, a wait resolved straight into another wait, eviction anywhere in a
-// group) against a model keeping every vector whole: each reads back exactly, every step.
+// group; links to a task, whose task and origin are kept apart, and to a leaf) against a model
+// keeping every vector and link whole: each reads back exactly, every step.
 TEST(TaskHistoryTest, DerivedVectorsMatchAModelKeepingEveryVector) {
   struct Model {
     int64_t start;
     SegmentKind kind;
     StateVec cum;
+    WaitLink link{};  // resolved blocked segments
+    StateVec origin{};
   };
   for (uint32_t seed = 1; seed <= 20; ++seed) {
     uint64_t state = seed * 0x9E3779B97F4A7C15ull;
@@ -234,15 +237,24 @@ TEST(TaskHistoryTest, DerivedVectorsMatchAModelKeepingEveryVector) {
         t += rnd(3) == 0 ? int64_t{5'000'000'000} + static_cast<int64_t>(rnd(1000))
                          : static_cast<int64_t>(1 + rnd(5000));
       Model& open = model.back();
-      if (op < 2 && open.kind == SegmentKind::kBlocked) {
+      if (open.kind == SegmentKind::kBlocked && op < 6) {
         StateVec delta;
         delta[Leaf::kTimer] = static_cast<int64_t>(rnd(2)) * (t - open.start);
         delta[static_cast<Leaf>(rnd(kLeafCount))] += static_cast<int64_t>(rnd(3'000'000'000));
-        const SegmentKind next = rnd(4) == 0 ? SegmentKind::kBlocked : SegmentKind::kPreempted;
-        h.Resolve(t, WaitLink{WaitLink::Type::kLeaf, Leaf::kTimer}, delta, {}, next);
+        const SegmentKind next = rnd(3) == 0 ? SegmentKind::kBlocked : SegmentKind::kPreempted;
+        WaitLink link{WaitLink::Type::kLeaf, Leaf::kTimer};
+        StateVec origin;
+        if (rnd(2) == 0) {
+          link = WaitLink{rnd(2) ? WaitLink::Type::kTask : WaitLink::Type::kPacket, Leaf::kBlocked,
+                          static_cast<Utid>(rnd(100)), t - 1};
+          origin[static_cast<Leaf>(rnd(kLeafCount))] = static_cast<int64_t>(rnd(1'000'000));
+        }
+        h.Resolve(t, link, delta, origin, next);
         if (t <= open.start) {
           open.kind = next;
         } else {
+          open.link = link;
+          open.origin = origin;
           model.push_back({t, next, open.cum + delta});
         }
       } else if (op < 8) {
@@ -266,13 +278,30 @@ TEST(TaskHistoryTest, DerivedVectorsMatchAModelKeepingEveryVector) {
         model.erase(model.begin(), model.begin() + static_cast<std::ptrdiff_t>(drop));
       }
       ASSERT_EQ(h.size(), model.size()) << "seed " << seed << " step " << step;
+      size_t origins = 0;
       for (size_t i = 0; i < model.size(); ++i) {
+        if (i + 1 < model.size() && model[i].kind == SegmentKind::kBlocked) {
+          const WaitLink got = h.link(i);
+          const WaitLink& want = model[i].link;
+          ASSERT_EQ(got.type, want.type);
+          ASSERT_EQ(got.leaf, want.leaf);
+          ASSERT_EQ(h.link_task(h.at(i)), NeedsOrigin(want) ? want.task : kNoTask);
+          if (NeedsOrigin(want)) {
+            ++origins;
+            ASSERT_EQ(got.task, want.task);
+            if (want.type == WaitLink::Type::kPacket) {
+              ASSERT_EQ(got.ts, want.ts);
+            }
+            ASSERT_EQ(h.origin(h.at(i)).ns, model[i].origin.ns);
+          }
+        }
         ASSERT_EQ(h.at(i).start, model[i].start);
         ASSERT_EQ(h.at(i).kind, model[i].kind);
         ASSERT_EQ(h.cum(i).ns, model[i].cum.ns)
             << "seed " << seed << " step " << step << " segment " << i;
       }
       ASSERT_EQ(h.back_cum().ns, model.back().cum.ns);
+      ASSERT_EQ(h.origins(), origins);
     }
   }
 }
