@@ -49,7 +49,7 @@ enum class CumKind : uint8_t {
 // waker, a known sender) keeps that task, a packet's send time and its origin apart, with its
 // other origins: every other link is its type and leaf. 64 bytes per segment before, every
 // vector kept as offsets and the link's task in each; 120 before that (docs/bench.md, "The
-// engine's memory").
+// history's size" and "The engine's memory").
 struct Segment {
   int64_t start;
   // The sequence number of its kept vector (cum_kind() kOffsets, kWhole), or of its origin
