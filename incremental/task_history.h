@@ -43,9 +43,10 @@ enum class CumKind : uint8_t {
 // One segment of a history: 16 bytes. Most segments follow one of the task's own states
 // (running, preempted, interrupted): their vector is the previous one plus one leaf's time, so
 // it is not kept but derived on reading, from the nearest segment before it whose vector is
-// known: the first of its group of kGroup (its base), one after a resolved wait (which added
-// the wait's breakdown: kept as offsets from the base, or whole when one does not fit in 32
-// bits), or the first retained one. A resolved wait that follows a task (NeedsOrigin: a
+// known, in its group of kGroup: the group's first (its base) or one after a resolved wait
+// (which added the wait's breakdown: kept as offsets from the base, or whole when one does not
+// fit in 32 bits). A group's evicted segments stay until all of it is evicted (they share one
+// chunk). A resolved wait that follows a task (NeedsOrigin: a
 // waker, a known sender) keeps that task, a packet's send time and its origin apart, with its
 // other origins: every other link is its type and leaf. 64 bytes per segment before, every
 // vector kept as offsets and the link's task in each; 120 before that (docs/bench.md, "The
@@ -99,24 +100,24 @@ constexpr Leaf OwnLeaf(SegmentKind kind) {
 
 class TaskHistory {
  public:
-  bool empty() const { return segments_.empty(); }
-  size_t size() const { return segments_.size(); }
-  const Segment& at(size_t i) const { return segments_[i]; }
+  bool empty() const { return size() == 0; }
+  size_t size() const { return segments_.size() - Dropped(); }
+  const Segment& at(size_t i) const { return segments_[Dropped() + i]; }
   const Segment& back() const { return segments_.back(); }
   // Start of the retained history (what came before was evicted or never seen).
-  int64_t start() const {
-    return empty() ? std::numeric_limits<int64_t>::max() : segments_[0].start;
-  }
+  int64_t start() const { return empty() ? std::numeric_limits<int64_t>::max() : at(0).start; }
   int64_t evicted_until() const { return evicted_until_; }
   bool blocked() const { return !empty() && back().kind == SegmentKind::kBlocked; }
 
-  // F_X(start) of segment i: the nearest known vector at or before it (at most kGroup - 1
-  // segments back) plus the own states' time since.
+  // F_X(start) of segment i: the nearest known vector at or before it, in its group (at most
+  // kGroup - 1 segments back, evicted ones of the group included), plus the own states' time
+  // since.
   StateVec cum(size_t i) const {
-    size_t j = i;
-    while (!Known(j)) --j;
+    const size_t to = Dropped() + i;  // in segments_
+    size_t j = to;
+    while (j % kGroup != 0 && segments_[j].cum_kind() == CumKind::kDerived) --j;
     StateVec v = KnownCum(j);
-    for (; j < i; ++j) {
+    for (; j < to; ++j) {
       const Segment& s = segments_[j];
       v.ns[static_cast<size_t>(OwnLeaf(s.kind))] += segments_[j + 1].start - s.start;
     }
@@ -146,7 +147,6 @@ class TaskHistory {
   void Begin(int64_t ts, SegmentKind kind) {
     NewSegment(ts, kind);
     open_cum_ = StateVec{};
-    front_cum_ = StateVec{};
     bases_.push_back(StateVec{});  // a fresh history's first segment starts a group
   }
 
@@ -182,7 +182,7 @@ class TaskHistory {
       // A wait that began right after another resolved wait (no engine makes one: a woken
       // task is runnable) has its vector kept too; it moves whole, its origin's number with it.
       if (open.cum_kind() == CumKind::kOffsets) {
-        const StateVec v = KnownCum(size() - 1);
+        const StateVec v = KnownCum(segments_.size() - 1);
         offsets_.pop_back();
         open.seq = wides_front_seq_ + static_cast<uint32_t>(wides_.size());
         wides_.push_back(Whole{v, 0});
@@ -197,22 +197,22 @@ class TaskHistory {
       open.bits |= Segment::kHasOrigin;
     }
     open_cum_ += delta;
-    Keep(NewSegment(ts, next));
+    Keep(NewSegment(ts, next), open_cum_);
   }
 
   // Index of the segment holding time t; t must be >= start().
   size_t Find(int64_t t) const {
     // Most times looked up are recent (a waker's history at the wait's end, a task's since its
     // previous wait): the last few segments are tried before the whole history is searched.
-    if (segments_.empty()) return 0;
-    size_t last = segments_.size() - 1;
+    if (empty()) return 0;
+    size_t last = size() - 1;
     for (int tried = 0; tried < kRecentSegments && last > 0; ++tried, --last) {
-      if (segments_[last].start <= t) return last;
+      if (at(last).start <= t) return last;
     }
     size_t lo = 0, n = last + 1;  // the answer is in [lo, lo + n)
     while (n > 1) {
       const size_t half = n / 2;
-      if (segments_[lo + half].start <= t) {
+      if (at(lo + half).start <= t) {
         lo += half;
         n -= half;
       } else {
@@ -235,25 +235,16 @@ class TaskHistory {
     Evicted n;
     while (size() > 1 && at(1).start <= t) {
       evicted_until_ = at(1).start;
-      // The next front's vector, while what it may derive from is still here.
-      front_cum_ = cum(1);
-      const Segment& s = at(0);
-      if (s.kind == SegmentKind::kBlocked && NeedsOrigin(s)) {
+      if (NeedsOrigin(at(0))) {
         origins_.pop_front();
         ++origins_front_seq_;
         ++n.origins;
       }
-      if (s.cum_kind() == CumKind::kOffsets) {
-        offsets_.pop_front();
-        ++offsets_front_seq_;
-      } else if (s.cum_kind() == CumKind::kWhole) {
-        wides_.pop_front();
-        ++wides_front_seq_;
-      }
-      segments_.pop_front();
-      // The group's base goes with its last segment.
-      if (++front_ % kGroup == 0) bases_.pop_front();
+      ++front_;
       ++n.segments;
+      // A group's segments (and their kept vectors) stay until its last one is evicted: the
+      // vectors of the group's later segments may derive from them.
+      if (front_ % kGroup == 0) DropGroup();
     }
     return n;
   }
@@ -265,6 +256,23 @@ class TaskHistory {
   // Segments per base of the cumulative offsets (a chunk of segments_), and so the most a
   // derived vector is read back over.
   static constexpr size_t kGroup = 16;
+  // segments_ begins at its front group's first segment: the evicted ones of that group are
+  // kept until the whole group goes (DropGroup).
+  size_t Dropped() const { return front_ % kGroup; }
+  void DropGroup() {
+    for (size_t k = 0; k < kGroup; ++k) {
+      const CumKind kind = segments_[0].cum_kind();
+      if (kind == CumKind::kOffsets) {
+        offsets_.pop_front();
+        ++offsets_front_seq_;
+      } else if (kind == CumKind::kWhole) {
+        wides_.pop_front();
+        ++wides_front_seq_;
+      }
+      segments_.pop_front();
+    }
+    bases_.pop_front();
+  }
 
   struct KeptOrigin {
     StateVec value;
@@ -276,10 +284,8 @@ class TaskHistory {
     uint32_t origin_seq;  // with has_origin(): the segment's origin (Segment::seq is this)
   };
   using Offsets = std::array<uint32_t, kLeafCount>;  // F_X(start) - the group's base
-  static size_t Group(size_t absolute) { return absolute / kGroup; }
   // Whether segment i is the first of its group (its vector is the group's base).
   bool StartsGroup(size_t i) const { return (front_ + i) % kGroup == 0; }
-  const StateVec& Base(size_t i) const { return bases_[Group(front_ + i) - Group(front_)]; }
   const KeptOrigin& Origin(const Segment& s) const {
     const uint32_t seq = s.cum_kind() == CumKind::kWhole ? WholeOf(s).origin_seq : s.seq;
     return origins_[static_cast<uint32_t>(seq - origins_front_seq_)];
@@ -287,21 +293,16 @@ class TaskHistory {
   const Whole& WholeOf(const Segment& s) const {
     return wides_[static_cast<uint32_t>(s.seq - wides_front_seq_)];
   }
-  // Whether segment i's vector is known without reading the segments before it.
-  bool Known(size_t i) const {
-    return i == 0 || segments_[i].cum_kind() != CumKind::kDerived || StartsGroup(i);
-  }
-  StateVec KnownCum(size_t i) const {
-    const Segment& s = segments_[i];
+  // The vector of segments_[j], kept or (the first of its group) its group's base.
+  StateVec KnownCum(size_t j) const {
+    const Segment& s = segments_[j];
     if (s.cum_kind() == CumKind::kWhole) return WholeOf(s).value;
+    StateVec v = bases_[j / kGroup];
     if (s.cum_kind() == CumKind::kOffsets) {
       const Offsets& off = offsets_[static_cast<uint32_t>(s.seq - offsets_front_seq_)];
-      StateVec v = Base(i);
       for (int k = 0; k < kLeafCount; ++k) v.ns[k] += off[k];
-      return v;
     }
-    if (StartsGroup(i)) return Base(i);
-    return front_cum_;
+    return v;
   }
 
   // Opens a segment at `ts` in `kind` (ts after the open segment's start, or the first), its
@@ -323,19 +324,19 @@ class TaskHistory {
     open.link_type = WaitLink::Type::kPending;
     open.link_leaf = Leaf::kBlocked;
   }
-  // Keeps the vector of the newest segment `s` (open_cum_), which its predecessor's does not
+  // Keeps the vector `v` of the newest segment `s`, which its predecessor's does not
   // give: the base of a new group, offsets from its group's base, or whole when an offset
   // does not fit in 32 bits.
-  void Keep(Segment& s) {
+  void Keep(Segment& s, const StateVec& v) {
     if (StartsGroup(size() - 1)) {
-      bases_.push_back(open_cum_);
+      bases_.push_back(v);
       return;
     }
     const StateVec& base = bases_.back();
     Offsets off;
     uint64_t high = 0;  // a negative offset has its high bits set too
     for (int k = 0; k < kLeafCount; ++k) {
-      const int64_t d = open_cum_.ns[k] - base.ns[k];
+      const int64_t d = v.ns[k] - base.ns[k];
       high |= static_cast<uint64_t>(d) >> 32;
       off[k] = static_cast<uint32_t>(d);
     }
@@ -346,22 +347,21 @@ class TaskHistory {
     } else {
       s.bits = static_cast<uint8_t>(CumKind::kWhole);
       s.seq = wides_front_seq_ + static_cast<uint32_t>(wides_.size());
-      wides_.push_back(Whole{open_cum_, 0});
+      wides_.push_back(Whole{v, 0});
     }
   }
   // Chunked rather than one vector (whose growth copied every segment, a fifth of analysis
   // time in a profile) or a std::deque (a 512-byte node allocated every two segments).
   ChunkedQueue<Segment, kGroup> segments_;
-  ChunkedQueue<StateVec, 4> bases_;      // one per group of segments, from Group(front_)
+  ChunkedQueue<StateVec, 4> bases_;      // one per group of segments_
   ChunkedQueue<Offsets, 16> offsets_;    // the kOffsets vectors, in their segments' order
   ChunkedQueue<Whole, 4> wides_;         // the kWhole vectors, in their segments' order
   ChunkedQueue<KeptOrigin, 4> origins_;  // in the order of their segments (most have few)
-  StateVec open_cum_;                    // F_X(start) of the open segment
-  StateVec front_cum_;                   // F_X(start) of the first retained segment
   size_t front_ = 0;                     // segments ever dropped from the front
   uint32_t origins_front_seq_ = 0;       // sequence number of origins_[0] (wraps harmlessly)
   uint32_t offsets_front_seq_ = 0;       // seq of offsets_[0]'s segment (wraps harmlessly)
   uint32_t wides_front_seq_ = 0;         // seq of wides_[0]'s segment (wraps harmlessly)
+  StateVec open_cum_;                    // F_X(start) of the open segment
   int64_t evicted_until_ = std::numeric_limits<int64_t>::min();
 };
 
