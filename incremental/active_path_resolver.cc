@@ -178,11 +178,12 @@ void ActivePathResolver::Expand(Utid x, int64_t a, int64_t b, std::vector<PathSe
     const int64_t lo = std::max(a, s.start);
     const int64_t hi = std::min(b, h.EndOf(i, b));
     if (lo >= b) break;
-    if (s.kind == SegmentKind::kBlocked && s.link_type == WaitLink::Type::kPacket &&
-        h.link_task(s) != kNoTask && tasks_[h.link_task(s)].remote) {
-      ExpandRemote(x, h.link(s), s.start, h.origin(s), lo, hi, out, depth + 1);
-    } else if (s.kind == SegmentKind::kBlocked) {
-      ExpandLink(x, h.link(s), lo, hi, out, depth + 1);
+    if (s.kind == SegmentKind::kBlocked) {
+      const WaitLink link = h.link(s);
+      if (link.type == WaitLink::Type::kPacket && link.task != kNoTask && tasks_[link.task].remote)
+        ExpandRemote(x, link, s.start, h.origin(s), lo, hi, out, depth + 1);
+      else
+        ExpandLink(x, link, lo, hi, out, depth + 1);
     } else {
       Emit(out, x, OwnLeaf(s.kind), lo, hi, depth);
     }

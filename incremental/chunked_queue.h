@@ -68,7 +68,7 @@ class ChunkedQueue {
   };
   using Chunk = std::unique_ptr<T[], Release>;
 
-  // Small chunks (16 values): a short-lived task's history holds one of 384 bytes (24-byte
+  // Small chunks (16 values): a short-lived task's history holds one of 256 bytes (16-byte
   // segments).
   std::vector<Chunk> chunks_;
   Chunk spare_;

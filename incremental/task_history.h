@@ -46,9 +46,9 @@ enum class CumKind : uint8_t {
 // known, in its group of kGroup: the group's first (its base) or one after a resolved wait
 // (which added the wait's breakdown: kept as offsets from the base, or whole when one does not
 // fit in 32 bits). A group's evicted segments stay until all of it is evicted (they share one
-// chunk). A resolved wait that follows a task (NeedsOrigin: a
-// waker, a known sender) keeps that task, a packet's send time and its origin apart, with its
-// other origins: every other link is its type and leaf. 64 bytes per segment before, every
+// chunk). A resolved wait that follows a task (NeedsOrigin: a waker, a known sender) keeps
+// that task, a packet's send time and its origin apart, with its other origins: every other
+// link is its type and leaf. 64 bytes per segment before, every
 // vector kept as offsets and the link's task in each; 120 before that (docs/bench.md, "The
 // history's size" and "The engine's memory").
 struct Segment {
@@ -136,8 +136,6 @@ class TaskHistory {
     }
     return l;
   }
-  // The task a resolved wait follows (WaitLink::task), kNoTask for any other segment.
-  Utid link_task(const Segment& s) const { return s.has_origin() ? Origin(s).task : kNoTask; }
   // The origin kept for a resolved blocked segment with NeedsOrigin(s).
   const StateVec& origin(const Segment& s) const { return Origin(s).value; }
   // A packet's send time, for a resolved packet wait with NeedsOrigin(s).
@@ -281,7 +279,7 @@ class TaskHistory {
   };
   struct Whole {
     StateVec value;
-    uint32_t origin_seq;  // with has_origin(): the segment's origin (Segment::seq is this)
+    uint32_t origin_seq;  // with has_origin(): the segment's origin (its seq numbers this Whole)
   };
   using Offsets = std::array<uint32_t, kLeafCount>;  // F_X(start) - the group's base
   // Whether segment i is the first of its group (its vector is the group's base).

@@ -285,7 +285,7 @@ TEST(TaskHistoryTest, DerivedVectorsMatchAModelKeepingEveryVector) {
           const WaitLink& want = model[i].link;
           ASSERT_EQ(got.type, want.type);
           ASSERT_EQ(got.leaf, want.leaf);
-          ASSERT_EQ(h.link_task(h.at(i)), NeedsOrigin(want) ? want.task : kNoTask);
+          ASSERT_EQ(got.task, NeedsOrigin(want) ? want.task : kNoTask);
           if (NeedsOrigin(want)) {
             ++origins;
             ASSERT_EQ(got.task, want.task);
