@@ -156,14 +156,23 @@ class LiveSessions : public EngineFeed {
 
   // The pipeline's sink: clocks, batches, ends, on top of feeding the engine.
   void OnClocks(const std::vector<HostClock>& clocks) override {
-    if (!synchronized_ && clocks.size() >= 2) {
-      Say("waitpath: times are in the clock of host {} (the reference, the first by name)\n",
-          clocks[0].reference);
-      for (const HostClock& c : clocks) {
-        if (c.host != c.reference) Say("waitpath: {}\n", ClockSummary(c));
+    // Once there are two hosts, the reference; then a line per host whenever its quality
+    // changes (a host that attaches later, a sync that becomes accurate or fails), not at
+    // every new accuracy.
+    if (clocks.size() >= 2) {
+      if (!said_reference_) {
+        Say("waitpath: times are in the clock of host {} (the reference, the first by name)\n",
+            clocks[0].reference);
+        said_reference_ = true;
+      }
+      said_quality_.resize(clocks.size());
+      for (size_t h = 0; h < clocks.size(); ++h) {
+        const HostClock& c = clocks[h];
+        if (c.host == c.reference || said_quality_[h] == c.quality) continue;
+        said_quality_[h] = c.quality;
+        Say("waitpath: {}\n", ClockSummary(c));
       }
     }
-    synchronized_ = true;
     clocks_ = clocks;
     EngineFeed::OnClocks(clocks);
     if (capture_) capture_->SetClocks(clocks);
@@ -348,8 +357,9 @@ class LiveSessions : public EngineFeed {
   std::vector<uint64_t> dropped_late_;  // per host, as last counted
   std::vector<std::chrono::steady_clock::time_point> gone_since_;
   bool stopping_ = false;
-  bool synchronized_ = false;
-  std::vector<HostClock> clocks_;      // as last told
+  bool said_reference_ = false;
+  std::vector<std::optional<SyncQuality>> said_quality_;  // by host, as last said
+  std::vector<HostClock> clocks_;                         // as last told
   std::vector<int64_t> emitted_ns_;    // per host: ReaderCounters::emitted_ns, as analysed
   std::vector<uint64_t> events_seen_;  // per host, at the last Health()
   std::chrono::steady_clock::time_point health_at_ = std::chrono::steady_clock::now();

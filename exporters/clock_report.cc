@@ -28,11 +28,18 @@ std::string ClockText(const HostClock& c) {
 }
 
 std::string ClockSummary(const HostClock& c) {
-  if (c.quality == SyncQuality::kIncomplete || c.quality == SyncQuality::kFail) {
+  if (!c.on_tree) {
     return fmt::format(
-        "{}: clock {} to {} ({} packets matched; its times are its own clock's, "
+        "{}: clock {} to {} ({} packets matched{}; its times are its own clock's, "
         "shifted by the traces' clock offsets)",
-        c.host, SyncQualityName(c.quality), c.reference, c.matches);
+        c.host, SyncQualityName(c.quality), c.reference, c.matches,
+        c.quality == SyncQuality::kFail ? ", and no clock line fits them all" : "");
+  }
+  if (c.quality == SyncQuality::kFail) {
+    return fmt::format(
+        "{}: clock fail to {} ({} packets matched, and the later ones contradict the line "
+        "found before them; its times still use that line, ±{:.1f} µs before)",
+        c.host, c.reference, c.matches, c.accuracy / 1e3);
   }
   return fmt::format("{}: clock {} ±{:.1f} µs to {} ({} packets)", c.host,
                      SyncQualityName(c.quality), c.accuracy / 1e3, c.reference, c.matches);

@@ -321,6 +321,7 @@ const std::vector<HostClock>& ClockSync::Clocks() {
     clocks_[i].reference = hosts_[reference_];
   }
   clocks_[reference_].quality = SyncQuality::kAccurate;
+  clocks_[reference_].on_tree = true;
   // Usable edges, tightest first (approximate ones after every accurate one).
   struct Edge {
     double weight;
@@ -382,7 +383,20 @@ const std::vector<HostClock>& ClockSync::Clocks() {
                                ? SyncQuality::kAccurate
                                : SyncQuality::kApproximate;
       clocks_[c].matches = e->pair->matches();
+      clocks_[c].on_tree = true;
       stack.push_back(c);
+    }
+  }
+  // A host off the tree whose packets matched but contradict every line (a pair that failed
+  // before it ever found one) is `fail`, with those matches, not `incomplete` with none: the
+  // packets were there, and the user is told that they disagree.
+  for (const auto& [key, pair] : pairs_) {
+    if (pair.quality() != SyncQuality::kFail) continue;
+    for (const uint16_t h :
+         {static_cast<uint16_t>(key >> 16), static_cast<uint16_t>(key & 0xffff)}) {
+      if (h >= n || clocks_[h].on_tree) continue;
+      clocks_[h].quality = SyncQuality::kFail;
+      clocks_[h].matches = std::max(clocks_[h].matches, pair.matches());
     }
   }
   return clocks_;

@@ -77,7 +77,9 @@ struct HostClock {
   ClockTransform transform;  // host -> reference
   SyncQuality quality = SyncQuality::kIncomplete;
   double accuracy = 0.0;  // ns, accumulated along the spanning tree
-  uint64_t matches = 0;   // matched packets on the tree edge to this host
+  uint64_t matches = 0;   // matched packets on the tree edge to this host (or, off the tree,
+                          // on a pair of its that never found a line)
+  bool on_tree = false;   // the reference, or reached from it: `transform` comes from packets
 };
 
 struct SyncCounters {

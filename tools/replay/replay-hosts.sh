@@ -18,6 +18,7 @@
 #               (the pids as the host's own PID namespace PIDNS, "pid:[INODE]", numbers them)
 #   -b          the blocking UST channel's sub-buffers per CPU (default 4M:8)
 #   -f          the relayd keeps COUNT trace files of SIZE per stream (default: all of it)
+# With --loop/--forever and no --period-ns, a generated set's hosts each get their true period.
 # Ctrl-C (or SIGTERM) stops the replays and ends every daemon it started, by pid. A replay that
 # ends by itself ends its session (live readers see it end); the script ends with the last.
 set -u
@@ -100,7 +101,7 @@ while getopts "r:s:l:R:H:w:b:f:" opt; do
   esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 1 ] || { sed -n '8,20p' "$0"; exit 2; }
+[ $# -ge 1 ] || { sed -n '8,21p' "$0"; exit 2; }
 trace_set=$1
 shift
 for sizes in "$subbuf" ${files:+"$files"}; do
@@ -135,14 +136,41 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# Looped rounds: hosts replayed together must shift by one true period, each in its own clock,
+# or their clocks jump apart at every round and the clock sync fails (docs/replay.md). For a
+# generated set (its truth.json gives the duration and each host's clock slope) the period is
+# passed per host unless the caller gave one; for other sets with several hosts, a warning.
+looped="" period_given=""
+for a in "$@"; do
+  case $a in --loop | --loop=* | --forever) looped=1 ;; --period-ns | --period-ns=*) period_given=1 ;; esac
+done
+period_of() { :; }
+if [ -n "$looped" ] && [ -z "$period_given" ]; then
+  if [ -f "$trace_set/truth.json" ] && command -v python3 >/dev/null; then
+    period_of() {
+      python3 - "$trace_set/truth.json" "$1" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+slope = [c["slope"] for c in t.get("clocks", []) if c["host"] == sys.argv[2]]
+if "duration_ns" in t and slope:
+    print(f"--period-ns={round((t['duration_ns'] + 1000000) / slope[0])}")
+PY
+    }
+  elif [ "$(wc -l <<<"$hosts")" -gt 1 ]; then
+    echo "replay-hosts: warning: looping several hosts without --period-ns: each shifts by its own" \
+      "trace's span, so their clocks drift apart at every round (docs/replay.md)"
+  fi
+fi
+
 for host in $hosts; do
   mkdir -p "$work/$host/run" "$work/$host/home"
+  period=$(period_of "$host")
   rm -f "$work/$host/ready"
   setpriv --pdeathsig KILL \
     unshare -m -u -p --fork --kill-child=SIGTERM --mount-proc --propagation private \
     bash -c "$(declare -f replay_host)"'; replay_host "$@"' \
     replay-host "$host" "$work/$host" "$relayd_url" "$session" "$live_timer" "$subbuf" "$files" \
-    "$trace_set" "$replay_bin" "$@" &
+    "$trace_set" "$replay_bin" "$@" ${period:+"$period"} &
   echo "replay-hosts: $host -> ${relayd_url}, live URL net://RELAYD/host/$host/$session"
 done
 wait
