@@ -5,7 +5,9 @@
 # Usage: bench/live_latency.sh [LIVE_US] [SECONDS]   (root; writes bench/results/live_latency.json)
 # Environment: SCENARIO (default mutex-convoy, looped to fill SECONDS), GEN_ARGS (extra
 # waitpath-gen --set options), LOOPS (replay rounds), OUT (result file), DECODER (waitpath's
-# --decoder: auto, the default, reads natively; babeltrace2).
+# --decoder: auto, the default, reads natively; babeltrace2), MODE (`tail`, the default: `waitpath
+# tail --json` prints every wait, timed on arrival; `metrics`: `waitpath live --all --metrics`, how
+# a fleet runs it, printing nothing per wait: CPU only, no latency).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LIVE_US=${1:-200000} SECS=${2:-10}
@@ -24,12 +26,19 @@ lttng-relayd -C tcp://127.0.0.1:$base -D tcp://127.0.0.1:$((base + 1)) -L tcp://
   >/dev/null 2>&1 &
 pids+=($!)
 sleep 1
-# Every line of tail's output is stamped with the wall clock when it arrives.
-# (Process substitution, not a pipe, so that $! is waitpath's pid and cleanup stops it.)
-"$W" tail --relayd net://127.0.0.1:$((base + 2)) --json --decoder "${DECODER:-auto}" 2>"$tmp/tail.err" > >(python3 -u -c '
+MODE=${MODE:-tail}
+if [ "$MODE" = metrics ]; then
+  "$W" live --relayd net://127.0.0.1:$((base + 2)) --all --metrics 127.0.0.1:$((base + 3)) \
+    --decoder "${DECODER:-auto}" 2>"$tmp/tail.err" >/dev/null &
+  : >"$tmp/tail.out"
+else
+  # Every line of tail's output is stamped with the wall clock when it arrives.
+  # (Process substitution, not a pipe, so that $! is waitpath's pid and cleanup stops it.)
+  "$W" tail --relayd net://127.0.0.1:$((base + 2)) --json --decoder "${DECODER:-auto}" 2>"$tmp/tail.err" > >(python3 -u -c '
 import sys, time
 for line in sys.stdin:
     print(time.time_ns(), line, end="", flush=True)' >"$tmp/tail.out") &
+fi
 pids+=($!)
 wp=$!
 WAITPATH_REPLAY_ANNOUNCE=1 bash tools/replay/replay-hosts.sh -r net://127.0.0.1:$base:$((base + 1)) -l "$LIVE_US" \
@@ -50,7 +59,7 @@ ticks=$(awk '{print $14 + $15}' "/proc/$wp/stat" 2>/dev/null || echo "$ticks")
 t1=$(date +%s.%N)
 echo "$ticks $(getconf CLK_TCK) $t0 $t1 $LOOPS" >"$tmp/cpu"
 mkdir -p bench/results
-python3 - "$tmp/replay.log" "$tmp/tail.out" "$LIVE_US" "$OUT" "$tmp/g/truth.json" "$tmp/tail.err" "$tmp/cpu" <<'PY'
+python3 - "$tmp/replay.log" "$tmp/tail.out" "$LIVE_US" "$OUT" "$tmp/g/truth.json" "$tmp/tail.err" "$tmp/cpu" "$MODE" <<'PY'
 import json, re, sys
 log = open(sys.argv[1]).read()
 starts = {m.group(1): (int(m.group(2)), int(m.group(3)), float(m.group(4)))
@@ -82,17 +91,20 @@ for line in open(sys.argv[2]):
     lat.append((int(arrived) - emitted) / 1e6)
     in_order.append(lat[-1])
 lat.sort()
-if not lat:
+metrics_mode = sys.argv[8] == "metrics"
+if not lat and not metrics_mode:
     sys.exit("bench: no wait arrived")
-pick = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))]
-third = max(1, len(in_order) // 3)
-median = lambda xs: sorted(xs)[len(xs) // 2]
-res = {"live_timer_us": int(sys.argv[3]), "waits": len(lat), "p50_ms": round(pick(0.5), 1), "p99_ms": round(pick(0.99), 1),
-       "max_ms": round(lat[-1], 1), "p50_first_third_ms": round(median(in_order[:third]), 1),
-       "p50_last_third_ms": round(median(in_order[-third:]), 1)}
-print(f"live timer {res['live_timer_us'] / 1000:.0f} ms: {res['waits']} waits, latency p50 {res['p50_ms']} ms, "
-      f"p99 {res['p99_ms']} ms, max {res['max_ms']} ms (target p99 < live timer + 200 ms); "
-      f"p50 first third {res['p50_first_third_ms']} ms, last third {res['p50_last_third_ms']} ms")
+res = {"live_timer_us": int(sys.argv[3]), "mode": sys.argv[8], "waits": len(lat), "p50_ms": None, "p99_ms": None}
+if lat:
+    pick = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))]
+    third = max(1, len(in_order) // 3)
+    median = lambda xs: sorted(xs)[len(xs) // 2]
+    res.update({"p50_ms": round(pick(0.5), 1), "p99_ms": round(pick(0.99), 1),
+                "max_ms": round(lat[-1], 1), "p50_first_third_ms": round(median(in_order[:third]), 1),
+                "p50_last_third_ms": round(median(in_order[-third:]), 1)})
+    print(f"live timer {res['live_timer_us'] / 1000:.0f} ms: {res['waits']} waits, latency p50 {res['p50_ms']} ms, "
+          f"p99 {res['p99_ms']} ms, max {res['max_ms']} ms (target p99 < live timer + 200 ms); "
+          f"p50 first third {res['p50_first_third_ms']} ms, last third {res['p50_last_third_ms']} ms")
 ticks, hz, t0, t1, loops = open(sys.argv[7]).read().split()
 cpu_s = int(float(ticks)) / int(hz)
 events = sum(h["events"] for h in truth["hosts"]) * int(loops)
