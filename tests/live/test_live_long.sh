@@ -52,6 +52,9 @@ grep -q '^waitpath_clock_sync_quality{host="server-host",quality="accurate"} 1' 
   grep -E 'clock' "$tmp/live.err" "$tmp/metrics.txt"
   exit 1
 }
+# And live said so, even when the second host attached after the first clocks were set.
+grep -q '^waitpath: server-host: clock accurate' "$tmp/live.err" ||
+  { echo "FAIL: live did not say server-host's clock"; cat "$tmp/live.err"; exit 1; }
 awk -v e="${evicted:-0}" 'BEGIN { exit !(e > 0) }' || {
   echo "FAIL: no evicted read counted"
   tail -20 "$tmp/live.err"

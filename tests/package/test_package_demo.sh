@@ -32,7 +32,12 @@ for _ in $(seq 300); do
 done
 grep -q "^replay " "$work/pids" 2>/dev/null || fail "the demo did not start: $(tail -3 "$work/err")"
 pid=$(awk '/^replay / { print $NF; exit }' "$work/pids")
-exe=$(readlink "/proc/$pid/exe")
+# The pid is written once the replayer is forked: it may not have exec'd yet (still bash).
+for _ in $(seq 50); do
+  exe=$(readlink "/proc/$pid/exe")
+  [ "$exe" = "$prefix/bin/waitpath-replay" ] && break
+  sleep 0.1
+done
 [ "$exe" = "$prefix/bin/waitpath-replay" ] ||
   fail "the demo runs waitpath-replay from $exe, not from the package ($prefix/bin)"
 # (grep exits 2 for a process gone meanwhile, even with a match: count the matches)
