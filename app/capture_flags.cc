@@ -12,6 +12,7 @@
 #include "app/report_flags.h"
 #include "app/timeline_flags.h"
 #include "base/duration.h"
+#include "base/untrusted_name.h"
 #include "exporters/timeline_writer.h"
 
 namespace waitpath {
@@ -121,6 +122,9 @@ TraceLocator RelaydOutputLocator(std::string root) {
   return [root = std::move(root)](const std::string& host) {
     std::vector<std::string> out;
     std::error_code ec;
+    // The relayd writes a host's sessions under ROOT/HOSTNAME; a hostname that is not a plain
+    // file name ("../../etc", "/") is not looked for at all (docs/capture.md).
+    if (!IsPlainName(host)) return out;
     const fs::path host_dir = fs::path(root) / host;
     // The relayd names a session's directory SESSION-YYYYMMDD-HHMMSS: the newest last.
     std::vector<fs::path> sessions;

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "base/untrusted_name.h"
 #include "exporters/analysis_report.h"
 #include "exporters/span_report.h"
 #include "live/ctf_cut.h"
@@ -32,16 +33,6 @@ uint64_t DirectoryBytes(const fs::path& dir) {
     if (it->is_regular_file(ec)) bytes += it->file_size(ec);
   }
   return bytes;
-}
-
-// A file or directory name from a host or task name: no separators, nothing hidden.
-std::string Safe(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c == '/' || c == '\\' || c == ' ' || static_cast<unsigned char>(c) < 0x20) c = '_';
-  }
-  if (out.empty() || out[0] == '.') out.insert(out.begin(), '_');
-  return out;
 }
 
 }  // namespace
@@ -105,7 +96,7 @@ void WaitCapture::OnWatchedWait(const ResolvedWait& wait, std::span<const PathSe
   j["path"] = std::move(pieces);
   p.kind = "wait";
   p.record = j.dump(-1, ' ', false, Json::error_handler_t::replace);
-  p.task = Safe(hosts[t.host]) + "-" + std::to_string(t.tid);
+  p.task = PathComponent(hosts[t.host] + "-" + std::to_string(t.tid));
   p.from_ns = wait.start - options_.margin_ns;
   p.to_ns = wait.end + options_.margin_ns;
   Queue(std::move(p));
@@ -148,9 +139,9 @@ void WaitCapture::OnSpan(const ResolvedSpan& span) {
                  .dump(-1, ' ', false, Json::error_handler_t::replace);
   p.hosts.push_back(engine_.tasks()[span.task].host);
   AddPathHosts(span.path, &p.hosts);
-  p.task = Safe(hosts[span.span.host]) + "-" +
-           Safe(std::string(StringTable::Global().Get(span.span.name))) + "-" +
-           SpanIdHex(span.span.span_id);
+  p.task = PathComponent(hosts[span.span.host] + "-" +
+                         std::string(StringTable::Global().Get(span.span.name)) + "-" +
+                         SpanIdHex(span.span.span_id));
   p.from_ns = span.start - options_.margin_ns;
   p.to_ns = span.end + options_.margin_ns;
   Queue(std::move(p));
@@ -228,7 +219,7 @@ bool WaitCapture::Cut(const Pending& p, const std::string& out, uint64_t* bytes)
     Json traces = Json::array();
     for (size_t i = 0; i < dirs.size(); ++i) {
       const fs::path trace_out =
-          fs::path(out) / Safe(host) /
+          fs::path(out) / PathComponent(host) /
           (dirs.size() == 1 ? std::string("trace") : fmt::format("trace-{}", i));
       const CtfCut cut = CutTrace(dirs[i], from, to, trace_out.string());
       if (!cut.error.empty()) {
@@ -247,7 +238,8 @@ bool WaitCapture::Cut(const Pending& p, const std::string& out, uint64_t* bytes)
                             {"packets", cut.packets}});
     }
     if (traces.empty()) {
-      warn_(fmt::format("capture skipped: host {} stored nothing over the wait's window", host));
+      warn_(fmt::format("capture skipped: host {} stored nothing over the wait's window",
+                        PrintableName(host)));
       ++counters_.skipped_no_trace;
       return false;
     }

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "base/untrusted_name.h"
+
 namespace waitpath {
 namespace {
 
@@ -15,7 +17,7 @@ std::filesystem::path SafeRelative(const std::string& path) {
   for (const auto& part : p.relative_path()) {
     if (part == ".." || part.empty()) {
       throw std::runtime_error("the relayd named a trace path that leaves the output directory: '" +
-                               path + "'");
+                               PrintableName(path) + "'");
     }
     if (part != ".") out /= part;
   }
@@ -29,7 +31,7 @@ std::FILE* CtfDirectoryWriter::File(const std::string& trace_path, const std::st
   auto it = files_.find(key);
   if (it != files_.end()) return it->second.get();
   if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..") {
-    throw std::runtime_error("the relayd named a stream file '" + name +
+    throw std::runtime_error("the relayd named a stream file '" + PrintableName(name) +
                              "' that is not a file name");
   }
   const std::filesystem::path dir = root_ / SafeRelative(trace_path);

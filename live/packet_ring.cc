@@ -6,6 +6,8 @@
 #include <map>
 #include <memory>
 
+#include "base/untrusted_name.h"
+
 namespace waitpath {
 namespace {
 
@@ -74,23 +76,27 @@ std::vector<std::string> PacketRing::WriteTo(const std::string& dir, std::string
       return {};
     }
     if (!WriteFile(trace_dir / "metadata", t.metadata.data(), t.metadata.size(), error)) return {};
+    // By file name: the relayd's channel name, encoded (it may be "../../x" or "/etc/x").
     std::map<std::string, std::unique_ptr<std::FILE, int (*)(std::FILE*)>> files;
     for (const Packet& p : packets_) {
       if (p.trace != i) continue;
-      auto it = files.find(p.channel);
+      const std::string name = PathComponent(p.channel);
+      auto it = files.find(name);
       if (it == files.end()) {
-        const fs::path path = trace_dir / p.channel;
-        it = files.emplace(p.channel, File(std::fopen(path.c_str(), "wb"), &std::fclose)).first;
+        const fs::path path = trace_dir / name;
+        it = files.emplace(name, File(std::fopen(path.c_str(), "wb"), &std::fclose)).first;
       }
       if (!it->second ||
           std::fwrite(p.bytes.data(), 1, p.bytes.size(), it->second.get()) != p.bytes.size()) {
-        *error = (trace_dir / p.channel).string() + ": cannot write: " + std::strerror(errno);
+        *error =
+            PrintableName((trace_dir / name).string()) + ": cannot write: " + std::strerror(errno);
         return {};
       }
     }
     for (auto& [name, f] : files) {
       if (std::fflush(f.get()) != 0) {
-        *error = (trace_dir / name).string() + ": cannot write: " + std::strerror(errno);
+        *error =
+            PrintableName((trace_dir / name).string()) + ": cannot write: " + std::strerror(errno);
         return {};
       }
     }

@@ -57,5 +57,44 @@ TEST(PacketRingTest, KeepsTheNewestPacketsAndWritesThemAsTraces) {
   fs::remove_all(dir);
 }
 
+// A relayd chooses the channel names: an absolute one or one that climbs must not write outside
+// the capture's directory (waitpath runs as root). Each becomes one file inside it.
+TEST(PacketRingTest, ChannelNamesFromTheRelaydNeverLeaveTheDirectory) {
+  const fs::path base =
+      fs::temp_directory_path() / ("waitpath-ring-hostile-" + std::to_string(getpid()));
+  fs::remove_all(base);
+  const fs::path dir = base / "capture";
+  const std::string absolute = (base / "abs").string();
+  const std::vector<std::string> names = {absolute,
+                                          "../../escape",
+                                          "..",
+                                          ".",
+                                          "",
+                                          std::string("nul\0x", 5),
+                                          std::string(5000, 'n'),
+                                          "\xff\xfe\x1b[2J"};
+  PacketRing ring(1 << 20);
+  ring.SetMetadata("h/s/ust", "metadata");
+  for (size_t i = 0; i < names.size(); ++i)
+    ring.Add("h/s/ust", names[i], Packet(static_cast<char>('a' + i), 10));
+  std::string error;
+  const std::vector<std::string> traces = ring.WriteTo(dir.string(), &error);
+  ASSERT_EQ(traces.size(), 1u) << error;
+  // Every byte written is inside the trace's directory, one file per distinct name.
+  size_t files = 0;
+  uint64_t bytes = 0;
+  for (const auto& e : fs::recursive_directory_iterator(base)) {
+    if (!e.is_regular_file()) continue;
+    EXPECT_EQ(e.path().parent_path(), fs::path(traces[0])) << e.path();
+    ++files;
+    bytes += e.file_size();
+  }
+  EXPECT_EQ(files, names.size() + 1);  // and the metadata
+  EXPECT_EQ(bytes, names.size() * 10 + 8);
+  EXPECT_FALSE(fs::exists(base / "abs"));
+  EXPECT_FALSE(fs::exists(base / "escape"));
+  fs::remove_all(base);
+}
+
 }  // namespace
 }  // namespace waitpath
