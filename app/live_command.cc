@@ -23,6 +23,7 @@
 #include "base/duration.h"
 #include "base/output.h"
 #include "base/stop_signal.h"
+#include "base/untrusted_name.h"
 #include "exporters/analysis_report.h"
 #include "exporters/clock_report.h"
 #include "exporters/labeled_collectable.h"
@@ -91,20 +92,43 @@ class LiveSessions : public EngineFeed {
       }
     }
     for (const LiveSession& s : sessions) {
-      if (by_url_.count(s.url)) continue;
+      if (auto it = by_url_.find(s.url); it != by_url_.end()) {
+        Reopen(it->second, s);
+        continue;
+      }
       const bool wanted =
           options_.all || std::find(options_.sessions.begin(), options_.sessions.end(), s.name) !=
                               options_.sessions.end();
       if (!wanted || (shard_ && !shard_->Owns(s.hostname))) continue;
       accounting_.AddHost(s.hostname);
       if (metrics_) metrics_->AddHost(s.hostname);
-      labels_.push_back(s.hostname + " (session " + s.name + ")");
+      labels_.push_back(PrintableName(s.hostname) + " (session " + PrintableName(s.name) + ")");
       relayd_seen_.emplace_back();
       ended_.push_back(false);
+      reopenable_.push_back(false);
       gone_since_.emplace_back();
       by_url_[s.url] = pipeline_.AddSource(HostSpec{s.hostname, {}, {}, s.url, {}, {}, {}});
-      Say("waitpath: following session {} of host {}\n", s.name, s.hostname);
+      Say("waitpath: following session {} of host {}\n", PrintableName(s.name),
+          PrintableName(s.hostname));
     }
+  }
+
+  // A session listed under the URL of one whose reader ended. The relayd lists only sessions
+  // still connected to their tracer (lttng-relayd's viewer_list_sessions skips closed ones),
+  // so this is a new session of that name: the host's session was destroyed and created again
+  // (configs/lttng/waitpath-session.sh always names it `waitpath`), or the relayd restarted
+  // and it was created anew. It is followed as the same host, history kept, the time between
+  // counted as lost (Pipeline::ReopenSource). A reader that ended on an error (refused by
+  // the relayd, a protocol error) is not retried this way.
+  void Reopen(uint16_t id, const LiveSession& s) {
+    if (!ended_[id] || !reopenable_[id] || !pipeline_.ReopenSource(id)) return;
+    ended_[id] = false;
+    reopenable_[id] = false;
+    gone_since_[id] = {};
+    relayd_seen_[id] = {};
+    Say("waitpath: following session {} of host {} again (created anew on the relayd; the time "
+        "between is counted as lost)\n",
+        PrintableName(s.name), PrintableName(s.hostname));
   }
 
   // A shard follows only the sessions of the hosts it owns (--own).
@@ -200,6 +224,7 @@ class LiveSessions : public EngineFeed {
   void OnHostEnded(uint16_t h, const Batch& last) override {
     ended_[h] = true;
     const bool let_go = last.error == "stopped" && !stopping_;
+    reopenable_[h] = last.error.empty() || let_go;
     Say("waitpath: host {}: {}\n", labels_[h],
         last.error.empty() ? "session ended"
         : let_go           ? "session ended (gone from the relayd)"
@@ -353,6 +378,7 @@ class LiveSessions : public EngineFeed {
   std::vector<std::string> labels_;              // "host (session name)", for messages
   std::vector<RelaydLink::Counts> relayd_seen_;  // per source, as last reported
   std::vector<bool> ended_;
+  std::vector<bool> reopenable_;        // per source: ended as a session ends, not on an error
   std::vector<bool> lagging_;           // per host, as last reported
   std::vector<uint64_t> dropped_late_;  // per host, as last counted
   std::vector<std::chrono::steady_clock::time_point> gone_since_;

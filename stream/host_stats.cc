@@ -6,6 +6,34 @@
 
 namespace waitpath {
 
+namespace {
+
+// `now` (the current reader's figures) on top of `before` (those of the readers before it).
+ReaderCounters Combined(const ReaderCounters& before, const ReaderCounters& now) {
+  ReaderCounters c = now;
+  c.events += before.events;
+  c.unknown += before.unknown;
+  c.regressions += before.regressions;
+  c.discarded += before.discarded;
+  c.first_ns = std::min(before.first_ns, now.first_ns);
+  c.last_ns = std::max(before.last_ns, now.last_ns);
+  c.dialect |= before.dialect;
+  c.cpus = std::max(before.cpus, now.cpus);
+  c.gaps += before.gaps;
+  c.damaged += before.damaged;
+  if (c.emitted_ns == 0) c.emitted_ns = before.emitted_ns;
+  return c;
+}
+
+}  // namespace
+
+void HostStats::Resume() {
+  before = reader;
+  ++before.gaps;
+  ended = false;
+  error.clear();
+}
+
 void HostStats::Add(const Batch& batch) {
   // CPU ids are small: the batch's events are counted in a dense array, folded into the map
   // once per batch (a map lookup per event was most of this function's cost).
@@ -35,7 +63,7 @@ void HostStats::Add(const Batch& batch) {
   for (size_t cpu = 0; cpu < by_cpu.size(); ++cpu) {
     if (by_cpu[cpu]) events_by_cpu[static_cast<uint16_t>(cpu)] += by_cpu[cpu];
   }
-  reader = batch.counters;
+  reader = Combined(before, batch.counters);
   if (batch.last) {
     ended = true;
     error = batch.error;

@@ -24,8 +24,13 @@ struct HostStats {
   std::vector<int32_t> current_by_cpu;  // by CPU id: tid; -1 or absent: not known (start, loss)
   std::string error;                    // why reading stopped early, if it did
   bool ended = false;
+  ReaderCounters before;  // of the readers before the current one (Resume), else zero
 
   void Add(const Batch& batch);
+  // Live: the host reads again with a new reader (a recreated session), whose counters start
+  // from zero: they are added to those of the readers before it, and the break between them
+  // is one more gap.
+  void Resume();
 
   // The analysis needs at least scheduler switches; a UST-only trace has none.
   bool analysable() const { return by_kind[static_cast<int>(EventKind::kSchedSwitch)] > 0; }

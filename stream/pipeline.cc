@@ -5,6 +5,8 @@
 #include <limits>
 #include <thread>
 
+#include "live/loss_marker.h"
+
 namespace waitpath {
 
 bool KeptBatches::Keep(std::unique_ptr<Batch>& batch) {
@@ -58,6 +60,7 @@ uint16_t Pipeline::AddSource(HostSpec spec) {
   ended_.push_back(false);
   watermark_.push_back(std::numeric_limits<int64_t>::min());
   last_arrival_.push_back(std::chrono::steady_clock::now());
+  reopened_.push_back(false);
   merger_.AddHost();
   if (sync_) sync_->AddHost(spec.hostname);
   specs_.push_back(std::move(spec));
@@ -66,6 +69,23 @@ uint16_t Pipeline::AddSource(HostSpec spec) {
     readers_.back()->Start();
   }
   return host;
+}
+
+bool Pipeline::ReopenSource(uint16_t host) {
+  if (options_.policy != SyncPolicy::kBootstrap || host >= specs_.size() || !ended_[host])
+    return false;
+  readers_[host]->RequestStop();
+  readers_[host]->Join();
+  // Its batches still in the merger are recycled into the new reader's pool (any reader's
+  // batches fit any other's).
+  readers_[host] = std::make_unique<HostReader>(host, specs_[host], options_.reader, &ready_);
+  ended_[host] = false;
+  stats_[host].Resume();
+  merger_.Reopen(host);
+  reopened_[host] = true;
+  last_arrival_[host] = std::chrono::steady_clock::now();
+  readers_[host]->Start();
+  return true;
 }
 
 void Pipeline::StartSources() {
@@ -143,6 +163,21 @@ void Pipeline::Arrive(const Batch& batch, bool sync) {
     ended_[h] = true;
     if (sink_) sink_->OnHostEnded(h, batch);
   }
+}
+
+// What happened on the host between its old reader's end and the new reader's first event is
+// unknown: a loss on every CPU it had, from its last watermark on.
+void Pipeline::MarkReopenGap(Batch& batch) {
+  const uint16_t h = batch.host;
+  if (batch.events.empty()) return;
+  reopened_[h] = false;
+  std::vector<Event> markers;
+  const int64_t at = batch.events.front().ts;
+  const int64_t since = watermark_[h] == std::numeric_limits<int64_t>::min() ? at : watermark_[h];
+  for (const auto& [cpu, count] : stats_[h].events_by_cpu) {
+    markers.push_back(LossMarker(h, cpu, at, since, -1));
+  }
+  batch.events.insert(batch.events.begin(), markers.begin(), markers.end());
 }
 
 // To its reader's pool; freed when the reader is gone.
@@ -374,6 +409,7 @@ void Pipeline::Pump(int64_t timeout_us) {
     const auto host = static_cast<uint16_t>(h);
     while (Batch* b = TryTake(h)) {
       any = true;
+      if (reopened_[h]) MarkReopenGap(*b);
       last_arrival_[h] = now;
       merger_.SetIdle(host, stopping_);
       if (first_batch_ == std::chrono::steady_clock::time_point{}) first_batch_ = now;

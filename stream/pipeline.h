@@ -136,6 +136,11 @@ class Pipeline {
 
   // A host. Offline (kIdentity, kPrePass) its reader starts with Run/ReadAll, live at once.
   uint16_t AddSource(HostSpec spec);
+  // Live: a source whose input ended reads again with a new reader (its session was recreated
+  // on the relayd under the same URL): the same host, its history and figures kept. The time
+  // between the two is a loss on each of its CPUs, marked before the new reader's first event.
+  // False when the source has not ended.
+  bool ReopenSource(uint16_t host);
   size_t source_count() const { return specs_.size(); }
   // Live: the source's reader (its relayd link, a stop request). Valid once started.
   HostReader& source(size_t host) { return *readers_[host]; }
@@ -181,6 +186,7 @@ class Pipeline {
   // kBootstrap: whether the sync is good enough (or waited for long enough) to release.
   bool BootstrapDone(std::chrono::steady_clock::time_point now);
   void Recycle(std::unique_ptr<Batch> batch);
+  void MarkReopenGap(Batch& batch);
 
   PipelineOptions options_;
   PipelineSink* sink_;
@@ -201,6 +207,7 @@ class Pipeline {
   bool stopping_ = false;
   std::chrono::steady_clock::time_point first_batch_{};
   std::vector<std::chrono::steady_clock::time_point> last_arrival_;
+  std::vector<bool> reopened_;  // the source's new reader has not delivered a batch yet
   uint64_t sync_version_ = ~uint64_t{0};
   size_t transforms_set_ = 0;
 

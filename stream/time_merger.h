@@ -47,6 +47,13 @@ class TimeMerger {
   const ClockTransform& transform(uint16_t host) const { return hosts_[host]->transform; }
   // Live: hosts appear while running.
   void AddHost();
+  // Live: an ended host reads again (its session recreated on the relayd); its later batches
+  // follow the ones it has.
+  void Reopen(uint16_t host) {
+    hosts_[host]->ended = false;
+    run_host_ = -1;
+    rebuild_ = true;
+  }
   size_t host_count() const { return hosts_.size(); }
   // Live: a host that has sent nothing for a while is not waited for (its late events are
   // still merged, after what was released meanwhile).

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <random>
 
+#include "stream/host_stats.h"
+
 namespace waitpath {
 namespace {
 
@@ -163,6 +165,53 @@ TEST(TimeMergerTest, WatermarkOfAQuietHostLetsOthersProceed) {
   EXPECT_EQ(e.ts, 100);
   EXPECT_FALSE(m.Next(&e, &b));  // 200 is past host 1's watermark
   EXPECT_EQ(m.needed(), 1);
+}
+
+// A host whose input ended reads again (a session recreated on the relayd): it is waited for
+// again, and its new events follow its old ones. Its counters go on from the old reader's.
+TEST(TimeMergerTest, AReopenedHostIsWaitedForAgain) {
+  TimeMerger m(2);
+  m.Push(MakeBatch(0, {100}, true));  // host 0's first session ends
+  m.Reopen(0);
+  m.Push(MakeBatch(1, {150, 250}, false));
+  Event e;
+  const Batch* b = nullptr;
+  std::vector<std::pair<int, int64_t>> got;
+  while (m.Next(&e, &b)) got.emplace_back(b->host, e.ts);
+  // 150 waits for host 0, which reads again: without Reopen it would have gone.
+  EXPECT_EQ(got, (std::vector<std::pair<int, int64_t>>{{0, 100}}));
+  m.Push(MakeBatch(0, {200}, true));
+  m.Push(MakeBatch(1, {}, true));
+  while (m.Next(&e, &b)) got.emplace_back(b->host, e.ts);
+  EXPECT_EQ(got, (std::vector<std::pair<int, int64_t>>{{0, 100}, {1, 150}, {0, 200}, {1, 250}}));
+}
+
+TEST(HostStatsTest, AResumedHostCountsOnFromItsEarlierReaders) {
+  HostStats s;
+  Batch first;
+  first.counters.events = 10;
+  first.counters.discarded = 2;
+  first.counters.gaps = 1;
+  first.counters.cpus = 2;
+  first.counters.first_ns = 100;
+  first.counters.last_ns = 200;
+  first.last = true;
+  s.Add(first);
+  EXPECT_TRUE(s.ended);
+  s.Resume();
+  EXPECT_FALSE(s.ended);
+  Batch second;  // the new reader's counters start again from zero
+  second.counters.events = 5;
+  second.counters.cpus = 1;
+  second.counters.first_ns = 300;
+  second.counters.last_ns = 400;
+  s.Add(second);
+  EXPECT_EQ(s.reader.events, 15u);
+  EXPECT_EQ(s.reader.discarded, 2u);
+  EXPECT_EQ(s.reader.gaps, 2u);  // the old one's and the break between the two
+  EXPECT_EQ(s.reader.cpus, 2u);
+  EXPECT_EQ(s.reader.first_ns, 100);
+  EXPECT_EQ(s.reader.last_ns, 400);
 }
 
 }  // namespace
