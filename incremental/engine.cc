@@ -187,7 +187,7 @@ void Engine::FollowCurrentTask(HostState& hs, const Event& e) {
   const int32_t named = is_switch ? AsSchedSwitch(e).prev_tid() : e.cur_tid;
   if (named >= 0) {
     if (!cpu.known && !is_switch) {
-      const Utid u = named == 0 ? kNoTask : Touch(hs.id, named, e.ts, SegmentKind::kRunning);
+      const Utid u = named == 0 ? kNoTask : Touch(hs.id, named, e.ts, OnCpu(hs));
       hs.cpus.SetCurrent(e.cpu, u, Comm(u));
     } else if (cpu.known && (cpu.current == kNoTask ? 0 : tasks_[cpu.current].tid) != named) {
       InferSwitch(hs, e.cpu, named, e.ts);
@@ -219,8 +219,7 @@ void Engine::InferSwitch(HostState& hs, uint16_t cpu, int32_t tid, int64_t ts) {
     hs.cpus.SetCurrent(cpu, kNoTask, {});
     return;
   }
-  const SegmentKind own =
-      hs.cpus.InInterrupt(cpu) ? SegmentKind::kInterrupted : SegmentKind::kRunning;
+  const SegmentKind own = hs.cpus.InInterrupt(cpu) ? SegmentKind::kInterrupted : OnCpu(hs);
   const Utid n = Touch(hs.id, tid, since, SegmentKind::kUnknown);
   tasks_[n].ran = true;
   const TaskHistory& h = histories_[n];
@@ -461,7 +460,7 @@ void Engine::OnSpan(HostState& hs, const Event& e, const Batch& batch) {
     spans_.CountWithoutThread();
     return;
   }
-  const Utid u = Touch(hs.id, span.tid(), e.ts, SegmentKind::kRunning);
+  const Utid u = Touch(hs.id, span.tid(), e.ts, OnCpu(hs));
   if (span.pid() > 0 && tasks_[u].pid < 0) tasks_[u].pid = span.pid();
   const auto id = static_cast<uint64_t>(span.span_id());
   switch (e.kind) {

@@ -16,6 +16,7 @@
 #include "incremental/task_history.h"
 #include "incremental/task_table.h"
 #include "live/batch.h"
+#include "live/dialect.h"
 
 namespace waitpath {
 
@@ -127,6 +128,12 @@ class Engine {
   void Handle(HostState& hs, const Event& e, const Batch& batch);
 
   Utid Touch(uint16_t host, int32_t tid, int64_t ts, SegmentKind initial);
+  // What a task that an event shows on a CPU is doing there: running, unless the host's
+  // traces have no scheduler events (user space only, or a kernel session without
+  // sched_switch), where nothing says when it ran, waited or was preempted: unknown.
+  static SegmentKind OnCpu(const HostState& hs) {
+    return (hs.dialect & kDialectHasSwitch) ? SegmentKind::kRunning : SegmentKind::kUnknown;
+  }
   bool Begin(Utid u, int64_t ts, SegmentKind kind);
   void SetComm(Utid u, int32_t comm) {
     if (comm >= 0) tasks_[u].comm = static_cast<uint32_t>(comm);

@@ -887,5 +887,25 @@ TEST_F(EngineEvictionTest, LongWaitWokenJustBeforeEviction) {
               {horizon + 2, t, t + 1, t + 2, end});
 }
 
+// A host whose traces have no scheduler events (user-space spans only): nothing says when its
+// threads ran, so a span's thread is `unknown` there, never `running` (a 1 ms sleep inside the
+// span read as running 100 % before).
+TEST_F(EngineTest, AThreadSeenOnlyInUserSpaceEventsIsUnknownNotRunning) {
+  Push({SpanEvent(EventKind::kSpanBegin, 100, 0, 7, 1),
+        SpanEvent(EventKind::kSpanEnd, 1100, 0, 7, 1)},
+       /*dialect=*/0);
+  const StateVec d = B(7, 100, 1100);
+  EXPECT_EQ(d[Leaf::kRunning], 0);
+  EXPECT_EQ(d[Leaf::kUnknown], 1000);
+  CheckInterval(U(7), 100, 1100);
+}
+
+// The same events on a host whose kernel is traced: the thread ran when it emitted them.
+TEST_F(EngineTest, AThreadSeenInUserSpaceEventsOfATracedKernelIsRunning) {
+  Push({SpanEvent(EventKind::kSpanBegin, 100, 0, 7, 1),
+        SpanEvent(EventKind::kSpanEnd, 1100, 0, 7, 1)});
+  EXPECT_EQ(B(7, 100, 1100)[Leaf::kRunning], 1000);
+}
+
 }  // namespace
 }  // namespace waitpath
