@@ -1,5 +1,6 @@
 #include "live/relayd_client.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "live/viewer_wire.h"
@@ -19,17 +20,39 @@ std::string Status(uint32_t s) {
   return "status " + std::to_string(s);
 }
 
+RelaydSessionInfo SessionOf(const w::SessionCommon& c) {
+  RelaydSessionInfo s;
+  s.id = c.id.get();
+  s.live_timer_us = c.live_timer.get();
+  s.clients = c.clients.get();
+  s.streams = c.streams.get();
+  return s;
+}
+
 }  // namespace
 
+const char* TraceFormatName(RelaydTraceFormat format) {
+  switch (format) {
+    case RelaydTraceFormat::kCtf18:
+      return "ctf-1.8";
+    case RelaydTraceFormat::kCtf2:
+      return "ctf-2";
+    case RelaydTraceFormat::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
 RelaydClient::RelaydClient(const std::string& host, uint16_t port, const RelaydLimits& limits)
-    : socket_(host, port, limits.io_timeout), limits_(limits) {
+    : socket_(host, port, limits.io_timeout, limits.total_timeout, limits.stop), limits_(limits) {
   auto hello = Zero<w::ConnectMsg>();
   hello.viewer_session_id.set(~uint64_t{0});
   hello.major.set(w::kMajor);
   hello.minor.set(w::kMinor);
   hello.type.set(w::kClientCommand);
   Request(w::kConnect, &hello, sizeof(hello), "CONNECT");
-  // A relayd with another major version closes the connection instead of answering.
+  // A relayd with another major version closes the connection instead of answering. The reply
+  // carries the relayd's own version, not the lower of both: the lower is the one spoken.
   auto reply = Zero<w::ConnectMsg>();
   socket_.Receive(&reply, sizeof(reply), "CONNECT (is this a relayd's live port, of LTTng 2.x?)");
   if (reply.major.get() != w::kMajor) {
@@ -38,8 +61,9 @@ RelaydClient::RelaydClient(const std::string& host, uint16_t port, const RelaydL
              std::to_string(reply.minor.get()) + ", this client " + std::to_string(w::kMajor) +
              "." + std::to_string(w::kMinor));
   }
-  minor_ = std::min(reply.minor.get(), w::kMinor);
-  if (minor_ < w::kMinor) {
+  relayd_minor_ = reply.minor.get();
+  minor_ = std::min(relayd_minor_, w::kMinor);
+  if (minor_ < w::kMinorOldest) {
     Fail(RelaydError::Kind::kProtocol, "it speaks viewer protocol 2." + std::to_string(minor_) +
                                            ", older than 2.4 (LTTng 2.4) which this client needs");
   }
@@ -70,27 +94,64 @@ void RelaydClient::Request(uint32_t cmd, const void* payload, size_t size, const
 
 std::vector<RelaydSessionInfo> RelaydClient::ListSessions() {
   Request(w::kListSessions, nullptr, 0, "LIST_SESSIONS");
+  // One deadline for the whole reply: a relayd that sends part of what it announced, then
+  // stalls or trickles, costs io_timeout, not io_timeout per session.
+  const auto deadline = socket_.ReplyDeadline();
   auto reply = Zero<w::ListSessionsReply>();
-  socket_.Receive(&reply, sizeof(reply), "LIST_SESSIONS");
+  socket_.Receive(&reply, sizeof(reply), "LIST_SESSIONS", deadline);
   const uint32_t count = reply.sessions_count.get();
   if (count > limits_.max_sessions) {
     Fail(RelaydError::Kind::kProtocol, "it announced " + std::to_string(count) +
                                            " sessions, more than the limit of " +
                                            std::to_string(limits_.max_sessions));
   }
+  const bool v215 = minor_ >= w::kMinorSessionFormat;
   std::vector<RelaydSessionInfo> sessions;
   sessions.reserve(count);
   for (uint32_t i = 0; i < count; ++i) {
-    auto r = Zero<w::SessionRecord>();
-    socket_.Receive(&r, sizeof(r), "LIST_SESSIONS");
-    sessions.push_back({.id = r.id.get(),
-                        .hostname = r.hostname.str(),
-                        .name = r.session_name.str(),
-                        .live_timer_us = r.live_timer.get(),
-                        .clients = r.clients.get(),
-                        .streams = r.streams.get()});
+    sessions.push_back(v215 ? ReceiveSession215(deadline) : ReceiveSession24(deadline));
   }
   return sessions;
+}
+
+RelaydSessionInfo RelaydClient::ReceiveSession24(RelaydSocket::Clock::time_point deadline) {
+  auto r = Zero<w::SessionRecord24>();
+  socket_.Receive(&r, sizeof(r), "LIST_SESSIONS", deadline);
+  RelaydSessionInfo s = SessionOf(r.common);
+  s.hostname = r.hostname.str();
+  s.name = r.session_name.str();
+  return s;
+}
+
+RelaydSessionInfo RelaydClient::ReceiveSession215(RelaydSocket::Clock::time_point deadline) {
+  auto r = Zero<w::SessionRecord215>();
+  socket_.Receive(&r, sizeof(r), "LIST_SESSIONS", deadline);
+  RelaydSessionInfo s = SessionOf(r.common);
+  const uint32_t hostname_len = r.hostname_len.get();
+  const uint32_t name_len = r.session_name_len.get();
+  // The relayd's own names are at most 255 bytes; anything near 4 GiB is a broken peer.
+  if (hostname_len > limits_.max_name_bytes || name_len > limits_.max_name_bytes) {
+    Fail(RelaydError::Kind::kProtocol, "it listed session " + std::to_string(s.id) +
+                                           " with a hostname of " + std::to_string(hostname_len) +
+                                           " bytes and a name of " + std::to_string(name_len) +
+                                           " bytes, more than the limit of " +
+                                           std::to_string(limits_.max_name_bytes) + " bytes each");
+  }
+  s.hostname.resize(hostname_len);
+  socket_.Receive(s.hostname.data(), hostname_len, "LIST_SESSIONS", deadline);
+  s.name.resize(name_len);
+  socket_.Receive(s.name.data(), name_len, "LIST_SESSIONS", deadline);
+  switch (r.trace_format.get()) {
+    case w::kTraceFormatCtf18:
+      s.trace_format = RelaydTraceFormat::kCtf18;
+      break;
+    case w::kTraceFormatCtf2:
+      s.trace_format = RelaydTraceFormat::kCtf2;
+      break;
+    default:
+      s.trace_format = RelaydTraceFormat::kUnknown;
+  }
+  return s;
 }
 
 std::vector<RelaydStreamInfo> RelaydClient::ReceiveStreams(uint32_t count, const char* what) {
@@ -276,6 +337,7 @@ RelaydClient::Fetch RelaydClient::GetMetadata(uint64_t stream_id, std::string* o
 }
 
 void RelaydClient::Detach(uint64_t session_id) {
+  if (minor_ < w::kMinorDetach) return;
   auto req = Zero<w::SessionIdRequest>();
   req.session_id.set(session_id);
   Request(w::kDetachSession, &req, sizeof(req), "DETACH_SESSION");

@@ -1,21 +1,19 @@
-// RelaydClient and RelaydViewer against a scripted fake relayd (a test double on a loopback
-// port): the cases a real lttng-relayd will not produce on demand — garbage, giant lengths,
-// silence, a refused attach — and the viewer's event order on a scripted session. The real
-// daemons are exercised by tools/relayd_dump/test_relayd_dump.sh.
+// RelaydClient and RelaydViewer against a scripted fake relayd (live/fake_relayd.h): the cases
+// a real lttng-relayd will not produce on demand — garbage, giant lengths, silence, a refused
+// attach, each protocol version's layouts — and the viewer's event order on a scripted session.
+// The real daemons are exercised by tools/relayd_dump/test_relayd_dump.sh.
 #include "live/relayd_client.h"
 
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
-#include <functional>
 #include <string>
 #include <thread>
 
+#include "live/fake_relayd.h"
 #include "live/relayd_viewer.h"
 #include "live/viewer_wire.h"
 
@@ -26,111 +24,17 @@ namespace w = viewer_wire;
 using std::chrono::milliseconds;
 using Kind = RelaydError::Kind;
 
-template <typename T>
-std::string Bytes(const T& v) {
-  return std::string(reinterpret_cast<const char*>(&v), sizeof(v));
-}
-
-// What the fake answers to a request: bytes to send, or close / stay silent.
-struct Answer {
-  std::string bytes;
-  bool close = false;
-  bool silent = false;
-};
-Answer Close() {
-  return {"", true, false};
-}
-Answer Silent() {
-  return {"", false, true};
-}
-using Script = std::function<Answer(uint32_t cmd, const std::string& payload)>;
-
-// Accepts one connection on 127.0.0.1 and answers each request by the script.
-class FakeRelayd {
- public:
-  explicit FakeRelayd(Script script) : script_(std::move(script)) {
-    listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-    socklen_t len = sizeof(a);
-    getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
-    listen(listen_fd_, 1);
-    thread_ = std::thread([this] { Serve(); });
-  }
-  ~FakeRelayd() {
-    stop_ = true;
-    shutdown(listen_fd_, SHUT_RDWR);
-    if (conn_fd_ >= 0) shutdown(conn_fd_, SHUT_RDWR);
-    thread_.join();
-    close(listen_fd_);
-    if (conn_fd_ >= 0) close(conn_fd_);
-  }
-  uint16_t port() const { return port_; }
-
- private:
-  bool ReadAll(void* p, size_t n) {
-    auto* c = static_cast<char*>(p);
-    while (n > 0) {
-      ssize_t r = recv(conn_fd_, c, n, 0);
-      if (r <= 0) return false;
-      c += r;
-      n -= static_cast<size_t>(r);
-    }
-    return true;
-  }
-  void Serve() {
-    conn_fd_ = accept(listen_fd_, nullptr, nullptr);
-    if (conn_fd_ < 0) return;
-    while (!stop_) {
-      w::CmdHeader h{};
-      if (!ReadAll(&h, sizeof(h))) return;
-      std::string payload(h.data_size.get(), '\0');
-      if (!ReadAll(payload.data(), payload.size())) return;
-      Answer a = script_(h.cmd.get(), payload);
-      send(conn_fd_, a.bytes.data(), a.bytes.size(), MSG_NOSIGNAL);
-      if (a.close) {
-        shutdown(conn_fd_, SHUT_RDWR);
-        return;
-      }
-      if (a.silent) {
-        while (!stop_) std::this_thread::sleep_for(milliseconds(10));
-        return;
-      }
-    }
-  }
-
-  Script script_;
-  int listen_fd_ = -1;
-  int conn_fd_ = -1;
-  uint16_t port_ = 0;
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
-};
-
-Answer Hello(uint32_t major = w::kMajor, uint32_t minor = 13) {
-  w::ConnectMsg m{};
-  m.viewer_session_id.set(1);
-  m.major.set(major);
-  m.minor.set(minor);
-  return {Bytes(m)};
-}
-Answer Status32(uint32_t status) {
-  w::StatusReply r{};
-  r.status.set(status);
-  return {Bytes(r)};
-}
-
-// Answers CONNECT and CREATE_SESSION as a relayd does, the rest by `rest`.
-Script Handshake(Script rest) {
-  return [rest](uint32_t cmd, const std::string& payload) -> Answer {
-    if (cmd == w::kConnect) return Hello();
-    if (cmd == w::kCreateSession) return Status32(w::kCreateSessionOk);
-    return rest(cmd, payload);
-  };
-}
+using fake_relayd::Answer;
+using fake_relayd::Bytes;
+using fake_relayd::Close;
+using fake_relayd::FakeRelayd;
+using fake_relayd::FakeRelaydLog;
+using fake_relayd::FakeSession;
+using fake_relayd::Handshake;
+using fake_relayd::Hello;
+using fake_relayd::RelaydOf;
+using fake_relayd::Silent;
+using fake_relayd::Status32;
 
 RelaydLimits Quick() {
   RelaydLimits l;
@@ -193,13 +97,13 @@ TEST(RelaydClientTest, GarbageForAHandshakeIsAProtocolError) {
   EXPECT_NE(std::string(e.what()).find("speaks viewer protocol"), std::string::npos) << e.what();
 }
 
-TEST(RelaydClientTest, TheHandshakeAsksForProtocol24AndCreatesAViewerSession) {
+TEST(RelaydClientTest, TheHandshakeAsksForProtocol215AndCreatesAViewerSession) {
   std::string hello;
   bool created = false;
   FakeRelayd f([&](uint32_t cmd, const std::string& payload) -> Answer {
     if (cmd == w::kConnect) {
       hello = payload;
-      return Hello();
+      return Hello();  // LTTng 2.13: its own version, 2.13
     }
     if (cmd == w::kCreateSession) created = true;
     return Status32(w::kCreateSessionOk);
@@ -209,10 +113,183 @@ TEST(RelaydClientTest, TheHandshakeAsksForProtocol24AndCreatesAViewerSession) {
   w::ConnectMsg m;
   std::memcpy(&m, hello.data(), sizeof(m));
   EXPECT_EQ(m.major.get(), 2u);
-  EXPECT_EQ(m.minor.get(), 4u);
+  EXPECT_EQ(m.minor.get(), 15u);
   EXPECT_EQ(m.type.get(), w::kClientCommand);
   EXPECT_TRUE(created);
-  EXPECT_EQ(c.minor_version(), 4u) << "the lower of the two versions";
+  EXPECT_EQ(c.minor_version(), 13u) << "the lower of the two versions";
+  EXPECT_EQ(c.relayd_minor(), 13u);
+}
+
+TEST(RelaydClientTest, ANewerRelaydIsSpokenToIn215AndAnOlderThan24IsRefused) {
+  {
+    FakeRelayd f(Handshake([](uint32_t, const std::string&) { return Close(); }, 16));
+    RelaydClient c("127.0.0.1", f.port(), Quick());
+    EXPECT_EQ(c.minor_version(), 15u);
+    EXPECT_EQ(c.relayd_minor(), 16u);
+  }
+  FakeRelayd f(Handshake([](uint32_t, const std::string&) { return Close(); }, 3));
+  RelaydError e = Catch([&] { RelaydClient c("127.0.0.1", f.port(), Quick()); });
+  EXPECT_EQ(e.kind(), Kind::kProtocol);
+  EXPECT_NE(std::string(e.what()).find("older than 2.4"), std::string::npos) << e.what();
+}
+
+// The sessions of the fake relayds below: one CTF 1.8 and one CTF 2 session, with names longer
+// than the 2.4 layout's fields.
+std::vector<FakeSession> TwoFormats() {
+  return {{.id = 7,
+           .hostname = "db-1",
+           .name = "kernel",
+
+           .streams = 4,
+           .clients = 1},
+          {.id = 9,
+           .hostname = std::string(70, 'h'),
+           .name = "ust-" + std::string(300, 'n'),
+           .trace_format = w::kTraceFormatCtf2,
+           .streams = 2}};
+}
+
+TEST(RelaydClientTest, ListSessionsReadsTheLayoutOfTheProtocolSpoken) {
+  // LTTng 2.4 and 2.14 relayds: the fixed-size layout, every session CTF 1.8 (a 2.15 relayd
+  // would hide its CTF 2 sessions in that layout; older ones have none).
+  for (uint32_t relayd : {4u, 14u}) {
+    std::vector<FakeSession> sessions = TwoFormats();
+    sessions[1].trace_format = w::kTraceFormatCtf18;
+    auto log = std::make_shared<FakeRelaydLog>();
+    FakeRelayd f(RelaydOf(relayd, sessions, log));
+    RelaydClient c("127.0.0.1", f.port(), Quick());
+    const std::vector<RelaydSessionInfo> got = c.ListSessions();
+    EXPECT_EQ(log->asked_minor, 15u);
+    EXPECT_EQ(c.minor_version(), relayd);
+    ASSERT_EQ(got.size(), 2u) << "relayd 2." << relayd;
+    EXPECT_EQ(got[0].id, 7u);
+    EXPECT_EQ(got[0].hostname, "db-1");
+    EXPECT_EQ(got[0].name, "kernel");
+    EXPECT_EQ(got[0].live_timer_us, 1000000u);
+    EXPECT_EQ(got[0].streams, 4u);
+    EXPECT_EQ(got[0].clients, 1u);
+    EXPECT_EQ(got[0].trace_format, RelaydTraceFormat::kCtf18);
+    // Names cut to their fields, less the NUL, as the relayd writes them.
+    EXPECT_EQ(got[1].hostname, std::string(63, 'h'));
+    EXPECT_EQ(got[1].name, ("ust-" + std::string(300, 'n')).substr(0, 254));
+    EXPECT_EQ(got[1].trace_format, RelaydTraceFormat::kCtf18);
+  }
+  // A 2.15 relayd: lengths and whole names, each session's format, the CTF 2 one included.
+  auto log = std::make_shared<FakeRelaydLog>();
+  FakeRelayd f(RelaydOf(15, TwoFormats(), log));
+  RelaydClient c("127.0.0.1", f.port(), Quick());
+  const std::vector<RelaydSessionInfo> got = c.ListSessions();
+  EXPECT_EQ(log->spoken_minor, 15u);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].hostname, "db-1");
+  EXPECT_EQ(got[0].name, "kernel");
+  EXPECT_EQ(got[0].streams, 4u);
+  EXPECT_EQ(got[0].trace_format, RelaydTraceFormat::kCtf18);
+  EXPECT_EQ(got[1].id, 9u);
+  EXPECT_EQ(got[1].hostname, std::string(70, 'h'));
+  EXPECT_EQ(got[1].name, "ust-" + std::string(300, 'n'));
+  EXPECT_EQ(got[1].trace_format, RelaydTraceFormat::kCtf2);
+  EXPECT_STREQ(TraceFormatName(got[1].trace_format), "ctf-2");
+}
+
+TEST(RelaydClientTest, TheSessionNamesOf215AreBytesAndBounded) {
+  const std::string odd("a\0/..\xff", 6);
+  FakeRelayd f(RelaydOf(
+      15, {{.id = 1, .hostname = odd, .name = std::string("x\0y", 3), .trace_format = 7}}));
+  RelaydClient c("127.0.0.1", f.port(), Quick());
+  const std::vector<RelaydSessionInfo> got = c.ListSessions();
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].hostname, odd);
+  EXPECT_EQ(got[0].name, std::string("x\0y", 3));
+  EXPECT_EQ(got[0].trace_format, RelaydTraceFormat::kUnknown) << "a format number of the future";
+
+  // A name of 4097 bytes: a broken peer, refused before reading it.
+  FakeRelayd big(RelaydOf(15, {{.id = 2, .hostname = "h", .name = std::string(4097, 'n')}}));
+  RelaydClient c2("127.0.0.1", big.port(), Quick());
+  RelaydError e = Catch([&] { c2.ListSessions(); });
+  EXPECT_EQ(e.kind(), Kind::kProtocol);
+  EXPECT_NE(std::string(e.what()).find("a name of 4097 bytes, more than the limit of 4096"),
+            std::string::npos)
+      << e.what();
+}
+
+TEST(RelaydClientTest, ATrickledListCostsOneTimeoutNotOnePerSession) {
+  // Five sessions announced, a record's worth of bytes sent every 200 ms: each record arrives
+  // within the 300 ms timeout, the whole list (a second) does not.
+  std::string records;
+  for (uint64_t id = 1; id <= 5; ++id) records += fake_relayd::SessionRecord24({.id = id});
+  FakeRelayd f(Handshake([&](uint32_t, const std::string&) -> Answer {
+    return {fake_relayd::SessionsCount(5) + records, false, true, milliseconds(200),
+            sizeof(w::SessionRecord24)};
+  }));
+  RelaydClient c("127.0.0.1", f.port(), Quick());
+  const auto start = std::chrono::steady_clock::now();
+  RelaydError e = Catch([&] { c.ListSessions(); });
+  EXPECT_EQ(e.kind(), Kind::kTimeout) << e.what();
+  EXPECT_NE(std::string(e.what()).find("did not answer within 300 ms (LIST_SESSIONS)"),
+            std::string::npos)
+      << e.what();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(1000));
+}
+
+TEST(RelaydClientTest, AStopRequestEndsAnyWaitAtOnce) {
+  // A relayd that answers the handshake, then nothing: the 10 s timeout is not waited for.
+  FakeRelayd f(Handshake([](uint32_t, const std::string&) { return Silent(); }));
+  std::atomic<bool> stop{false};
+  RelaydLimits limits;
+  limits.stop = &stop;
+  RelaydClient c("127.0.0.1", f.port(), limits);
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(milliseconds(200));
+    stop = true;
+  });
+  const auto start = std::chrono::steady_clock::now();
+  RelaydError e = Catch([&] { c.ListSessions(); });
+  const auto took = std::chrono::steady_clock::now() - start;
+  stopper.join();
+  EXPECT_EQ(e.kind(), Kind::kStopped) << e.what();
+  EXPECT_NE(std::string(e.what()).find("stopped while waiting for it (LIST_SESSIONS)"),
+            std::string::npos)
+      << e.what();
+  EXPECT_LT(took, milliseconds(200) + 2 * RelaydSocket::kStopPoll + milliseconds(100));
+}
+
+TEST(RelaydClientTest, ATotalTimeoutBoundsTheConnectionsWholeLife) {
+  // Each answer comes within the per-request timeout; together they pass the total one.
+  FakeRelayd f([](uint32_t cmd, const std::string&) -> Answer {
+    std::this_thread::sleep_for(milliseconds(150));
+    if (cmd == w::kConnect) return Hello();
+    if (cmd == w::kCreateSession) return Status32(w::kCreateSessionOk);
+    return {fake_relayd::SessionsCount(0)};
+  });
+  RelaydLimits limits;
+  limits.io_timeout = milliseconds(1000);
+  limits.total_timeout = milliseconds(400);
+  RelaydError e = Catch([&] {
+    RelaydClient c("127.0.0.1", f.port(), limits);
+    c.ListSessions();
+  });
+  EXPECT_EQ(e.kind(), Kind::kTimeout) << e.what();
+  EXPECT_NE(std::string(e.what()).find("did not finish within the 400 ms it was given"),
+            std::string::npos)
+      << e.what();
+}
+
+TEST(RelaydClientTest, DetachIsNotSentToARelaydOlderThan28) {
+  // LTTng 2.4 to 2.7 do not know DETACH_SESSION: they answer an error and hang up.
+  for (uint32_t relayd : {7u, 8u}) {
+    auto log = std::make_shared<FakeRelaydLog>();
+    FakeRelayd f(RelaydOf(relayd, {}, log, [](uint32_t cmd, const std::string&) -> Answer {
+      if (cmd == w::kDetachSession) return Status32(w::kDetachOk);
+      return Close();
+    }));
+    RelaydClient c("127.0.0.1", f.port(), Quick());
+    c.Detach(3);
+    c.ListSessions();  // in step: the reply to the last request is the one read
+    const bool sent = std::find(log->commands.begin(), log->commands.end(), w::kDetachSession) !=
+                      log->commands.end();
+    EXPECT_EQ(sent, relayd >= 8) << "relayd 2." << relayd;
+  }
 }
 
 TEST(RelaydClientTest, GiantCountsAndLengthsAreRefusedBeforeAllocating) {
@@ -487,6 +564,78 @@ TEST(RelaydViewerTest, TheCpuComesFromTheStreamsFileName) {
   EXPECT_EQ(StreamCpu("metadata"), -1);
   EXPECT_EQ(StreamCpu("chan_"), -1);
   EXPECT_EQ(StreamCpu("chan_3x"), -1);
+}
+
+// A relayd answering GET_METADATA with more text forever: refused once a trace's metadata
+// passes its bound (before: appended until memory ran out, 2 GB in 8 s, then SIGABRT).
+TEST(RelaydViewerTest, MetadataWithoutEndIsRefusedAtItsBound) {
+  int replies = 0;
+  FakeRelayd f(Handshake([&](uint32_t cmd, const std::string&) -> Answer {
+    switch (cmd) {
+      case w::kAttachSession: {
+        w::AttachReply r{};
+        r.status.set(w::kAttachOk);
+        r.streams_count.set(1);
+        return {Bytes(r) + Bytes(Stream(10, true, "metadata"))};
+      }
+      case w::kGetMetadata: {
+        // 64 KiB a reply, 100 replies before it would stop: 6.4 MiB in all.
+        const std::string text(64 << 10, ' ');
+        w::MetadataReply r{};
+        r.len.set(text.size());
+        r.status.set(++replies <= 100 ? w::kMetadataOk : w::kMetadataNoNew);
+        return {Bytes(r) + (replies <= 100 ? text : std::string())};
+      }
+    }
+    return Close();
+  }));
+  RelaydLimits limits = Quick();
+  limits.max_metadata_total_bytes = 1 << 20;
+  RelaydViewer viewer("127.0.0.1", f.port(), limits);
+  RelaydError e = Catch([&] { viewer.Attach(7, RelaydViewer::Seek::kBeginning); });
+  EXPECT_EQ(e.kind(), Kind::kProtocol) << e.what();
+  EXPECT_NE(std::string(e.what()).find("more than 1 MiB of metadata"), std::string::npos)
+      << e.what();
+  EXPECT_LE(replies, 17);  // stopped at the bound, not at the relayd's end
+}
+
+// A relayd announcing new streams at every ask and hanging each up at once: the viewer holds
+// only the live ones (before: every stream ever announced, memory climbing for ever).
+TEST(RelaydViewerTest, StreamsThatComeAndGoAreForgotten) {
+  uint64_t next_id = 100;
+  FakeRelayd f(Handshake([&](uint32_t cmd, const std::string&) -> Answer {
+    switch (cmd) {
+      case w::kAttachSession: {
+        w::AttachReply r{};
+        r.status.set(w::kAttachOk);
+        r.streams_count.set(0);
+        return {Bytes(r)};
+      }
+      case w::kGetNewStreams: {
+        w::NewStreamsReply r{};
+        r.status.set(w::kNewStreamsOk);
+        r.streams_count.set(50);
+        std::string bytes = Bytes(r);
+        for (int i = 0; i < 50; ++i) bytes += Bytes(Stream(next_id++, false, "chan_0"));
+        return {bytes};
+      }
+      case w::kGetNextIndex: {
+        w::IndexReply r{};
+        r.status.set(w::kIndexHup);
+        return {Bytes(r)};
+      }
+    }
+    return Close();
+  }));
+  RelaydViewer viewer("127.0.0.1", f.port(), Quick());
+  viewer.Attach(7, RelaydViewer::Seek::kBeginning);
+  size_t most = 0;
+  for (int i = 0; i < 3000; ++i) {
+    viewer.Poll();
+    most = std::max(most, viewer.streams_held());
+  }
+  EXPECT_GT(next_id, 1000u);  // the relayd announced many
+  EXPECT_LE(most, 100u);      // the viewer never held more than two replies' worth
 }
 
 }  // namespace

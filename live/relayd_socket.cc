@@ -8,13 +8,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 namespace waitpath {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = RelaydSocket::Clock;
 
 std::string Errno(int err) {
   return std::strerror(err);
@@ -23,8 +24,13 @@ std::string Errno(int err) {
 }  // namespace
 
 RelaydSocket::RelaydSocket(const std::string& host, uint16_t port,
-                           std::chrono::milliseconds timeout)
-    : peer_(host + ":" + std::to_string(port)), timeout_(timeout) {
+                           std::chrono::milliseconds timeout, std::chrono::milliseconds lifetime,
+                           const std::atomic<bool>* stop)
+    : peer_(host + ":" + std::to_string(port)),
+      timeout_(timeout),
+      lifetime_(lifetime),
+      end_(lifetime.count() > 0 ? Clock::now() + lifetime : Clock::time_point::max()),
+      stop_(stop) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -52,6 +58,12 @@ RelaydSocket::RelaydSocket(const std::string& host, uint16_t port,
         if (err == 0) break;
         last_error = Errno(err);
       } catch (const RelaydError& e) {
+        if (e.kind() == RelaydError::Kind::kStopped) {
+          fd_ = -1;
+          close(fd);
+          freeaddrinfo(found);
+          throw;
+        }
         last_error = e.what();
       }
       fd_ = -1;
@@ -76,20 +88,32 @@ RelaydSocket::~RelaydSocket() {
 }
 
 void RelaydSocket::Wait(short events, Clock::time_point deadline, const char* what) {
+  const bool lifetime_first = end_ < deadline;
+  deadline = std::min(deadline, end_);
   for (;;) {
-    const auto left =
+    auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) {
-      throw RelaydError(RelaydError::Kind::kTimeout, "relayd " + peer_ + " did not answer within " +
-                                                         std::to_string(timeout_.count()) +
-                                                         " ms (" + what + ")");
+      const std::string within =
+          lifetime_first ? "did not finish within the " + std::to_string(lifetime_.count()) +
+                               " ms it was given"
+                         : "did not answer within " + std::to_string(timeout_.count()) + " ms";
+      throw RelaydError(RelaydError::Kind::kTimeout,
+                        "relayd " + peer_ + " " + within + " (" + what + ")");
     }
+    if (stop_ != nullptr) left = std::min<decltype(left)>(left, kStopPoll.count());
     pollfd p{fd_, events, 0};
     int rc = poll(&p, 1, static_cast<int>(left));
     if (rc > 0) return;  // ready, or an error/hang-up the next call reports
     if (rc < 0 && errno != EINTR) {
       throw RelaydError(RelaydError::Kind::kClosed,
                         "relayd " + peer_ + ": poll failed: " + Errno(errno) + " (" + what + ")");
+    }
+    // Looked at only once the relayd has made us wait: what it answers at once is not cut
+    // short (a relayd refusing the connection stays the same one line, stop or not).
+    if (stop_ != nullptr && stop_->load(std::memory_order_relaxed)) {
+      throw RelaydError(RelaydError::Kind::kStopped,
+                        "relayd " + peer_ + ": stopped while waiting for it (" + what + ")");
     }
   }
 }
@@ -112,7 +136,10 @@ void RelaydSocket::Send(const void* data, size_t size, const char* what) {
 }
 
 void RelaydSocket::Receive(void* data, size_t size, const char* what) {
-  const auto deadline = Clock::now() + timeout_;
+  Receive(data, size, what, ReplyDeadline());
+}
+
+void RelaydSocket::Receive(void* data, size_t size, const char* what, Clock::time_point deadline) {
   auto* p = static_cast<char*>(data);
   while (size > 0) {
     ssize_t n = recv(fd_, p, size, 0);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include "base/untrusted_name.h"
+
 namespace waitpath {
 
 int StreamCpu(std::string_view channel) {
@@ -15,7 +17,7 @@ int StreamCpu(std::string_view channel) {
 }
 
 RelaydViewer::RelaydViewer(const std::string& host, uint16_t port, const RelaydLimits& limits)
-    : client_(host, port, limits) {}
+    : client_(host, port, limits), limits_(limits) {}
 
 size_t RelaydViewer::active_sessions() const {
   return static_cast<size_t>(std::count_if(sessions_.begin(), sessions_.end(),
@@ -70,6 +72,11 @@ void RelaydViewer::AddStreams(uint64_t session_id, const std::vector<RelaydStrea
       traces_[trace].metadata_ended = false;
       touched.push_back(trace);
     } else {
+      if (streams_.size() >= limits_.max_streams) {
+        throw RelaydError(RelaydError::Kind::kProtocol, "the relayd announced more than " +
+                                                            std::to_string(limits_.max_streams) +
+                                                            " streams alive at once");
+      }
       Stream s;
       s.session_id = session_id;
       s.info = info;
@@ -89,7 +96,16 @@ void RelaydViewer::FetchMetadata(size_t index) {
       .session_id = trace.session_id, .trace_id = trace.trace_id, .path = trace.path, .text = {}};
   // The relayd sends what it has in one reply, and NO_NEW once the viewer has it all.
   for (;;) {
+    const size_t before = chunk.text.size();
     const auto fetched = client_.GetMetadata(*trace.metadata_stream, &chunk.text);
+    trace.metadata_bytes += chunk.text.size() - before;
+    if (trace.metadata_bytes > limits_.max_metadata_total_bytes) {
+      throw RelaydError(RelaydError::Kind::kProtocol,
+                        "the relayd sent more than " +
+                            std::to_string(limits_.max_metadata_total_bytes >> 20) +
+                            " MiB of metadata for trace " + PrintableName(trace.path) +
+                            ": refused (a trace's metadata is far smaller)");
+    }
     if (fetched == RelaydClient::Fetch::kEnd) trace.metadata_ended = true;
     if (fetched != RelaydClient::Fetch::kOk) break;
   }
@@ -190,10 +206,23 @@ bool RelaydViewer::Round() {
 bool RelaydViewer::LookForNewStreams() {
   // Nothing readable: the moment to ask for streams the relayd did not flag (a session
   // without streams yet has no index to flag them on) and to notice a session that ended.
+  // Nothing is pending: the streams that ended can go.
+  ForgetEndedStreams();
   for (size_t i = 0; i < sessions_.size(); ++i) {
     if (!sessions_[i].ended) FetchNewStreams(sessions_[i].id);
   }
   return !pending_.empty();
+}
+
+void RelaydViewer::ForgetEndedStreams() {
+  const size_t n = streams_.size();
+  if (std::none_of(streams_.begin(), streams_.end(), [](const Stream& s) { return s.ended; }))
+    return;
+  // The cursor stays on the same live stream, or the next one.
+  size_t kept_before_cursor = 0;
+  for (size_t i = 0; i < std::min(cursor_, n); ++i) kept_before_cursor += !streams_[i].ended;
+  std::erase_if(streams_, [](const Stream& s) { return s.ended; });
+  cursor_ = streams_.empty() ? 0 : kept_before_cursor % streams_.size();
 }
 
 std::optional<ViewerEvent> RelaydViewer::Poll() {

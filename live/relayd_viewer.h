@@ -33,7 +33,7 @@ struct ViewerMetadata {
 };
 
 // One packet of one stream, as the tracer wrote it (header, context, events, padding).
-// `bytes` stays valid until the next Poll().
+// `bytes`, `path` and `channel` stay valid until the next Poll().
 struct ViewerPacket {
   uint64_t session_id = 0;
   uint64_t stream_id = 0;  // the relayd's handle of the stream
@@ -94,7 +94,10 @@ class RelaydViewer {
 
   // Sessions attached whose end (ViewerSessionEnded) Poll() has not returned yet.
   size_t active_sessions() const;
+  // Data streams held (ended ones go once nothing is pending).
+  size_t streams_held() const { return streams_.size(); }
   const std::string& peer() const { return client_.peer(); }
+  uint32_t minor_version() const { return client_.minor_version(); }  // protocol 2.<minor>
 
  private:
   struct Stream {
@@ -112,6 +115,7 @@ class RelaydViewer {
     std::string path;
     std::optional<uint64_t> metadata_stream;
     bool metadata_ended = false;
+    uint64_t metadata_bytes = 0;  // received so far, bounded by max_metadata_total_bytes
   };
   struct Session {
     uint64_t id = 0;
@@ -127,8 +131,12 @@ class RelaydViewer {
   // Asks the stream for its next packet; true when it queued something.
   bool Visit(Stream& s);
   bool LookForNewStreams();
+  // Drops the streams that ended (a relayd may announce streams and hang them up forever);
+  // only when nothing is pending, since queued events point into them.
+  void ForgetEndedStreams();
 
   RelaydClient client_;
+  RelaydLimits limits_;
   std::vector<Session> sessions_;
   // Deques: events queued in pending_ point into them, and they grow while events wait.
   std::deque<Stream> streams_;  // data streams, in the order they appeared

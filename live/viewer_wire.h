@@ -1,5 +1,5 @@
-// The byte layout of the lttng-relayd live viewer protocol (lttng-tools 2.13,
-// src/bin/lttng-relayd/lttng-viewer-abi.h), written from its description: every message is a
+// The byte layout of the lttng-relayd live viewer protocol (lttng-tools 2.4 to 2.16,
+// src/bin/lttng-relayd/lttng-viewer-abi.h(pp)), written from its description: every message is a
 // packed struct of big-endian integers and fixed-size NUL-padded strings. Fields are byte
 // arrays, so the structs have alignment 1 and no padding on any compiler, and are copied from
 // and to the socket as they are; the static_asserts pin each size to the relayd's.
@@ -51,10 +51,20 @@ inline constexpr size_t kPathMax = 4096;
 inline constexpr size_t kNameMax = 255;
 inline constexpr size_t kHostNameMax = 64;
 
-// Protocol 2.4 is what the index and stream records below describe (lttng-tools >= 2.4);
-// the relayd answers with the lower of its version and ours.
+// The newest protocol this client speaks. CONNECT carries it; the relayd answers with its own
+// version (LTTng 2.4 to 2.14: their release's minor; 2.15 and later: 15) and both then speak the
+// lower. What depends on that minor (lttng-tools src/bin/lttng-relayd/live.c(pp), every test of
+// the connection's minor):
 inline constexpr uint32_t kMajor = 2;
-inline constexpr uint32_t kMinor = 4;
+inline constexpr uint32_t kMinor = 15;
+// The oldest: the index and stream records below have not changed since.
+inline constexpr uint32_t kMinorOldest = 4;
+// DETACH_SESSION exists from 2.8 on; an older relayd answers it with an error and closes.
+inline constexpr uint32_t kMinorDetach = 8;
+// From 2.15 on, LIST_SESSIONS sends SessionRecord215 (lengths, names unbounded, trace format)
+// instead of SessionRecord24, and lists and attaches CTF 2 sessions, which it hides from older
+// viewers (not listed; ATTACH_SESSION answers UNKNOWN).
+inline constexpr uint32_t kMinorSessionFormat = 15;
 
 enum Command : uint32_t {
   kConnect = 1,
@@ -117,13 +127,28 @@ struct ConnectMsg {  // request and reply
   Be32 minor;
   Be32 type;
 };
-struct SessionRecord {
+// Trace format of a SessionRecord215.
+enum TraceFormat : uint32_t { kTraceFormatCtf18 = 0, kTraceFormatCtf2 = 1 };
+
+struct SessionCommon {
   Be64 id;
   Be32 live_timer;
   Be32 clients;
   Be32 streams;
+};
+// A LIST_SESSIONS record up to protocol 2.14: names truncated to their fields.
+struct SessionRecord24 {
+  SessionCommon common;
   FixedString<kHostNameMax> hostname;
   FixedString<kNameMax> session_name;
+};
+// A LIST_SESSIONS record from protocol 2.15 on: followed by hostname_len bytes of hostname, then
+// session_name_len bytes of session name, neither NUL-terminated.
+struct SessionRecord215 {
+  SessionCommon common;
+  Be32 hostname_len;
+  Be32 session_name_len;
+  Be32 trace_format;  // TraceFormat
 };
 struct StreamRecord {
   Be64 id;
@@ -133,7 +158,7 @@ struct StreamRecord {
   FixedString<kNameMax> channel_name;
 };
 struct ListSessionsReply {
-  Be32 sessions_count;  // followed by that many SessionRecord
+  Be32 sessions_count;  // followed by that many SessionRecord24 or SessionRecord215
 };
 struct AttachRequest {
   Be64 session_id;
@@ -185,7 +210,9 @@ struct StatusReply {  // CREATE_SESSION, DETACH_SESSION
 
 static_assert(sizeof(CmdHeader) == 16);
 static_assert(sizeof(ConnectMsg) == 20);
-static_assert(sizeof(SessionRecord) == 8 + 3 * 4 + 64 + 255);
+static_assert(sizeof(SessionCommon) == 8 + 3 * 4);
+static_assert(sizeof(SessionRecord24) == 8 + 3 * 4 + 64 + 255);
+static_assert(sizeof(SessionRecord215) == 8 + 3 * 4 + 3 * 4);
 static_assert(sizeof(StreamRecord) == 8 + 8 + 4 + 4096 + 255);
 static_assert(sizeof(ListSessionsReply) == 4);
 static_assert(sizeof(AttachRequest) == 20);
@@ -200,5 +227,6 @@ static_assert(sizeof(NewStreamsReply) == 8);
 static_assert(sizeof(StatusReply) == 4);
 static_assert(alignof(StreamRecord) == 1 && std::is_trivially_copyable_v<StreamRecord>);
 static_assert(alignof(IndexReply) == 1 && std::is_trivially_copyable_v<IndexReply>);
+static_assert(alignof(SessionRecord215) == 1 && std::is_trivially_copyable_v<SessionRecord215>);
 
 }  // namespace waitpath::viewer_wire
