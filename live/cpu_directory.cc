@@ -9,16 +9,16 @@ bool CpuDirectory::SetStreamCpu(const void* stream, uint16_t cpu) {
                          [&](const StreamCpu& s) { return s.stream == stream; });
   if (it != streams_.end()) {
     it->cpu = cpu;
-    return false;
+  } else {
+    streams_.push_back({stream, cpu});
   }
-  const bool new_cpu = std::none_of(streams_.begin(), streams_.end(),
-                                    [&](const StreamCpu& s) { return s.cpu == cpu; });
-  streams_.push_back({stream, cpu});
-  return new_cpu;
+  if (cpu >= shown_.size()) shown_.resize(cpu + size_t{1}, false);
+  if (shown_[cpu]) return false;
+  shown_[cpu] = true;
+  return true;
 }
 
 void CpuDirectory::ForgetStreams() {
-  for (const StreamCpu& s : streams_) earlier_.push_back(s.cpu);
   streams_.clear();
 }
 
@@ -31,8 +31,10 @@ std::vector<uint16_t> CpuDirectory::ReplayedCpus() const {
 }
 
 std::vector<uint16_t> CpuDirectory::AllCpus() const {
-  std::vector<uint16_t> cpus = earlier_;
-  for (const StreamCpu& s : streams_) cpus.push_back(s.cpu);
+  std::vector<uint16_t> cpus;
+  for (size_t cpu = 0; cpu < shown_.size(); ++cpu) {
+    if (shown_[cpu]) cpus.push_back(static_cast<uint16_t>(cpu));
+  }
   const std::vector<uint16_t> replayed = ReplayedCpus();
   cpus.insert(cpus.end(), replayed.begin(), replayed.end());
   std::sort(cpus.begin(), cpus.end());

@@ -9,8 +9,8 @@ namespace waitpath {
 
 class CpuDirectory {
  public:
-  // `stream`'s packet context says `cpu`. True when it is a stream not seen before whose CPU no
-  // other stream of the graph had (a CPU to count).
+  // `stream`'s packet context says `cpu` (a stream's packets may name different CPUs: LTTng
+  // 2.14+'s per-channel buffers). True when no stream said `cpu` before (a CPU to count).
   bool SetStreamCpu(const void* stream, uint16_t cpu);
   // The CPU of `stream`, or `otherwise` when no packet context said.
   uint16_t CpuOf(const void* stream, uint16_t otherwise) const {
@@ -43,7 +43,7 @@ class CpuDirectory {
     uint16_t cpu;
   };
   std::vector<StreamCpu> streams_;  // this graph's
-  std::vector<uint16_t> earlier_;   // CPUs of earlier graphs' streams
+  std::vector<bool> shown_;         // by CPU: a packet context of any stream, any graph said it
   std::vector<bool> replayed_;
   uint32_t replayed_count_ = 0;
 };

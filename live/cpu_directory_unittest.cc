@@ -42,5 +42,18 @@ TEST(CpuDirectoryTest, ReplayedCpusAreCountedOnce) {
   EXPECT_EQ(d.AllCpus(), (Cpus{0, 1, 5}));
 }
 
+// One stream whose packets name several CPUs (LTTng 2.14+'s per-channel user-space buffers):
+// each packet's CPU decides, and every CPU it named is counted and kept.
+TEST(CpuDirectoryTest, AStreamOfSeveralCpusFollowsEachPacket) {
+  CpuDirectory d;
+  int s = 0;
+  EXPECT_TRUE(d.SetStreamCpu(&s, 0));
+  EXPECT_TRUE(d.SetStreamCpu(&s, 1)) << "a CPU no packet named before";
+  EXPECT_EQ(d.CpuOf(&s, 9), 1);
+  EXPECT_FALSE(d.SetStreamCpu(&s, 0));
+  EXPECT_EQ(d.CpuOf(&s, 9), 0);
+  EXPECT_EQ(d.AllCpus(), (Cpus{0, 1}));
+}
+
 }  // namespace
 }  // namespace waitpath

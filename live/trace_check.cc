@@ -683,9 +683,10 @@ class FileScan {
       if (last_seq_ && *s <= *last_seq_)
         return "packet_seq_num " + std::to_string(*s) + " after " + std::to_string(*last_seq_);
     }
+    // A stream's packets may name different CPUs: valid CTF, and what LTTng 2.14+ writes with
+    // per-channel user-space buffers (every CPU's events in one stream). Each packet's cpu_id
+    // decides its events' CPU (live/cpu_directory.h).
     p->cpu = Get(c, "cpu_id", off);
-    if (p->cpu && cpu_ && *p->cpu != *cpu_)
-      return "cpu_id " + std::to_string(*p->cpu) + " in a stream of CPU " + std::to_string(*cpu_);
     if (p->cpu && *p->cpu > 65535) return "cpu_id " + std::to_string(*p->cpu);
     return "";
   }
@@ -702,7 +703,7 @@ class FileScan {
     if (p.has_ts) last_begin_ = p.ts_begin;
     if (auto d = Get(c, "events_discarded", off)) last_discarded_ = d;
     if (auto s = Get(c, "packet_seq_num", off)) last_seq_ = s;
-    if (p.cpu) cpu_ = p.cpu;
+    if (p.cpu && !cpu_) cpu_ = p.cpu;
   }
 
   // The clock's ns for `cycles`, if within int64.

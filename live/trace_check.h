@@ -35,7 +35,7 @@ struct StreamPackets {
   // The packets' timestamp_begin and timestamp_end in ns of the trace's clock (INT64_MIN and
   // INT64_MAX when the context has none): what a capture cuts by (live/ctf_cut.h).
   std::vector<int64_t> begin_ns, end_ns;
-  uint16_t cpu = 0;  // its packets' cpu_id (else from its file name)
+  uint16_t cpu = 0;  // its first packet's cpu_id (else from its file name); later ones may differ
   // Its stream class and instance (packet header): babeltrace2 names a stream's port by them
   // when the instance is there, by its file otherwise.
   uint64_t stream_id = 0;

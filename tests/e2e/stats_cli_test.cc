@@ -1,8 +1,12 @@
 // `waitpath stats` end to end: the real binary on real traces.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 
 #include "tests/e2e/cli_test_util.h"
@@ -130,6 +134,69 @@ TEST(StatsCliTest, TimesShowAsBabeltrace2ShowsThem) {
       << r.out;
   r = RunWaitpath("stats --clock-seconds " + kShared + "/scp_src");
   EXPECT_NE(r.out.find("1361214076.525090092 .. 1361214099.530082855"), std::string::npos) << r.out;
+}
+
+// One stream whose packets name different CPUs in their cpu_id is valid CTF (babeltrace2 and
+// Trace Compass read it): made here from LTTng 2.16's two per-CPU streams of
+// lttng216/ust-ctf18, their packets in one file ordered by timestamp_begin and numbered again.
+// Every event is read, each packet's CPU deciding, none skipped as damage (before: the packets
+// of the second CPU were skipped, "cpu_id 1 in a stream of CPU 0", and a loss was invented).
+TEST(StatsCliTest, AStreamWhosePacketsNameSeveralCpusIsReadWhole) {
+  namespace fs = std::filesystem;
+  const fs::path from = kFixtures + "/lttng216/ust-ctf18";
+  const fs::path dir =
+      fs::temp_directory_path() / ("waitpath-multicpu-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy_file(from / "metadata", dir / "metadata");
+  // LTTng's UST packet: header magic, uuid, stream_id (u32), stream_instance_id (u64); then
+  // the context's timestamp_begin @32, packet_size @56 (bits), packet_seq_num @64, cpu_id @80.
+  struct Packet {
+    uint64_t begin;
+    std::string bytes;
+  };
+  auto u64 = [](const std::string& b, size_t at) {
+    uint64_t v;
+    std::memcpy(&v, b.data() + at, 8);
+    return v;
+  };
+  std::vector<Packet> packets;
+  std::map<uint32_t, int> by_cpu;
+  std::string first_instance;
+  for (const char* stream : {"chan_0", "chan_1"}) {
+    std::ifstream in(from / stream, std::ios::binary);
+    const std::string data{std::istreambuf_iterator<char>(in), {}};
+    for (size_t off = 0; off < data.size();) {
+      const size_t size = u64(data, off + 56) / 8;
+      ASSERT_GT(size, 0u);
+      packets.push_back({u64(data, off + 32), data.substr(off, size)});
+      uint32_t cpu;
+      std::memcpy(&cpu, data.data() + off + 80, 4);
+      ++by_cpu[cpu];
+      off += size;
+    }
+  }
+  ASSERT_EQ(by_cpu.size(), 2u);
+  std::stable_sort(packets.begin(), packets.end(),
+                   [](const Packet& a, const Packet& b) { return a.begin < b.begin; });
+  std::ofstream out(dir / "chan_0", std::ios::binary);
+  uint64_t seq = 0;
+  const std::string instance = packets.front().bytes.substr(24, 8);
+  for (Packet& p : packets) {
+    p.bytes.replace(24, 8, instance);  // one stream
+    std::memcpy(p.bytes.data() + 64, &seq, 8);
+    ++seq;
+    out << p.bytes;
+  }
+  out.close();
+  const CommandResult r = RunWaitpath("stats --json " + dir.string());
+  fs::remove_all(dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = JsonLines(r.out).at(0);
+  EXPECT_EQ(j["events"], 2550) << r.err;
+  EXPECT_EQ(j["damaged"], 0) << r.err;
+  EXPECT_EQ(j["cpus"], 2) << r.err;
+  EXPECT_EQ(r.err.find("skipped"), std::string::npos) << r.err;
 }
 
 }  // namespace
