@@ -67,6 +67,8 @@ class LiveSessions : public EngineFeed {
     if (!QuerySessions(options_.relayd, &sessions, &error)) {
       if (error != last_error_) Say("waitpath: {} (retrying)\n", error);
       last_error_ = error;
+      // Whatever it lists next may be new sessions under old ids (a restarted relayd).
+      absent_.assign(absent_.size(), true);
       return;
     }
     if (!last_error_.empty()) Say("waitpath: relayd {} reachable\n", options_.relayd);
@@ -83,6 +85,7 @@ class LiveSessions : public EngineFeed {
     for (const auto& [url, id] : by_url_) {
       const bool listed = std::any_of(sessions.begin(), sessions.end(),
                                       [&](const LiveSession& s) { return s.url == url; });
+      if (!listed) absent_[id] = true;
       if (listed || ended_[id]) {
         gone_since_[id] = {};
       } else if (gone_since_[id] == std::chrono::steady_clock::time_point{}) {
@@ -106,6 +109,8 @@ class LiveSessions : public EngineFeed {
       relayd_seen_.emplace_back();
       ended_.push_back(false);
       reopenable_.push_back(false);
+      relayd_id_.push_back(s.id);
+      absent_.push_back(false);
       gone_since_.emplace_back();
       by_url_[s.url] = pipeline_.AddSource(HostSpec{s.hostname, {}, {}, s.url, {}, {}, {}});
       Say("waitpath: following session {} of host {}\n", PrintableName(s.name),
@@ -113,17 +118,20 @@ class LiveSessions : public EngineFeed {
     }
   }
 
-  // A session listed under the URL of one whose reader ended. The relayd lists only sessions
-  // still connected to their tracer (lttng-relayd's viewer_list_sessions skips closed ones),
-  // so this is a new session of that name: the host's session was destroyed and created again
-  // (configs/lttng/waitpath-session.sh always names it `waitpath`), or the relayd restarted
-  // and it was created anew. It is followed as the same host, history kept, the time between
-  // counted as lost (Pipeline::ReopenSource). A reader that ended on an error (refused by
-  // the relayd, a protocol error) is not retried this way.
+  // A session listed under the URL of one whose reader ended: a new session of that name when
+  // the relayd gives it another id (the host's session was destroyed and created again;
+  // configs/lttng/waitpath-session.sh always names it `waitpath`), or when the URL was missing
+  // from a listing since (the relayd restarted, and ids start again). It is followed as the
+  // same host, history kept, the time between counted as lost (Pipeline::ReopenSource). A
+  // reader that ended on an error (refused by the relayd, a protocol error), or a session
+  // still listed under the same id (a reader that could not read it), is not retried this way.
   void Reopen(uint16_t id, const LiveSession& s) {
-    if (!ended_[id] || !reopenable_[id] || !pipeline_.ReopenSource(id)) return;
+    if (!ended_[id] || !reopenable_[id] || (s.id == relayd_id_[id] && !absent_[id])) return;
+    if (!pipeline_.ReopenSource(id)) return;
     ended_[id] = false;
     reopenable_[id] = false;
+    relayd_id_[id] = s.id;
+    absent_[id] = false;
     gone_since_[id] = {};
     relayd_seen_[id] = {};
     Say("waitpath: following session {} of host {} again (created anew on the relayd; the time "
@@ -379,6 +387,8 @@ class LiveSessions : public EngineFeed {
   std::vector<RelaydLink::Counts> relayd_seen_;  // per source, as last reported
   std::vector<bool> ended_;
   std::vector<bool> reopenable_;        // per source: ended as a session ends, not on an error
+  std::vector<uint64_t> relayd_id_;     // per source: the relayd's id of the session followed
+  std::vector<bool> absent_;            // per source: missing from a listing since it was added
   std::vector<bool> lagging_;           // per host, as last reported
   std::vector<uint64_t> dropped_late_;  // per host, as last counted
   std::vector<std::chrono::steady_clock::time_point> gone_since_;
