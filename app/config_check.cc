@@ -75,7 +75,10 @@ bool CheckConfig(const std::string& path, CLI::App& app, std::string* error) {
     root = toml::parse_file(path);
   } catch (const toml::parse_error& e) {
     const auto& begin = e.source().begin;
-    *error = fmt::format("--config {}:{}:{}: {}", path, begin.line, begin.column, e.description());
+    // A file that cannot be read has no position (toml++ says 0:0).
+    *error = begin.line == 0 ? fmt::format("--config {}: {}", path, e.description())
+                             : fmt::format("--config {}:{}:{}: {}", path, begin.line, begin.column,
+                                           e.description());
     return false;
   }
   for (const auto& [name, node] : root) {

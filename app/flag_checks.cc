@@ -16,8 +16,8 @@ CLI::Validator DurationCheck(bool positive) {
       [positive](std::string& value) -> std::string {
         int64_t ns = 0;
         std::string why;
-        if (!ParseDuration(value, &ns, &why, DurationSign::kNonNegative))
-          return "'" + value + "' " + why;
+        // `why` already quotes the value ("'5' needs a unit").
+        if (!ParseDuration(value, &ns, &why, DurationSign::kNonNegative)) return why;
         if (positive && ns == 0) return "must be more than 0";
         return {};
       },

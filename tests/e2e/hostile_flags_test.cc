@@ -109,6 +109,18 @@ TEST_F(HostileFlagsTest, ConfigErrorsNameTheFileAndLine) {
     EXPECT_EQ(Lines(r.err), 1) << r.err;
     EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.text << r.err;
   }
+  // A file that cannot be read has no line; a bad value is named once.
+  const CommandResult missing =
+      RunWaitpath("--config " + (dir_ / "none.toml").string() + " analyze " + trace_);
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_EQ(missing.err, "waitpath: --config " + (dir_ / "none.toml").string() +
+                             ": File could not be opened for reading\n");
+  const fs::path negative = dir_ / "negative.toml";
+  std::ofstream(negative) << "[analyze]\nmin-wait = \"-5ms\"\n";
+  EXPECT_EQ(RunWaitpath("--config " + negative.string() + " analyze " + trace_).err,
+            "waitpath: --min-wait: '-5ms' is negative (see waitpath --help)\n");
+  EXPECT_EQ(RunWaitpath("analyze --min-wait 5 " + trace_).err,
+            "waitpath: --min-wait: '5' needs a unit (ns, us, ms, s, m, h) (see waitpath --help)\n");
   const fs::path good = dir_ / "good.toml";
   std::ofstream(good) << "[analyze]\njson = true\ntop = 2\nwatch = [\"comm=wl-rpc.*\"]\n";
   EXPECT_EQ(RunWaitpath("--config " + good.string() + " analyze " + trace_).exit_code, 0);
