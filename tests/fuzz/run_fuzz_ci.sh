@@ -16,7 +16,8 @@ start=$(date +%s)
 cmake -S "$src" -B "$bin" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1 $san" \
   -DCMAKE_C_FLAGS_DEBUG="-O1 -g1 $san" -DCMAKE_EXE_LINKER_FLAGS="$san" >"$bin.cmake.log" 2>&1 ||
   { cat "$bin.cmake.log"; exit 1; }
-nice cmake --build "$bin" --target waitpath -j1 >"$bin.build.log" 2>&1 ||
+# The test runs alone (RUN_SERIAL): both cores build.
+nice cmake --build "$bin" --target waitpath -j"$(nproc)" >"$bin.build.log" 2>&1 ||
   { tail -30 "$bin.build.log"; exit 1; }
 echo "fuzz: sanitizer build ready in $(($(date +%s) - start)) s"
 exec python3 "$src/tools/fuzz/fuzz.py" --waitpath "$bin/app/waitpath" -n "$n" --budget "$budget" \
