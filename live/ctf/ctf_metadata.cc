@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <utility>
 
+#include "live/ctf/ctf2_metadata.h"
 #include "live/trace_check.h"
 #include "live/tsdl_lexer.h"
 
@@ -31,6 +32,36 @@ bool ToInt(const std::string& v, int64_t* out) {
   if (end && *end) return false;
   *out = neg ? -static_cast<int64_t>(u) : static_cast<int64_t>(u);
   return true;
+}
+
+// A TSDL field path (a variant's tag, a sequence's length) as a location: absolute when it
+// starts with a scope's name, relative (TSDL's lexical scoping) otherwise.
+FieldLocation TsdlLocation(const std::string& ref) {
+  static constexpr std::pair<const char*, FieldLocation::Origin> kScopes[] = {
+      {"trace.packet.header.", FieldLocation::Origin::kPacketHeader},
+      {"stream.packet.context.", FieldLocation::Origin::kPacketContext},
+      {"stream.event.header.", FieldLocation::Origin::kEventHeader},
+      {"stream.event.context.", FieldLocation::Origin::kCommonContext},
+      {"event.context.", FieldLocation::Origin::kSpecificContext},
+      {"event.fields.", FieldLocation::Origin::kPayload}};
+  FieldLocation loc;
+  loc.syntax = FieldLocation::Syntax::kTsdl;
+  loc.text = ref;
+  std::string rest = ref;
+  for (const auto& [prefix, origin] : kScopes) {
+    if (ref.rfind(prefix, 0) == 0) {
+      loc.origin = origin;
+      rest = ref.substr(std::string_view(prefix).size());
+      break;
+    }
+  }
+  for (size_t from = 0;;) {
+    const size_t dot = rest.find('.', from);
+    loc.path.emplace_back(rest.substr(from, dot == std::string::npos ? dot : dot - from));
+    if (dot == std::string::npos) break;
+    from = dot + 1;
+  }
+  return loc;
 }
 
 class Parser {
@@ -166,6 +197,9 @@ class Parser {
         if (key == "freq") clock.freq = UintValue(value);
         if (key == "offset_s") clock.offset_s = static_cast<int64_t>(UintValue(value));
         if (key == "offset") clock.offset = static_cast<int64_t>(UintValue(value));
+        if (key == "uuid") clock.uid = value;
+        if (key == "absolute" && (value == "true" || value == "TRUE" || value == "1"))
+          clock.origin = Clock::Origin::kUnixEpoch;
       } else if (block == "stream") {
         if (key == "id") sc.id = UintValue(value);
       } else if (block == "event") {
@@ -373,7 +407,7 @@ class Parser {
       if (known < 0) Fail("unknown " + kw + "'" + name + "'");
       if (!tag.empty()) {
         Type copy = m_.type(known);
-        copy.ref = tag;
+        copy.ref = TsdlLocation(tag);
         known = Add(std::move(copy));
       }
       if (is_struct && Is("align")) known = StructAlign(known);
@@ -382,7 +416,7 @@ class Parser {
     Take();
     Type t;
     t.kind = is_struct ? Type::kStruct : Type::kVariant;
-    t.ref = tag;
+    if (!tag.empty()) t.ref = TsdlLocation(tag);
     uint32_t align = 1;
     while (!Is("}")) {
       if (AtEnd()) Fail("ends inside a " + kw + "body");
@@ -465,7 +499,7 @@ class Parser {
         t.length = UintValue(it->second);
       } else {
         t.kind = Type::kSequence;
-        t.ref = it->second;
+        t.ref = TsdlLocation(it->second);
       }
       type = Add(std::move(t));
     }
@@ -517,6 +551,154 @@ const Clock* Metadata::FindClock(const std::string& name) const {
   return nullptr;
 }
 
+namespace detail {
+
+bool NameIs(const std::string& name, std::string_view want) {
+  std::string_view n = name;
+  for (int i = 0; i < 3; ++i) {
+    if (n == want) return true;
+    if (n.empty() || n.front() != '_') return false;
+    n.remove_prefix(1);
+  }
+  return false;
+}
+
+namespace {
+
+// RewriteMembers' walk: one per rewrite, its results memoized per type (a type shared by many
+// members is rewritten once, and an alias nesting itself exponentially stays linear).
+class MemberRewriter {
+ public:
+  using Change = std::function<bool(const std::string&, bool, Type&)>;
+  MemberRewriter(Metadata& m, bool nested, const Change& change)
+      : m_(m), nested_(nested), change_(change) {}
+
+  TypeId Visit(TypeId id, bool top, uint32_t depth) {
+    if (id < 0) return id;
+    if (!top) {
+      auto it = memo_.find(id);
+      if (it != memo_.end()) return it->second;
+    }
+    const Type::Kind kind = m_.type(id).kind;
+    if (kind != Type::kStruct && kind != Type::kVariant) return id;
+    // A copy: adding types below moves m_.types.
+    std::vector<std::pair<std::string, TypeId>> members = m_.type(id).members;
+    // A member of the root structure is `top` (a variant's options never are).
+    const bool member_top = top && kind == Type::kStruct;
+    bool changed = false;
+    for (auto& [name, member] : members) {
+      const Type::Kind mk = m_.type(member).kind;
+      if (mk == Type::kStruct || mk == Type::kVariant) {
+        if (!nested_ || depth >= kMaxDepth) continue;
+        const TypeId rewritten = Visit(member, false, depth + 1);
+        changed = changed || rewritten != member;
+        member = rewritten;
+        continue;
+      }
+      Type copy = m_.type(member);
+      if (change_(name, member_top, copy)) {
+        m_.types.push_back(std::move(copy));
+        member = static_cast<TypeId>(m_.types.size() - 1);
+        changed = true;
+      }
+    }
+    TypeId out = id;
+    if (changed) {
+      Type copy = m_.type(id);
+      copy.members = std::move(members);
+      m_.types.push_back(std::move(copy));
+      out = static_cast<TypeId>(m_.types.size() - 1);
+    }
+    if (!top) memo_[id] = out;
+    return out;
+  }
+
+ private:
+  static constexpr uint32_t kMaxDepth = 64;
+  Metadata& m_;
+  const bool nested_;
+  const Change& change_;
+  std::map<TypeId, TypeId> memo_;
+};
+
+}  // namespace
+
+TypeId RewriteMembers(Metadata& m, TypeId root, bool nested,
+                      const std::function<bool(const std::string&, bool, Type&)>& change) {
+  return MemberRewriter(m, nested, change).Visit(root, true, 0);
+}
+
+void NoteTracer(Metadata* m) {
+  auto env = [&](const char* key) {
+    auto it = m->env.find(key);
+    return it == m->env.end() ? std::string() : it->second;
+  };
+  m->tracer_name = env("tracer_name");
+  const std::string major = env("tracer_major"), minor = env("tracer_minor");
+  const std::string patch = env("tracer_patchlevel");
+  m->tracer_version.clear();
+  if (!major.empty()) {
+    m->tracer_version = major;
+    if (!minor.empty()) m->tracer_version += "." + minor;
+    if (!minor.empty() && !patch.empty()) m->tracer_version += "." + patch;
+  }
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::NameIs;
+
+void AddRole(Type& t, Role r) {
+  t.roles |= static_cast<uint16_t>(r);
+}
+
+// TSDL names what CTF 2 gives roles: the fields of LTTng's (and CTF 1.8's) headers and contexts
+// get the roles CTF 2 would write, under the same name rules the decoder used to find them by.
+void AssignTsdlRoles(Metadata& m) {
+  auto packet_header = [](const std::string& name, bool, Type& t) {
+    const uint16_t before = t.roles;
+    if (t.kind == Type::kInt) {
+      if (NameIs(name, "magic")) AddRole(t, Role::kPacketMagicNumber);
+      if (NameIs(name, "stream_id")) AddRole(t, Role::kDataStreamClassId);
+      if (NameIs(name, "stream_instance_id")) AddRole(t, Role::kDataStreamId);
+    } else if ((t.kind == Type::kArray || t.kind == Type::kSequence) && NameIs(name, "uuid")) {
+      AddRole(t, Role::kMetadataStreamUuid);
+    }
+    return t.roles != before;
+  };
+  auto packet_context = [](const std::string& name, bool, Type& t) {
+    if (t.kind != Type::kInt) return false;
+    const uint16_t before = t.roles;
+    if (NameIs(name, "timestamp_begin")) AddRole(t, Role::kDefaultClockTimestamp);
+    if (NameIs(name, "timestamp_end")) AddRole(t, Role::kPacketEndClockTimestamp);
+    if (NameIs(name, "events_discarded")) AddRole(t, Role::kDiscardedEventCounter);
+    if (NameIs(name, "packet_size")) AddRole(t, Role::kPacketTotalLength);
+    if (NameIs(name, "content_size")) AddRole(t, Role::kPacketContentLength);
+    if (NameIs(name, "packet_seq_num")) AddRole(t, Role::kPacketSequenceNumber);
+    if (NameIs(name, "cpu_id")) AddRole(t, Role::kCpuId);
+    return t.roles != before;
+  };
+  // The event header: `id` at any depth (LTTng's compact tag and its extended id); `timestamp`
+  // at the top, and any integer mapped to a clock (LTTng's compact and extended timestamps).
+  auto event_header = [](const std::string& name, bool top, Type& t) {
+    if (t.kind != Type::kInt) return false;
+    const uint16_t before = t.roles;
+    if (NameIs(name, "id")) AddRole(t, Role::kEventRecordClassId);
+    if ((top && NameIs(name, "timestamp")) || !t.clock.empty())
+      AddRole(t, Role::kDefaultClockTimestamp);
+    return t.roles != before;
+  };
+  m.packet_header = detail::RewriteMembers(m, m.packet_header, false, packet_header);
+  for (StreamClass& sc : m.streams) {
+    sc.packet_context = detail::RewriteMembers(m, sc.packet_context, false, packet_context);
+    sc.event_header = detail::RewriteMembers(m, sc.event_header, true, event_header);
+  }
+}
+
+}  // namespace
+
 bool ParseTsdl(const std::string& text, Metadata* out, std::string* error) {
   *out = Metadata{};
   try {
@@ -531,13 +713,20 @@ bool ParseTsdl(const std::string& text, Metadata* out, std::string* error) {
         ": " + PrintableText(e.message);
     return false;
   }
+  AssignTsdlRoles(*out);
+  detail::NoteTracer(out);
   return true;
+}
+
+bool ParseMetadataText(const std::string& text, Metadata* out, std::string* error) {
+  if (!text.empty() && text.front() == kCtf2RecordSeparator) return ParseCtf2(text, out, error);
+  return ParseTsdl(text, out, error);
 }
 
 bool LoadMetadata(const std::string& dir, Metadata* out, std::string* error) {
   std::string text;
   if (!ReadMetadataText(dir, TsdlLimits{}.max_metadata_bytes, &text, error)) return false;
-  if (!ParseTsdl(text, out, error)) {
+  if (!ParseMetadataText(text, out, error)) {
     *error = dir + "/metadata: " + *error;
     return false;
   }

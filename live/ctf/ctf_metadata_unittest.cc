@@ -143,7 +143,7 @@ TEST(CtfMetadata, ParsesLttngLikeMetadata) {
   EXPECT_EQ(id.mappings[1].label, "extended");
   const Type& v = m.type(eh.members[1].second);
   EXPECT_EQ(v.kind, Type::kVariant);
-  EXPECT_EQ(v.ref, "id");
+  EXPECT_EQ(v.ref.text, "id");
   const Type& compact = m.type(v.members[0].second);
   EXPECT_EQ(m.type(compact.members[0].second).clock, "monotonic");
   EXPECT_EQ(m.type(compact.members[0].second).size, 27u);
@@ -166,10 +166,83 @@ TEST(CtfMetadata, ParsesLttngLikeMetadata) {
   EXPECT_EQ(nh.mappings[2].lo, 6);
   const Type& seq = m.type(f.members[4].second);
   EXPECT_EQ(seq.kind, Type::kSequence);
-  EXPECT_EQ(seq.ref, "_len");
+  EXPECT_EQ(seq.ref.text, "_len");
   EXPECT_EQ(m.type(f.members[5].second).kind, Type::kFloat);
   EXPECT_EQ(m.type(f.members[5].second).align, 32u);
   EXPECT_EQ(m.type(f.members[6].second).kind, Type::kString);
+}
+
+// The fields LTTng names get the roles CTF 2 writes, on copies of their types: the aliases
+// other fields share stay without.
+TEST(CtfMetadata, TsdlNamesBecomeRoles) {
+  Metadata m;
+  std::string error;
+  ASSERT_TRUE(ParseTsdl(kLttngLike, &m, &error)) << error;
+  EXPECT_EQ(m.format, Metadata::Format::kCtf18);
+  EXPECT_EQ(m.tracer_version, "2");
+  EXPECT_EQ(m.clocks[0].uid, "9a3e5f2c-0c66-4e03-9c4b-14fbe1bde7a1");
+  auto roles = [&](TypeId scope, const std::string& name) -> uint16_t {
+    for (const auto& [n, t] : m.type(scope).members) {
+      if (n == name) return m.type(t).roles;
+    }
+    ADD_FAILURE() << "no member " << name;
+    return 0;
+  };
+  auto bit = [](Role r) { return static_cast<uint16_t>(r); };
+  EXPECT_EQ(roles(m.packet_header, "magic"), bit(Role::kPacketMagicNumber));
+  EXPECT_EQ(roles(m.packet_header, "uuid"), bit(Role::kMetadataStreamUuid));
+  EXPECT_EQ(roles(m.packet_header, "stream_id"), bit(Role::kDataStreamClassId));
+  EXPECT_EQ(roles(m.packet_header, "stream_instance_id"), bit(Role::kDataStreamId));
+  const StreamClass& sc = m.streams[0];
+  EXPECT_EQ(roles(sc.packet_context, "timestamp_begin"), bit(Role::kDefaultClockTimestamp));
+  EXPECT_EQ(roles(sc.packet_context, "timestamp_end"), bit(Role::kPacketEndClockTimestamp));
+  EXPECT_EQ(roles(sc.packet_context, "content_size"), bit(Role::kPacketContentLength));
+  EXPECT_EQ(roles(sc.packet_context, "packet_size"), bit(Role::kPacketTotalLength));
+  EXPECT_EQ(roles(sc.packet_context, "events_discarded"), bit(Role::kDiscardedEventCounter));
+  EXPECT_EQ(roles(sc.packet_context, "cpu_id"), bit(Role::kCpuId));
+  EXPECT_EQ(roles(sc.event_header, "id"), bit(Role::kEventRecordClassId));
+  const Type& v = m.type(m.type(sc.event_header).members[1].second);
+  const Type& compact = m.type(v.members[0].second);
+  const Type& extended = m.type(v.members[1].second);
+  EXPECT_EQ(m.type(compact.members[0].second).roles, bit(Role::kDefaultClockTimestamp));
+  EXPECT_EQ(m.type(extended.members[0].second).roles, bit(Role::kEventRecordClassId));
+  EXPECT_EQ(m.type(extended.members[1].second).roles, bit(Role::kDefaultClockTimestamp));
+  EXPECT_EQ(roles(sc.event_context, "_tid"), 0);
+  // uint32_t, made stream_id's and the extended id's copies, is the payload's as it was.
+  EXPECT_EQ(roles(sc.Find(1)->fields, "_tid"), 0);
+  // Locations: the tag relative (TSDL's scoping), the sequence's length too.
+  EXPECT_EQ(v.ref.syntax, FieldLocation::Syntax::kTsdl);
+  EXPECT_EQ(v.ref.origin, FieldLocation::Origin::kRelative);
+}
+
+TEST(CtfMetadata, TsdlPathsBecomeLocations) {
+  Metadata m;
+  std::string error;
+  ASSERT_TRUE(ParseTsdl(R"(
+typealias integer { size = 8; align = 8; signed = false; } := uint8_t;
+trace { major = 1; minor = 8; byte_order = le; };
+stream { event.header := struct { uint8_t id; }; };
+event { name = "e"; fields := struct {
+  uint8_t _n;
+  uint8_t _a[event.fields._n];
+  uint8_t _b[stream.event.header.id];
+  struct { uint8_t _m; uint8_t _c[_m]; } _s;
+}; };
+)",
+                        &m, &error))
+      << error;
+  const Type& f = m.type(m.streams[0].events[0].fields);
+  const FieldLocation& a = m.type(f.members[1].second).ref;
+  EXPECT_EQ(a.origin, FieldLocation::Origin::kPayload);
+  ASSERT_EQ(a.path.size(), 1u);
+  EXPECT_EQ(a.path[0], "_n");
+  EXPECT_EQ(a.text, "event.fields._n");
+  const FieldLocation& b = m.type(f.members[2].second).ref;
+  EXPECT_EQ(b.origin, FieldLocation::Origin::kEventHeader);
+  const Type& s = m.type(f.members[3].second);
+  const FieldLocation& c = m.type(s.members[1].second).ref;
+  EXPECT_EQ(c.origin, FieldLocation::Origin::kRelative);
+  EXPECT_EQ(c.syntax, FieldLocation::Syntax::kTsdl);
 }
 
 TEST(CtfMetadata, EnumValuesFollowTheirPredecessor) {

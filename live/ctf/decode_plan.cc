@@ -33,38 +33,133 @@ int32_t DecodePlan::NewSlot(bool wanted) {
 int32_t DecodePlan::Compile(TypeId type, Scope scope, bool keep_all) {
   if (type < 0) return -1;
   const int32_t program = NewProgram();
-  Context cx{scope, program, keep_all, {}, {}, 0, 0};
+  Context cx{scope, program, keep_all, {}, {}, {}, 0, 0};
   Emit(cx, type, program, kScopePrefix[static_cast<int>(scope)]);
   return program;
 }
 
-int32_t DecodePlan::ResolveRef(const Context& cx, const std::string& ref, TypeId* type) {
-  auto lookup = [&](const std::string& key) -> int32_t {
-    for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
-      if (it->key == key) {
-        *type = it->type;
-        wanted_[static_cast<size_t>(it->slot)] = true;
-        return it->slot;
+int32_t DecodePlan::Lookup(Scope scope, const std::vector<std::string>& path, bool by_members,
+                           TypeId* type) {
+  for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
+    if (it->scope_kind != static_cast<uint8_t>(scope)) continue;
+    if (by_members) {
+      // CTF 2 locations name integers (a length, a selector).
+      if ((it->leaf != FieldHandle::kSigned && it->leaf != FieldHandle::kUnsigned) ||
+          it->members != path) {
+        continue;
       }
+    } else if (it->path != path) {
+      continue;
     }
-    return -1;
-  };
-  for (const char* prefix : kScopePrefix) {
-    const std::string p = std::string(prefix) + ".";
-    if (ref.rfind(p, 0) == 0) return lookup(ref);
-  }
-  // Relative: the innermost enclosing struct that declared its first name, then outwards.
-  const std::string first = ref.substr(0, ref.find('.'));
-  for (auto f = cx.frames.rbegin(); f != cx.frames.rend(); ++f) {
-    for (const auto& [name, unused] : f->members) {
-      if (name == first) return lookup(f->prefix + "." + ref);
-    }
-  }
-  for (const char* prefix : kScopePrefix) {
-    const int32_t slot = lookup(std::string(prefix) + "." + ref);
-    if (slot >= 0) return slot;
+    *type = it->type;
+    wanted_[static_cast<size_t>(it->slot)] = true;
+    return it->slot;
   }
   return -1;
+}
+
+int32_t DecodePlan::Resolve(const Context& cx, const FieldLocation& loc, const std::string& key,
+                            TypeId* type) {
+  if (loc.path.empty()) return -1;
+  using Origin = FieldLocation::Origin;
+  // Origins after kRelative are the scopes, in order.
+  auto scope_of = [](Origin o) { return static_cast<Scope>(static_cast<int>(o) - 1); };
+  if (loc.syntax == FieldLocation::Syntax::kTsdl) {
+    std::vector<std::string> path;
+    for (const std::optional<std::string>& step : loc.path) path.push_back(step.value_or(""));
+    if (loc.origin != Origin::kRelative) return Lookup(scope_of(loc.origin), path, false, type);
+    // Relative: the innermost enclosing struct that declared its first name, then outwards.
+    for (auto f = cx.frames.rbegin(); f != cx.frames.rend(); ++f) {
+      for (const auto& [name, unused] : f->members) {
+        if (name != path.front()) continue;
+        std::vector<std::string> full = f->path;
+        full.insert(full.end(), path.begin(), path.end());
+        return Lookup(cx.scope, full, false, type);
+      }
+    }
+    for (int s = 0; s <= static_cast<int>(Scope::kPayload); ++s) {
+      const int32_t slot = Lookup(static_cast<Scope>(s), path, false, type);
+      if (slot >= 0) return slot;
+    }
+    return -1;
+  }
+  // CTF 2: from the scope's root, or from the structure that holds the field, null steps up.
+  const Scope scope = loc.origin == Origin::kRelative ? cx.scope : scope_of(loc.origin);
+  std::vector<std::string> target;
+  if (loc.origin == Origin::kRelative && !cx.frames.empty()) target = cx.frames.back().members_path;
+  for (const std::optional<std::string>& step : loc.path) {
+    if (step) {
+      target.push_back(*step);
+    } else if (target.empty()) {
+      error_ = key + ": field location '" + loc.text + "' goes above its scope's root";
+      return -1;
+    } else {
+      target.pop_back();
+    }
+  }
+  const int32_t slot = Lookup(scope, target, true, type);
+  if (slot < 0) return -1;
+  // Several fields of one scope at that place (options of a variant, each with its own length
+  // field): the value is whichever was decoded, which one slot cannot hold.
+  int32_t root = -1;
+  for (auto it = entries_.rbegin(); it != entries_.rend() && root < 0; ++it) {
+    if (it->slot == slot) root = it->scope;
+  }
+  size_t matches = 0;
+  for (const FieldEntry& e : entries_) {
+    if (e.scope == root && (e.leaf == FieldHandle::kSigned || e.leaf == FieldHandle::kUnsigned) &&
+        e.members == target) {
+      ++matches;
+    }
+  }
+  if (matches > 1) {
+    error_ = key + ": field location '" + loc.text + "' names " + std::to_string(matches) +
+             " possible fields (not decoded natively)";
+    return -1;
+  }
+  return slot;
+}
+
+void DecodePlan::VariantCases(const Type& t, const Type& selector,
+                              const std::vector<int32_t>& programs, VariantTable* table) {
+  table->is_signed = selector.is_signed;
+  if (t.ref.syntax == FieldLocation::Syntax::kTsdl) {
+    // TSDL: the tag's enum labels name the options.
+    for (size_t i = 0; i < t.members.size(); ++i) {
+      const std::string& option = t.members[i].first;
+      for (const EnumMapping& m : selector.mappings) {
+        if (m.label == option || Stripped(m.label) == Stripped(option)) {
+          table->cases.push_back(
+              VariantCase{static_cast<uint64_t>(m.lo), static_cast<uint64_t>(m.hi), programs[i]});
+        }
+      }
+    }
+    return;
+  }
+  if (t.optional && t.selector_ranges.empty()) {
+    // A boolean selector: enabled when not 0.
+    table->is_signed = false;
+    table->cases.push_back(VariantCase{1, ~uint64_t{0}, programs[0]});
+    table->cases.push_back(VariantCase{0, 0, NewProgram()});
+    return;
+  }
+  for (const SelectorRange& r : t.selector_ranges)
+    table->cases.push_back(VariantCase{r.lo, r.hi, programs[r.option]});
+  if (!t.optional) return;
+  // Disabled: every other value reads nothing. The gaps between the ranges, in the selector's
+  // order (signed values moved into unsigned order by flipping their sign bit).
+  const uint64_t flip = selector.is_signed ? uint64_t{1} << 63 : 0;
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  for (const SelectorRange& r : t.selector_ranges) ranges.emplace_back(r.lo ^ flip, r.hi ^ flip);
+  std::sort(ranges.begin(), ranges.end());
+  const int32_t nothing = NewProgram();
+  uint64_t next = 0;
+  for (const auto& [lo, hi] : ranges) {
+    if (lo > next) table->cases.push_back(VariantCase{next ^ flip, (lo - 1) ^ flip, nothing});
+    if (hi == ~uint64_t{0}) return;
+    next = std::max(next, hi + 1);
+  }
+  table->cases.push_back(VariantCase{next ^ flip, ~uint64_t{0} ^ flip, nothing});
 }
 
 void DecodePlan::Emit(Context& cx, TypeId type_id, int32_t program, const std::string& key) {
@@ -88,10 +183,9 @@ void DecodePlan::Emit(Context& cx, TypeId type_id, int32_t program, const std::s
     }
   };
   auto register_field = [&](int32_t slot, FieldHandle::Leaf leaf) {
-    entries_.push_back(FieldEntry{cx.root, key, cx.path, cx.in_array > 0, slot, type_id, leaf});
+    entries_.push_back(FieldEntry{cx.root, static_cast<uint8_t>(cx.scope), key, cx.path, cx.members,
+                                  cx.in_array > 0, slot, type_id, leaf});
   };
-  const bool top = cx.frames.size() == 1;
-  const std::string name = cx.path.empty() ? "" : cx.path.back();
   switch (t.kind) {
     case Type::kInt: {
       Op op;
@@ -101,19 +195,21 @@ void DecodePlan::Emit(Context& cx, TypeId type_id, int32_t program, const std::s
       const uint8_t order = t.byte_order ? t.byte_order : meta_.byte_order;
       op.flags = (t.is_signed ? Op::kSigned : 0) | (order == 2 ? Op::kBig : 0);
       std::string clock = t.clock;
-      // babeltrace2 maps these to the trace's only clock when the metadata does not say, and
-      // never updates the clock from timestamp_end (it is the packet's end, not an event's).
-      if (clock.empty() && meta_.clocks.size() == 1 && top &&
-          ((cx.scope == Scope::kEventHeader && name == "timestamp") ||
-           (cx.scope == Scope::kPacketContext && name == "timestamp_begin"))) {
+      // babeltrace2 maps a packet's or an event's timestamp to the trace's only clock when the
+      // metadata does not say, and never updates the clock from the packet's end (it is not an
+      // event's time). Roles say which fields those are (TSDL: timestamp_begin, timestamp and
+      // timestamp_end, by name).
+      const bool header = cx.scope == Scope::kEventHeader || cx.scope == Scope::kPacketContext;
+      if (clock.empty() && meta_.clocks.size() == 1 && header &&
+          t.Has(Role::kDefaultClockTimestamp)) {
         clock = meta_.clocks[0].name;
       }
-      if (cx.scope == Scope::kPacketContext && top && name == "timestamp_end") clock.clear();
+      if (cx.scope == Scope::kPacketContext && t.Has(Role::kPacketEndClockTimestamp)) clock.clear();
       if (!clock.empty()) {
         op.flags |= Op::kClock;
         if (clock_.empty()) clock_ = clock;
       }
-      if (cx.scope == Scope::kEventHeader && name == "id" && cx.in_array == 0)
+      if (cx.scope == Scope::kEventHeader && t.Has(Role::kEventRecordClassId) && cx.in_array == 0)
         op.flags |= Op::kEventId;
       op.slot = NewSlot(cx.keep_all);
       register_field(op.slot, t.is_signed ? FieldHandle::kSigned : FieldHandle::kUnsigned);
@@ -140,11 +236,13 @@ void DecodePlan::Emit(Context& cx, TypeId type_id, int32_t program, const std::s
     }
     case Type::kStruct: {
       align(t.align);
-      cx.frames.push_back(Frame{key, {}});
+      cx.frames.push_back(Frame{cx.path, cx.members, {}});
       for (const auto& [member, member_type] : t.members) {
         cx.path.push_back(member);
+        cx.members.push_back(member);
         Emit(cx, member_type, program, key + "." + member);
         cx.path.pop_back();
+        cx.members.pop_back();
         cx.frames.back().members.emplace_back(member, member_type);
       }
       cx.frames.pop_back();
@@ -152,26 +250,28 @@ void DecodePlan::Emit(Context& cx, TypeId type_id, int32_t program, const std::s
     }
     case Type::kVariant: {
       TypeId tag_type = -1;
-      const int32_t tag = ResolveRef(cx, t.ref, &tag_type);
-      if (tag < 0 || !meta_.type(tag_type).is_enum) {
-        error_ = key + ": variant tag '" + t.ref + "' is not an enum declared before it";
+      const int32_t tag = Resolve(cx, t.ref, key, &tag_type);
+      if (!error_.empty()) return;
+      if (t.ref.syntax == FieldLocation::Syntax::kCtf2) {
+        if (tag < 0 || meta_.type(tag_type).kind != Type::kInt) {
+          error_ = key + ": selector field location '" + t.ref.text +
+                   "' is not an integer decoded before it";
+          return;
+        }
+      } else if (tag < 0 || !meta_.type(tag_type).is_enum) {
+        error_ = key + ": variant tag '" + t.ref.text + "' is not an enum declared before it";
         return;
       }
-      const Type& tag_enum = meta_.type(tag_type);
-      VariantTable table;
-      table.is_signed = tag_enum.is_signed;
+      std::vector<int32_t> options;
       for (const auto& [option, option_type] : t.members) {
         const int32_t sub = NewProgram();
         cx.path.push_back(option);
         Emit(cx, option_type, sub, key + "." + option);
         cx.path.pop_back();
-        for (const EnumMapping& m : tag_enum.mappings) {
-          if (m.label == option || Stripped(m.label) == Stripped(option)) {
-            table.cases.push_back(
-                VariantCase{static_cast<uint64_t>(m.lo), static_cast<uint64_t>(m.hi), sub});
-          }
-        }
+        options.push_back(sub);
       }
+      VariantTable table;
+      VariantCases(t, meta_.type(tag_type), options, &table);
       variants_.push_back(std::move(table));
       Op op;
       op.code = Op::kVariant;
@@ -187,9 +287,14 @@ void DecodePlan::Emit(Context& cx, TypeId type_id, int32_t program, const std::s
         op.arg = t.length;
       } else {
         TypeId len_type = -1;
-        op.count = ResolveRef(cx, t.ref, &len_type);
+        op.count = Resolve(cx, t.ref, key, &len_type);
+        if (!error_.empty()) return;
         if (op.count < 0 || meta_.type(len_type).kind != Type::kInt) {
-          error_ = key + ": sequence length '" + t.ref + "' is not an integer declared before it";
+          error_ = t.ref.syntax == FieldLocation::Syntax::kCtf2
+                       ? key + ": length field location '" + t.ref.text +
+                             "' is not an integer decoded before it"
+                       : key + ": sequence length '" + t.ref.text +
+                             "' is not an integer declared before it";
           return;
         }
       }
@@ -238,6 +343,18 @@ FieldHandle DecodePlan::Find(int32_t program, const std::vector<std::string_view
     for (size_t i = 0; i < path.size() && same; ++i)
       same = SameFieldName(Stripped(e.path[i]), path[i]);
     if (!same) continue;
+    wanted_[static_cast<size_t>(e.slot)] = true;
+    return FieldHandle{e.slot, e.leaf};
+  }
+  return {};
+}
+
+FieldHandle DecodePlan::FindRole(int32_t program, Role role) {
+  if (program < 0) return {};
+  for (const FieldEntry& e : entries_) {
+    if (e.scope != program || e.in_array) continue;
+    if (e.leaf != FieldHandle::kSigned && e.leaf != FieldHandle::kUnsigned) continue;
+    if (!meta_.type(e.type).Has(role)) continue;
     wanted_[static_cast<size_t>(e.slot)] = true;
     return FieldHandle{e.slot, e.leaf};
   }
@@ -319,8 +436,11 @@ bool DecodePlan::Optimize(int32_t program, uint32_t* fixed_align, uint64_t* fixe
         out.push_back(op);
         known = std::min<uint64_t>(known, LowBit(op.size));
         continue;
-      case Op::kVariant:
+      case Op::kVariant: {
+        int32_t done = -1;  // an option's ranges are consecutive cases of its program
         for (const VariantCase& c : variants_[static_cast<size_t>(op.sub)].cases) {
+          if (c.program == done) continue;
+          done = c.program;
           uint32_t a = 1;
           uint64_t b = 0;
           Optimize(c.program, &a, &b);
@@ -328,6 +448,7 @@ bool DecodePlan::Optimize(int32_t program, uint32_t* fixed_align, uint64_t* fixe
         out.push_back(op);
         known = 1;
         continue;
+      }
       case Op::kArray: {
         uint32_t a = 1;
         uint64_t b = 0;
@@ -430,10 +551,15 @@ void DecodePlan::Fuse(int32_t program) {
         read = op.count < 0 && op.slot >= 0 && run.bits % 8 == 0;
         bits = op.arg * 8;
         break;
-      case Op::kVariant:
-        for (const VariantCase& c : variants_[static_cast<size_t>(op.sub)].cases) Fuse(c.program);
+      case Op::kVariant: {
+        int32_t done = -1;
+        for (const VariantCase& c : variants_[static_cast<size_t>(op.sub)].cases) {
+          if (c.program != done) Fuse(c.program);
+          done = c.program;
+        }
         read = false;
         break;
+      }
       case Op::kArray:
         Fuse(op.sub);
         read = false;

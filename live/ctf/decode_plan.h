@@ -81,10 +81,14 @@ struct FieldHandle {
 
 // Every field a program reads, by its path from its scope's root.
 struct FieldEntry {
-  int32_t scope;    // a program index: the root program of the scope
-  std::string key;  // "event.fields.network_header._ipv4.saddr": what tags and lengths name
-  std::vector<std::string> path;  // from the scope's root, for Find
-  bool in_array;                  // an element's: not an Event field
+  int32_t scope;       // a program index: the root program of the scope
+  uint8_t scope_kind;  // its DecodePlan::Scope
+  std::string key;     // "event.fields.network_header._ipv4.saddr": names it in errors
+  // From the scope's root, every step (a variant's option too): for Find, and TSDL locations.
+  std::vector<std::string> path;
+  // The same without variants' options: CTF 2 locations name only structure members.
+  std::vector<std::string> members;
+  bool in_array;  // an element's: not an Event field
   int32_t slot;
   TypeId type;
   FieldHandle::Leaf leaf;
@@ -113,6 +117,9 @@ class DecodePlan {
   // after dropping one leading underscore as babeltrace2 does); marks it wanted.
   FieldHandle Find(int32_t program, std::initializer_list<std::string_view> path);
   FieldHandle Find(int32_t program, const std::vector<std::string_view>& path);
+  // The first integer of the scope rooted at `program` (not in an array) whose type has `role`;
+  // marks it wanted. How the decoder finds header and context fields, whichever the format.
+  FieldHandle FindRole(int32_t program, Role role);
   // Turns the unwanted reads of `program` (and its sub-programs) into skips, merging runs.
   void Finish(int32_t program);
   // Then joins the runs of fixed-size fields of `program` (and its sub-programs) into kFields.
@@ -131,7 +138,8 @@ class DecodePlan {
 
  private:
   struct Frame {
-    std::string prefix;                                   // registry path of this struct
+    std::vector<std::string> path;                        // of this struct (FieldEntry::path)
+    std::vector<std::string> members_path;                // its FieldEntry::members
     std::vector<std::pair<std::string, TypeId>> members;  // declared so far
   };
   struct Context {
@@ -140,12 +148,20 @@ class DecodePlan {
     bool keep_all;
     std::vector<Frame> frames;
     std::vector<std::string> path;
+    std::vector<std::string> members;  // `path` without variants' options
     uint32_t depth = 0;
     uint32_t in_array = 0;
   };
 
   void Emit(Context& cx, TypeId type, int32_t program, const std::string& key);
-  int32_t ResolveRef(const Context& cx, const std::string& ref, TypeId* type);
+  // The slot of the field `loc` locates, read before the field at `key` (-1 with error_ set, or
+  // -1 alone for a TSDL location not found); its type in `type`.
+  int32_t Resolve(const Context& cx, const FieldLocation& loc, const std::string& key,
+                  TypeId* type);
+  int32_t Lookup(Scope scope, const std::vector<std::string>& path, bool by_members, TypeId* type);
+  // A variant's table of cases by its selector's type (TSDL: tag labels; CTF 2: option ranges).
+  void VariantCases(const Type& t, const Type& selector, const std::vector<int32_t>& programs,
+                    VariantTable* table);
   int32_t NewProgram();
   // Rewrites `program`; true when it became a fixed skip: [Align *align] Skip *bits.
   bool Optimize(int32_t program, uint32_t* align, uint64_t* bits);

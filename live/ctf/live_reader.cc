@@ -22,7 +22,7 @@ struct LiveTrace {
   uint64_t session_id = 0;
   uint64_t trace_id = 0;
   std::string path;
-  std::string raw;  // as received: TSDL text, or metadata packets (LTTng's)
+  std::string raw;  // as received: metadata text (TSDL or CTF 2), or metadata packets (LTTng's)
   std::string text;
   std::shared_ptr<ctf::TraceDecoder> decoder;
 };

@@ -157,7 +157,7 @@ bool TraceDecoder::Open(const std::string& dir, std::string* error) {
 
 bool TraceDecoder::OpenText(const std::string& dir, const std::string& text, std::string* error) {
   dir_ = dir;
-  if (!ParseTsdl(text, &meta_, error)) {
+  if (!ParseMetadataText(text, &meta_, error)) {
     *error = dir + "/metadata: " + *error;
     return false;
   }
@@ -169,8 +169,8 @@ bool TraceDecoder::Compile(std::string* error) {
   plan_ = std::make_unique<DecodePlan>(meta_);
   using S = DecodePlan::Scope;
   packet_header_ = plan_->Compile(meta_.packet_header, S::kPacketHeader, true);
-  magic_ = plan_->Find(packet_header_, {"magic"});
-  stream_id_ = plan_->Find(packet_header_, {"stream_id"});
+  magic_ = plan_->FindRole(packet_header_, Role::kPacketMagicNumber);
+  stream_id_ = plan_->FindRole(packet_header_, Role::kDataStreamClassId);
   plan_->Finish(packet_header_);
   plan_->Fuse(packet_header_);
   if (meta_.streams.empty()) {
@@ -181,12 +181,12 @@ bool TraceDecoder::Compile(std::string* error) {
     StreamPlan sp;
     sp.sc = &sc;
     sp.packet_context = plan_->Compile(sc.packet_context, S::kPacketContext, true);
-    sp.ts_begin = plan_->Find(sp.packet_context, {"timestamp_begin"});
-    sp.ts_end = plan_->Find(sp.packet_context, {"timestamp_end"});
-    sp.discarded = plan_->Find(sp.packet_context, {"events_discarded"});
-    sp.packet_size = plan_->Find(sp.packet_context, {"packet_size"});
-    sp.content_size = plan_->Find(sp.packet_context, {"content_size"});
-    sp.cpu_id = plan_->Find(sp.packet_context, {"cpu_id"});
+    sp.ts_begin = plan_->FindRole(sp.packet_context, Role::kDefaultClockTimestamp);
+    sp.ts_end = plan_->FindRole(sp.packet_context, Role::kPacketEndClockTimestamp);
+    sp.discarded = plan_->FindRole(sp.packet_context, Role::kDiscardedEventCounter);
+    sp.packet_size = plan_->FindRole(sp.packet_context, Role::kPacketTotalLength);
+    sp.content_size = plan_->FindRole(sp.packet_context, Role::kPacketContentLength);
+    sp.cpu_id = plan_->FindRole(sp.packet_context, Role::kCpuId);
     sp.event_header = plan_->Compile(sc.event_header, S::kEventHeader, true);
     sp.common_context = plan_->Compile(sc.event_context, S::kCommonContext, true);
     for (int32_t p : {sp.packet_context, sp.event_header, sp.common_context}) {
@@ -245,8 +245,8 @@ EventPlan& TraceDecoder::Event(StreamPlan& stream, size_t index, uint32_t* diale
   ep.compiled = true;
   const EventClass& ec = stream.sc->events[index];
   using S = DecodePlan::Scope;
-  ep.context = plan_->Compile(ec.context, S::kEventContext, false);
-  ep.payload = plan_->Compile(ec.fields, S::kPayload, false);
+  ep.context = plan_->Compile(ec.context, S::kEventContext, every_field_);
+  ep.payload = plan_->Compile(ec.fields, S::kPayload, every_field_);
   if (ec.name == kReplayEventName) {
     // The flat replay record: every member is read, by name.
     ep.replay_fields.resize(kReplayFieldCount);

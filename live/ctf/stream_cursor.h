@@ -1,8 +1,9 @@
-// Reading CTF 1.8 data streams natively: a trace's decoding plans (TraceDecoder: its metadata,
-// per stream class the packet and event-header programs, per event class its fields compiled on
-// first use), and one stream file read packet by packet, event by event (StreamCursor, over a
-// memory map). Every read is bounds-checked against the packet's content: damage is an error
-// item naming the file and offset, never a crash; the cursor then goes on at the next packet.
+// Reading CTF data streams natively (CTF 1.8 or CTF 2: the metadata model is one): a trace's
+// decoding plans (TraceDecoder: its metadata, per stream class the packet and event-header
+// programs, header fields found by role, per event class its fields compiled on first use), and
+// one stream file read packet by packet, event by event (StreamCursor, over a memory map). Every
+// read is bounds-checked against the packet's content: damage is an error item naming the file
+// and offset, never a crash; the cursor then goes on at the next packet.
 #pragma once
 
 #include <cstdint>
@@ -60,6 +61,9 @@ class TraceDecoder {
   bool Open(const std::string& dir, std::string* error);
   // The same from metadata text (live: the relayd sends it; there are no stream files).
   bool OpenText(const std::string& dir, const std::string& text, std::string* error);
+  // Before Open: event classes compile to read every field of theirs, not only what the
+  // analysis needs (Find then finds any; for dumps and tests, slower).
+  void ReadEveryField() { every_field_ = true; }
 
   const Metadata& meta() const { return meta_; }
   DecodePlan& plan() { return *plan_; }
@@ -88,6 +92,7 @@ class TraceDecoder {
   std::vector<std::string> files_;
   int64_t base_ns_ = 0;
   bool has_clock_ = false;
+  bool every_field_ = false;
 };
 
 // A stream read in order: packets, the discarded events their counters report, events. Its
