@@ -44,8 +44,11 @@ void WriteStatsText(std::ostream& out, const std::vector<HostSpec>& hosts,
   for (size_t i = 0; i < stats.size(); ++i) {
     const HostStats& s = stats[i];
     fmt::print(out, "host {}\n", s.host);
-    for (const std::string& dir : hosts[i].trace_dirs)
-      fmt::print(out, "  {:<20} {}\n", "trace", dir);
+    for (size_t t = 0; t < hosts[i].trace_dirs.size(); ++t) {
+      fmt::print(out, "  {:<20} {}\n", "trace", hosts[i].trace_dirs[t]);
+      if (t < hosts[i].envs.size())
+        fmt::print(out, "  {:<20} {}\n", "format", hosts[i].envs[t].FormatLine());
+    }
     fmt::print(out, "  {:<20} {}\n", "dialect", DialectName(s.reader.dialect));
     fmt::print(out, "  {:<20} {}\n", "cpus", CpuCount(s));
     const double span = s.reader.events ? (s.reader.last_ns - s.reader.first_ns) / 1e9 : 0.0;
@@ -90,6 +93,9 @@ void WriteStatsJson(std::ostream& out, const std::vector<HostSpec>& hosts,
     j["type"] = "stats";
     j["host"] = s.host;
     j["traces"] = hosts[i].trace_dirs;
+    nlohmann::ordered_json formats = nlohmann::ordered_json::array();
+    for (const TraceEnv& env : hosts[i].envs) formats.push_back(env.FormatLine());
+    j["formats"] = formats;
     j["dialect"] = DialectName(s.reader.dialect);
     j["cpus"] = CpuCount(s);
     j["first_ns"] = s.reader.events ? s.reader.first_ns : 0;

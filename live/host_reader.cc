@@ -189,6 +189,26 @@ bool ParseDecoderChoice(const std::string& name, TraceDecoderChoice* out) {
   return true;
 }
 
+namespace {
+
+// Why this babeltrace2 cannot read the host's traces, or "": babeltrace2 reads CTF 2 (LTTng
+// 2.15+'s default) from 2.1 on; Debian 12 ships 2.0.
+std::string Babeltrace2CannotRead(const HostSpec& spec) {
+  if (bt_version_get_major() > 2 || (bt_version_get_major() == 2 && bt_version_get_minor() >= 1))
+    return "";
+  for (size_t i = 0; i < spec.envs.size() && i < spec.trace_dirs.size(); ++i) {
+    if (spec.envs[i].ctf2) {
+      return spec.trace_dirs[i] + " is CTF 2 (LTTng 2.15 and later record it by default), which " +
+             "babeltrace2 " + std::to_string(bt_version_get_major()) + "." +
+             std::to_string(bt_version_get_minor()) +
+             " cannot read (2.1 or later can): read it with --decoder native (the default)";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 bool HostReader::RunNative() {
   HostInput input(host_id_, options_.batch_events, pool_, [this](Batch* b) { Push(b); });
   PrepareRecorded(input);
@@ -199,7 +219,7 @@ bool HostReader::RunNative() {
     const std::vector<std::string>& dirs =
         reading_.read_dirs.empty() ? reading_.trace_dirs : reading_.read_dirs;
     if (!reader.Open(dirs, &why)) {
-      if (options_.decoder == TraceDecoderChoice::kAuto) {
+      if (options_.decoder == TraceDecoderChoice::kAuto && Babeltrace2CannotRead(spec_).empty()) {
         fprintf(stderr, "waitpath: host %s: read with babeltrace2: %s\n", spec_.hostname.c_str(),
                 why.c_str());
         return false;
@@ -227,6 +247,13 @@ LiveAttempt HostReader::RunLiveNative(HostInput& input, bool reattach) {
 }
 
 void HostReader::Run() {
+  if (spec_.live_url.empty() && options_.decoder == TraceDecoderChoice::kBabeltrace2) {
+    if (const std::string why = Babeltrace2CannotRead(spec_); !why.empty()) {
+      HostInput input(host_id_, options_.batch_events, pool_, [this](Batch* b) { Push(b); });
+      input.Finish(why);
+      return;
+    }
+  }
   if (spec_.live_url.empty() && options_.decoder != TraceDecoderChoice::kBabeltrace2 &&
       RunNative()) {
     return;

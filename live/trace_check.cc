@@ -21,6 +21,7 @@
 #include <system_error>
 #include <utility>
 
+#include "live/ctf/ctf_metadata.h"
 #include "live/mapped_pages.h"
 #include "live/tsdl_lexer.h"
 
@@ -617,6 +618,60 @@ bool LayOut(const Type& s, uint64_t bit, int trace_order, Layout* out) {
   return true;
 }
 
+// The same from the metadata model (live/ctf/ctf_metadata.h): the integers are named by their
+// roles, as the TSDL names LTTng gives them (CTF 2 names fields as it likes; roles say what
+// they are).
+bool LayOutModel(const ctf::Metadata& m, ctf::TypeId id, uint64_t bit, Layout* out) {
+  using ctf::Role;
+  static constexpr std::pair<Role, const char*> kNames[] = {
+      {Role::kPacketMagicNumber, "magic"},
+      {Role::kDataStreamClassId, "stream_id"},
+      {Role::kDataStreamId, "stream_instance_id"},
+      {Role::kPacketTotalLength, "packet_size"},
+      {Role::kPacketContentLength, "content_size"},
+      {Role::kDefaultClockTimestamp, "timestamp_begin"},
+      {Role::kPacketEndClockTimestamp, "timestamp_end"},
+      {Role::kDiscardedEventCounter, "events_discarded"},
+      {Role::kPacketSequenceNumber, "packet_seq_num"},
+      {Role::kCpuId, "cpu_id"},
+  };
+  const ctf::Type& s = m.type(id);
+  if (s.kind != ctf::Type::kStruct) return false;
+  auto align_to = [](uint64_t b, uint32_t a) { return (b + a - 1) / a * a; };
+  bit = align_to(bit, std::max<uint32_t>(s.align, 1));
+  for (const auto& [name, member] : s.members) {
+    const ctf::Type& t = m.type(member);
+    bit = align_to(bit, std::max<uint32_t>(t.align, 1));
+    switch (t.kind) {
+      case ctf::Type::kInt: {
+        const int order = t.byte_order ? t.byte_order : m.byte_order;
+        for (const auto& [role, as] : kNames) {
+          if (t.Has(role)) out->fields[as] = Field{bit, t.size, order == 2};
+        }
+        if (t.roles == 0) out->fields.emplace(name, Field{bit, t.size, order == 2});
+        bit += t.size;
+        break;
+      }
+      case ctf::Type::kFloat:
+        bit += t.size;
+        break;
+      case ctf::Type::kArray: {
+        const ctf::Type& e = m.type(t.element);
+        if (e.kind != ctf::Type::kInt || e.size % 8 != 0 || t.length > (1u << 16)) return false;
+        if (t.Has(Role::kMetadataStreamUuid) && t.length == 16 && e.size == 8 && bit % 8 == 0)
+          out->uuid_bit = bit;
+        bit += t.length * e.size;
+        break;
+      }
+      default:
+        return false;  // a header or context of variable size: not laid out, not checked
+    }
+  }
+  out->end_bit = bit;
+  out->align = std::max<uint32_t>(s.align, 1);
+  return true;
+}
+
 struct Packet {
   uint64_t offset = 0, size = 0;  // bytes
   uint64_t ts_begin = 0, ts_end = 0;
@@ -626,9 +681,15 @@ struct Packet {
 
 class FileScan {
  public:
-  FileScan(const unsigned char* data, uint64_t size, const Parser& meta, const Layout& header,
-           const std::map<uint64_t, Layout>& contexts, const std::string& uuid_bytes)
-      : d_(data), n_(size), meta_(meta), header_(header), contexts_(contexts), uuid_(uuid_bytes) {}
+  FileScan(const unsigned char* data, uint64_t size, const Parser::Clock& clock,
+           const Layout& header, const std::map<uint64_t, Layout>& contexts,
+           const std::string& uuid_bytes)
+      : d_(data),
+        n_(size),
+        clock_(clock),
+        header_(header),
+        contexts_(contexts),
+        uuid_(uuid_bytes) {}
 
   // Checks the packet at `off`; empty when sound, else what is wrong.
   std::string Check(uint64_t off, Packet* p) {
@@ -708,7 +769,7 @@ class FileScan {
 
   // The clock's ns for `cycles`, if within int64.
   std::optional<int64_t> ToNs(uint64_t cycles) const {
-    const Parser::Clock c = meta_.clocks.empty() ? Parser::Clock{} : meta_.clocks.begin()->second;
+    const Parser::Clock& c = clock_;
     const Wide freq = c.freq;
     const Wide total = static_cast<Wide>(c.offset_s) * 1000000000 +
                        (static_cast<Wide>(c.offset) + cycles) * 1000000000 / freq;
@@ -741,7 +802,7 @@ class FileScan {
 
   const unsigned char* d_;
   uint64_t n_;
-  const Parser& meta_;
+  const Parser::Clock clock_;
   const Layout& header_;
   const std::map<uint64_t, Layout>& contexts_;
   std::string uuid_;
@@ -934,26 +995,54 @@ CheckedTrace CheckTrace(const std::string& dir, const TsdlLimits& limits, bool m
   r.dir = r.read_dir = dir;
   const std::string meta_path = (fs::path(dir) / "metadata").string();
   if (!ReadMetadataText(dir, limits.max_metadata_bytes, &r.metadata, &r.error)) return r;
-  std::unique_ptr<Parser> holder;
-  Parser* meta = nullptr;
-  std::string note;
-  if (!ParseMetadata(meta_path, r.metadata, limits, &meta, &holder, &r.error, &note)) return r;
-  if (!meta) return r;  // packets not checked: babeltrace2 reads the trace as it is
-  r.uuid = meta->uuid;
-
-  // Packet layouts: the header, then each stream class's context.
+  // Packet layouts: the header, then each stream class's context; the clock of their times.
   Layout header;
-  if (meta->packet_header && !LayOut(*meta->packet_header, 0, meta->byte_order, &header)) return r;
   std::map<uint64_t, Layout> contexts;
-  for (const auto& [id, sc] : meta->streams) {
-    Layout c;
-    if (sc.context && !LayOut(*sc.context, header.end_bit, meta->byte_order, &c)) return r;
-    if (!sc.context) c.end_bit = header.end_bit;
-    contexts[id] = c;
+  Parser::Clock clock;
+  if (!r.metadata.empty() && r.metadata[0] == '\x1e') {
+    // CTF 2 (LTTng 2.15+'s default): its JSON front-end builds the one metadata model; a
+    // metadata the model refuses is refused here, in one line.
+    ctf::Metadata m;
+    std::string error;
+    if (!ctf::ParseMetadataText(r.metadata, &m, &error)) {
+      r.error = meta_path + ": " + error;
+      return r;
+    }
+    r.uuid = m.uuid;
+    if (m.packet_header >= 0 && !LayOutModel(m, m.packet_header, 0, &header)) return r;
+    for (const ctf::StreamClass& sc : m.streams) {
+      Layout c;
+      if (sc.packet_context >= 0 && !LayOutModel(m, sc.packet_context, header.end_bit, &c))
+        return r;
+      if (sc.packet_context < 0) c.end_bit = header.end_bit;
+      contexts[sc.id] = c;
+    }
+    const ctf::Clock* first = m.clocks.empty() ? nullptr : &m.clocks.front();
+    for (const ctf::StreamClass& sc : m.streams) {
+      if (const ctf::Clock* c = m.FindClock(sc.default_clock)) first = c;
+      break;
+    }
+    if (first) clock = Parser::Clock{first->freq, first->offset_s, first->offset};
+  } else {
+    std::unique_ptr<Parser> holder;
+    Parser* meta = nullptr;
+    std::string note;
+    if (!ParseMetadata(meta_path, r.metadata, limits, &meta, &holder, &r.error, &note)) return r;
+    if (!meta) return r;  // packets not checked: babeltrace2 reads the trace as it is
+    r.uuid = meta->uuid;
+    if (meta->packet_header && !LayOut(*meta->packet_header, 0, meta->byte_order, &header))
+      return r;
+    for (const auto& [id, sc] : meta->streams) {
+      Layout c;
+      if (sc.context && !LayOut(*sc.context, header.end_bit, meta->byte_order, &c)) return r;
+      if (!sc.context) c.end_bit = header.end_bit;
+      contexts[id] = c;
+    }
+    if (!meta->clocks.empty()) clock = meta->clocks.begin()->second;
   }
   if (contexts.empty()) contexts[0].end_bit = header.end_bit;
   r.packets_checked = true;
-  const std::string uuid = UuidBytes(meta->uuid);
+  const std::string uuid = UuidBytes(r.uuid);
 
   // Every stream file: its good packets, and the holes.
   struct Kept {
@@ -987,7 +1076,7 @@ CheckedTrace CheckTrace(const std::string& dir, const TsdlLimits& limits, bool m
       files.push_back(kept);
       continue;
     }
-    FileScan scan(m.data, m.size, *meta, header, contexts, uuid);
+    FileScan scan(m.data, m.size, clock, header, contexts, uuid);
     uint64_t off = 0;
     std::optional<int64_t> last_end;  // ns, of the last good packet
     bool in_hole = false;

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <system_error>
 
+#include "live/ctf/ctf_metadata.h"
+
 namespace fs = std::filesystem;
 
 namespace waitpath {
@@ -68,6 +70,30 @@ int EnvInt(std::string_view block, std::string_view key) {
 
 TraceEnv ParseTraceEnv(const std::string& text) {
   TraceEnv env;
+  if (!text.empty() && text[0] == '\x1e') {
+    // CTF 2: the trace class's environment, from the one metadata model.
+    ctf::Metadata m;
+    std::string error;
+    if (!ctf::ParseMetadataText(text, &m, &error)) return env;
+    auto str = [&](const char* key) {
+      auto it = m.env.find(key);
+      return it == m.env.end() ? std::string() : it->second.substr(0, kMaxEnvString);
+    };
+    auto num = [&](const char* key) {
+      int out = -1;
+      const std::string v = str(key);
+      std::from_chars(v.data(), v.data() + v.size(), out);
+      return out;
+    };
+    env.ctf2 = true;
+    env.hostname = str("hostname");
+    if (env.hostname.empty()) env.hostname = str("host");
+    env.domain = str("domain");
+    env.tracer_name = str("tracer_name");
+    env.tracer_major = num("tracer_major");
+    env.tracer_minor = num("tracer_minor");
+    return env;
+  }
   const size_t start = text.find("env {");
   if (start == std::string::npos) return env;
   const size_t end = text.find("};", start);
@@ -80,6 +106,16 @@ TraceEnv ParseTraceEnv(const std::string& text) {
   env.tracer_major = EnvInt(block, "tracer_major");
   env.tracer_minor = EnvInt(block, "tracer_minor");
   return env;
+}
+
+std::string TraceEnv::FormatLine() const {
+  std::string line = ctf2 ? "CTF 2" : "CTF 1.8";
+  if (!tracer_name.empty()) {
+    line += ", " + tracer_name;
+    if (tracer_major >= 0) line += " " + std::to_string(tracer_major);
+    if (tracer_major >= 0 && tracer_minor >= 0) line += "." + std::to_string(tracer_minor);
+  }
+  return line;
 }
 
 namespace {

@@ -15,6 +15,10 @@ struct TraceEnv {
   std::string domain;       // "kernel", "ust", ...
   std::string tracer_name;  // "lttng-modules", "perf", ...
   int tracer_major = -1, tracer_minor = -1;
+  bool ctf2 = false;  // CTF 2 metadata (JSON; LTTng 2.15+'s default), else CTF 1.8 (TSDL)
+
+  // "CTF 2, lttng-ust 2.16", "CTF 1.8, lttng-modules 2.13", "CTF 1.8": what `stats` says.
+  std::string FormatLine() const;
 };
 
 // One host: every trace directory whose environment names it.

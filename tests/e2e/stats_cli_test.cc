@@ -199,5 +199,37 @@ TEST(StatsCliTest, AStreamWhosePacketsNameSeveralCpusIsReadWhole) {
   EXPECT_EQ(r.err.find("skipped"), std::string::npos) << r.err;
 }
 
+// What LTTng 2.16 records by default (CTF 2, JSON metadata) reads like its CTF 1.8 twin, made
+// from the same run of the same program (tests/fixtures/lttng216/README.md); `stats` names the
+// format and the tracer. Before: "metadata: line 683: ends after '}' (truncated?)", exit 1.
+TEST(StatsCliTest, Ctf2AndCtf18OfOneRunReadAlike) {
+  for (const char* dir : {"ust-ctf2", "ust-ctf18", "ust-perchannel-ctf2", "ust-perchannel-ctf18"}) {
+    SCOPED_TRACE(dir);
+    const CommandResult r = RunWaitpath("stats --json " + kFixtures + "/lttng216/" + dir);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = JsonLines(r.out).at(0);
+    EXPECT_EQ(j["host"], "vm");
+    EXPECT_EQ(j["events"], 2550);
+    EXPECT_EQ(j["damaged"], 0);
+    EXPECT_EQ(j["discarded"], 0);
+    const bool ctf2 = std::string(dir).find("ctf2") != std::string::npos;
+    EXPECT_EQ(j["formats"],
+              nlohmann::json::array({ctf2 ? "CTF 2, lttng-ust 2.16" : "CTF 1.8, lttng-ust 2.16"}));
+  }
+}
+
+// babeltrace2 2.0 (Debian 12's) cannot read CTF 2: asked to, waitpath says so and what to do.
+TEST(StatsCliTest, Babeltrace2OlderThan21OnCtf2SaysWhy) {
+  const CommandResult r =
+      RunWaitpath("stats --decoder babeltrace2 " + kFixtures + "/lttng216/ust-ctf2");
+  if (r.err.find("babeltrace2 2.0 cannot read") == std::string::npos && r.exit_code == 0)
+    GTEST_SKIP() << "this babeltrace2 reads CTF 2";
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("is CTF 2 (LTTng 2.15 and later record it by default), which babeltrace2 "
+                       "2.0 cannot read (2.1 or later can): read it with --decoder native"),
+            std::string::npos)
+      << r.err;
+}
+
 }  // namespace
 }  // namespace waitpath::testing

@@ -2,7 +2,7 @@
 # A cached Debian sid chroot with LTTng 2.16 (lttng-tools, lttng-ust) and babeltrace2 2.1:
 # the first LTTng that writes CTF 2 (JSON metadata) by default, and the babeltrace2 that
 # reads it, neither of which Debian 12 ships. Tests record reference traces with it and use
-# its babeltrace2 as the oracle (see /work/shared/NOTES.md, "LTTng 2.16 ... in a chroot").
+# its babeltrace2 as the oracle (docs/reading.md, "Which LTTng, which format").
 #
 #   sid-chroot.sh build [--refresh]  make the chroot if needed (--refresh: apt-get upgrade it
 #                                    in place); prints the versions line
