@@ -2,8 +2,10 @@
  * Tracepoint provider of ust_fields.c: one event class per family of CTF field types, so that
  * the reference traces (tests/fixtures/lttng216/) hold each type lttng-ust can write, in
  * CTF 2 and in CTF 1.8. Uses the lttng-ust 2.13+ API (it builds against Debian 12's 2.13 as
- * well as sid's 2.16; the blob event class only exists from 2.16 on).
+ * well as sid's 2.16; the blob event class only exists from 2.16 on). Laid out as lttng-ust's
+ * own examples are, one field macro a line: not clang-format's layout.
  */
+// clang-format off
 #undef LTTNG_UST_TRACEPOINT_PROVIDER
 #define LTTNG_UST_TRACEPOINT_PROVIDER ust_fields
 
