@@ -36,7 +36,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 DEFAULT_TRACES = [
     os.path.join(ROOT, "..", "shared", "traces", t)
     for t in ("bug446190", "scp_src", "scp_dest", "hello-lost", "many-threads")
-] + [os.path.join(ROOT, "tests", "fixtures", f) for f in ("perf/pipe", "perf/mutex", "lttng/rpc")]
+] + [os.path.join(ROOT, "tests", "fixtures", f)
+     for f in ("perf/pipe", "perf/mutex", "lttng/rpc", "lttng216/ust-ctf2")]
 
 OUTCOMES = ["ok", "error", "messy", "crash", "hang", "memory"]
 BAD = {"crash", "hang", "memory"}
@@ -134,6 +135,8 @@ def mutate(trace, rng):
         raw[at] ^= 1 << rng.randrange(8)
         open(meta, "wb").write(bytes(raw))
         return kind, "metadata: bit flipped at %#x" % at
+    if raw[:1] == b"\x1e":
+        return ctf2_edit(meta, bytes(raw), rng)
     text, header = metadata_text(meta)
     lines = text.split(b"\n")
     edit = rng.choice(["huge_array", "duplicate_member", "delete_line", "huge_integer",
@@ -155,6 +158,65 @@ def mutate(trace, rng):
         lines[i], lines[j] = lines[j], lines[i]
     write_metadata(meta, b"\n".join(lines), header)
     return "metadata_edit", "metadata: %s at line %d" % (edit, i + 1)
+
+
+def json_nodes(value, out):
+    """Every dict inside a JSON value, depth first."""
+    if isinstance(value, dict):
+        out.append(value)
+        for v in value.values():
+            json_nodes(v, out)
+    elif isinstance(value, list):
+        for v in value:
+            json_nodes(v, out)
+    return out
+
+
+def ctf2_edit(meta, raw, rng):
+    """A structural edit of CTF 2 metadata (a JSON text sequence): what a JSON front-end must
+    bound or refuse in one line (docs/reading.md, "Metadata: one model, two front-ends")."""
+    parts = raw.split(b"\x1e")
+    records = [json.loads(p) for p in parts if p.strip()]
+    edit = rng.choice(["huge_length", "unknown_type", "drop_record", "duplicate_record",
+                       "deep_nesting", "many_members", "bad_location", "bad_alignment"])
+    i = rng.randrange(len(records))
+    nodes = json_nodes(records[i], [])
+    if edit == "huge_length":
+        hits = [n for n in nodes if "length" in n] or nodes
+        rng.choice(hits)["length"] = rng.choice([2**40, 2**64 - 1, -1, 0])
+    elif edit == "unknown_type":
+        hits = [n for n in nodes if "type" in n] or nodes
+        n = rng.choice(hits)
+        n["type"] = str(n.get("type", "")) + "x"
+    elif edit == "drop_record":
+        del records[i]
+    elif edit == "duplicate_record":
+        records.insert(i, records[i])
+    elif edit == "deep_nesting":
+        hits = [n for n in nodes if "field-class" in n] or [records[i]]
+        n = rng.choice(hits)
+        inner = n.get("field-class", {"type": "null-terminated-string"})
+        for _ in range(rng.choice([100, 5000])):
+            inner = {"type": "structure", "member-classes": [{"name": "x", "field-class": inner}]}
+        n["field-class"] = inner
+    elif edit == "many_members":
+        hits = [n for n in nodes if isinstance(n.get("member-classes"), list)
+                and n["member-classes"]] or nodes
+        n = rng.choice(hits)
+        if n.get("member-classes"):
+            n["member-classes"] = n["member-classes"] * (100000 // len(n["member-classes"]) + 1)
+    elif edit == "bad_location":
+        hits = [n for n in nodes if "length-field-location" in n or
+                "selector-field-location" in n] or nodes
+        n = rng.choice(hits)
+        key = ("length-field-location" if "length-field-location" in n
+               else "selector-field-location")
+        n[key] = rng.choice([{"path": ["nope"]}, {"origin": "x", "path": []}, {"path": [None] * 9}])
+    else:
+        hits = [n for n in nodes if "alignment" in n] or nodes
+        rng.choice(hits)["alignment"] = rng.choice([0, 3, 2**40])
+    open(meta, "wb").write(b"".join(b"\x1e" + json.dumps(r).encode() for r in records))
+    return "metadata_edit", "CTF 2 metadata: %s in record %d" % (edit, i + 1)
 
 
 def tree_rss(pid):
