@@ -271,6 +271,15 @@ void HostReader::Run() {
     if (!native) return RunGraph(input, reattach);
     const LiveAttempt a = RunLiveNative(input, reattach);
     if (!a.unsupported) return Attempt{a.ended, a.refused, a.error};
+    // babeltrace2 before 2.1 speaks viewer protocol 2.4, to which a relayd hides CTF 2
+    // sessions: falling back would wait on nothing and look like a session that ended.
+    if (a.ctf2 && (bt_version_get_major() < 2 ||
+                   (bt_version_get_major() == 2 && bt_version_get_minor() < 1))) {
+      return Attempt{false, true,
+                     "the native decoder cannot read its CTF 2 metadata (" + a.error +
+                         "), nor can babeltrace2 " + std::to_string(bt_version_get_major()) + "." +
+                         std::to_string(bt_version_get_minor()) + " (CTF 2 needs 2.1 or later)"};
+    }
     fprintf(stderr, "waitpath: host %s: read with babeltrace2: %s\n", spec_.hostname.c_str(),
             a.error.c_str());
     native = false;

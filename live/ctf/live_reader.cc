@@ -202,6 +202,7 @@ LiveAttempt ReadLiveSession(HostInput& input, const std::string& url,
           why = ctf::PrintableText(why);
           if (!t->decoder && options.may_fall_back && input.counters.events == 0) {
             result.unsupported = true;
+            result.ctf2 = !t->text.empty() && t->text[0] == '\x1e';
             result.error = why;
             return result;
           }

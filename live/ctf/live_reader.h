@@ -29,6 +29,7 @@ struct LiveAttempt {
   bool ended = false;        // the session ended and everything it sent was read
   bool refused = false;      // retrying would not help (another viewer; metadata not supported)
   bool unsupported = false;  // the metadata is beyond the native decoder; nothing was emitted
+  bool ctf2 = false;         // and it is CTF 2 (JSON): only babeltrace2 2.1+ could read it
   std::string error;         // why it stopped otherwise (the relayd lost)
 };
 
