@@ -19,7 +19,6 @@
 #include "app/flag_checks.h"
 #include "app/host_errors.h"
 #include "app/report_flags.h"
-#include "app/shard_peers.h"
 #include "base/duration.h"
 #include "base/output.h"
 #include "base/stop_signal.h"
@@ -32,6 +31,8 @@
 #include "exporters/terminal_screen.h"
 #include "exporters/triage_view.h"
 #include "exporters/wait_fanout.h"
+#include "fleet/nats_bus.h"
+#include "fleet/shard_peers.h"
 #include "live/bt_util.h"
 #include "live/relayd_link.h"
 #include "live/session_discovery.h"
@@ -548,14 +549,14 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
   std::optional<TriageView>& view = out.view;
   SpanReport spans(engine, accounting.hosts(), span_options, std::cout);
   // A shard of a fleet: the other shards' hosts through the bus (docs/scale.md).
-  std::unique_ptr<Bus> bus;
+  std::unique_ptr<NatsBus> bus;
   std::unique_ptr<ShardPeers> shard;
   if (!options.shard.empty()) {
     BusOptions bus_options;
     bus_options.urls = options.bus;
     bus_options.replicas = options.bus_replicas;
     bus_options.catch_up_ns = live_options.max_lag_ns;  // how far behind a shard may read
-    bus = Bus::Connect(bus_options, &error);
+    bus = NatsBus::Connect(bus_options, &error);
     if (!bus) {
       Say("waitpath: {}\n", error);
       return 2;

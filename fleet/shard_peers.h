@@ -21,10 +21,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "fleet/bus.h"
+#include "fleet/edge_record.h"
 #include "incremental/engine.h"
-#include "stream/bus.h"
 #include "stream/clock_sync.h"
-#include "stream/edge_record.h"
 
 namespace waitpath {
 

@@ -1,4 +1,4 @@
-#include "app/shard_peers.h"
+#include "fleet/shard_peers.h"
 
 #include <fmt/format.h>
 
