@@ -33,16 +33,17 @@ void Linger(int64_t ns) {
   }
 }
 
-// Several hosts: times are in the reference host's clock; says how well each maps to it. Text:
-// what the times are in, and how well each host maps to it. In one pass this comes twice: the
-// transforms the first events were mapped with, then the final ones (JSON: the last `clock`
-// record of a host is the final one).
+// What `analyze` says of the clocks of several hosts, whose times are in the reference host's
+// clock: in text what the times are in and how well each host maps to it, in JSON a `clock`
+// record per host. In one pass this comes twice: the transforms the first events were mapped
+// with, then the final ones (JSON: the last `clock` record of a host is the final one).
 class ClockLines : public FeedObserver {
  public:
-  explicit ClockLines(const AnalysisOptions& report) : report_(report) {}
+  explicit ClockLines(const AnalysisOptions& report)
+      : text_(report.format == TaskFormat::kText), json_(report.json) {}
 
   void OnClocks(const std::vector<HostClock>& clocks) override {
-    if (report_.format == TaskFormat::kText && !clocks.empty()) {
+    if (text_ && !clocks.empty()) {
       if (said_++ == 0) {
         std::cout << "times are in the clock of host " << clocks[0].reference
                   << " (the reference: the first host given, or --reference)\n";
@@ -54,12 +55,12 @@ class ClockLines : public FeedObserver {
       }
       std::cout << '\n';
     }
-    if (!report_.json) return;
+    if (!json_) return;
     for (const HostClock& c : clocks) std::cout << ClockJson(c) << '\n';
   }
 
  private:
-  const AnalysisOptions& report_;
+  const bool text_, json_;
   int said_ = 0;
 };
 
@@ -157,7 +158,7 @@ int RunAnalyze(const AnalyzeOptions& options) {
     return 1;
   }
   AddTraces(options, hosts, &plan);
-  const AnalysisOptions report = *plan.report;
+  ClockLines clock_lines(*plan.report);
   Analysis analysis(std::move(plan));
   std::unique_ptr<MetricsServer> server;
   if (!options.metrics.listen.empty()) {
@@ -165,7 +166,6 @@ int RunAnalyze(const AnalyzeOptions& options) {
         MetricsServer::StartAnnounced(options.metrics.listen, analysis.metrics()->collectable());
     if (!server) return 1;
   }
-  ClockLines clock_lines(report);
   analysis.feed().AddObserver(&clock_lines);
 
   PipelineOptions pipeline;
