@@ -8,32 +8,20 @@
 #include <thread>
 
 #include "app/command.h"
-#include "app/engine_feed.h"
 #include "app/flag_checks.h"
 #include "app/host_errors.h"
 #include "app/report_flags.h"
 #include "base/duration.h"
 #include "base/output.h"
 #include "base/stop_signal.h"
-#include "exporters/analysis_report.h"
 #include "exporters/clock_report.h"
 #include "exporters/metrics.h"
 #include "exporters/metrics_server.h"
-#include "exporters/wait_fanout.h"
 #include "live/bt_util.h"
 #include "stream/host_stats.h"
 
 namespace waitpath {
 namespace {
-
-// What `analyze` exports to Prometheus (docs/metrics.md).
-struct MetricsFlags {
-  std::string file;    // --metrics-file: text exposition written once at the end
-  std::string listen;  // --metrics ADDR:PORT: served during the analysis and after it
-  std::string linger;  // --metrics-linger: how long to keep serving after; empty: until a signal
-  size_t max_processes = 50;
-  std::string label_by = "process";  // --label-by: process or cgroup
-};
 
 // Keeps the process (and the Exposer's threads) alive until `ns` elapses (< 0: forever) or
 // SIGINT/SIGTERM arrives; either ends with the analysis' own exit code.
@@ -45,150 +33,18 @@ void Linger(int64_t ns) {
   }
 }
 
-int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& metrics_flags);
+// What `analyze` says of the clocks of several hosts, whose times are in the reference host's
+// clock: in text what the times are in and how well each host maps to it, in JSON a `clock`
+// record per host. In one pass this comes twice: the transforms the first events were mapped
+// with, then the final ones (JSON: the last `clock` record of a host is the final one).
+class ClockLines : public FeedObserver {
+ public:
+  explicit ClockLines(const AnalysisOptions& report)
+      : text_(report.format == TaskFormat::kText), json_(report.json) {}
 
-}  // namespace
-
-int RunAnalyze(const AnalyzeOptions& options) {
-  return RunAnalyzeWithMetrics(options, {});
-}
-
-namespace {
-
-int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& metrics_flags) {
-  ConfigureBabeltraceLogging(options.verbose);
-  WatchSet watch;
-  std::string error;
-  AnalysisOptions report_options;
-  if (options.json && options.format != "text" && options.format != "json") {
-    Say("waitpath: --json and --format {} disagree\n", options.format);
-    return 2;
-  }
-  report_options.json = options.json || options.format == "json";
-  report_options.format = report_options.json          ? TaskFormat::kJson
-                          : options.format == "folded" ? TaskFormat::kFolded
-                          : options.format == "csv"    ? TaskFormat::kCsv
-                                                       : TaskFormat::kText;
-  if (!options.min_wait.empty() &&
-      (report_options.format == TaskFormat::kFolded || report_options.format == TaskFormat::kCsv)) {
-    Say("waitpath: --min-wait prints wait records: with --format text or json only\n");
-    return 2;
-  }
-  report_options.top = options.top;
-  report_options.time_format = options.time_format;
-  EngineOptions engine_options;
-  if (!ParseReportFlags(options.watch, options.min_wait, options.retention, &watch, &report_options,
-                        &engine_options, &error)) {
-    Say("waitpath: {}\n", error);
-    return 2;
-  }
-  engine_options.max_history_bytes = options.max_history_mb << 20;
-  TimelineOptions timeline_options;
-  if (!ParseTimelineFlags(options.timeline, report_options.min_wait_ns, &timeline_options,
-                          &error)) {
-    Say("waitpath: {}\n", error);
-    return 2;
-  }
-  CaptureOptions capture_options;
-  if (!ParseCaptureFlags(options.capture, false, &capture_options, &error)) {
-    Say("waitpath: {}\n", error);
-    return 2;
-  }
-  // Spans (docs/requests.md): JSON has a record per span; text the per-operation summary, and
-  // span lines with --min-span or --operation. Folded and CSV rows are tasks' only.
-  SpanReportOptions span_options;
-  span_options.json = report_options.json;
-  span_options.records = report_options.json;
-  span_options.top = options.top;
-  span_options.time_format = report_options.time_format;
-  const bool rows =
-      report_options.format == TaskFormat::kFolded || report_options.format == TaskFormat::kCsv;
-  if (!ParseSpanFlags(options.min_span, options.operation, &span_options, &error)) {
-    Say("waitpath: {}\n", error);
-    return 2;
-  }
-  if (rows) span_options.records = span_options.summary = false;
-  int64_t linger_ns = -1;
-  if (!metrics_flags.linger.empty() &&
-      !ParseDurationFlag("--metrics-linger", metrics_flags.linger, &linger_ns, &error)) {
-    Say("waitpath: {}\n", error);
-    return 2;
-  }
-  const bool want_metrics = !metrics_flags.file.empty() || !metrics_flags.listen.empty();
-
-  std::vector<HostSpec> hosts;
-  DiscoverOptions discover;
-  discover.host_from_dir = options.host_from == "dir";
-  if (!DiscoverHosts(options.traces, &hosts, &error, discover)) {
-    Say("waitpath: {}\n", error);
-    return 1;
-  }
-  const std::vector<std::string> names = HostNames(hosts);
-
-  Engine engine(engine_options);
-  WatchedAccounting accounting(engine, std::move(watch), names);
-  AnalysisReport report(accounting, report_options, std::cout);
-  std::unique_ptr<TimelineWriter> timeline;
-  if (!options.timeline.file.empty()) {
-    timeline = std::make_unique<TimelineWriter>(accounting, timeline_options);
-    timeline->SetReference(options.reference.empty() ? names[0] : options.reference);
-  }
-  std::unique_ptr<WaitCapture> capture;
-  if (!capture_options.dir.empty()) {
-    // Recorded traces: captures are cut from the traces given.
-    capture = std::make_unique<WaitCapture>(accounting, capture_options,
-                                            [&hosts](const std::string& host) {
-                                              for (const HostSpec& h : hosts) {
-                                                if (h.hostname == host) return h.trace_dirs;
-                                              }
-                                              return std::vector<std::string>{};
-                                            });
-  }
-  SpanReport spans(engine, accounting.hosts(), span_options, std::cout);
-  std::unique_ptr<MetricsExporter> metrics;
-  std::unique_ptr<MetricsServer> server;
-  if (want_metrics) {
-    metrics = std::make_unique<MetricsExporter>(
-        engine, accounting,
-        MetricsOptions{metrics_flags.max_processes, metrics_flags.label_by == "cgroup"});
-    // Until the sync pass reports (on_clocks below): one host is its own reference; several
-    // are only as aligned as their CTF clock offsets.
-    for (const std::string& host : names) {
-      metrics->health().SetClockSync(host, names.size() == 1 ? "accurate" : "incomplete",
-                                     names.size() == 1 ? std::optional<double>(0) : std::nullopt);
-    }
-    metrics->health().SetPendingCrossHostWaits(0);
-  }
-  if (!metrics_flags.listen.empty()) {
-    server = MetricsServer::StartAnnounced(metrics_flags.listen, metrics->collectable());
-    if (!server) return 1;
-  }
-  WaitFanout listeners(metrics ? std::vector<WaitListener*>{&accounting, metrics.get()}
-                               : std::vector<WaitListener*>{&accounting});
-  engine.SetListener(&listeners);
-  std::vector<SpanListener*> span_sinks{&spans};
-  if (metrics) span_sinks.push_back(metrics->requests());
-  if (capture) span_sinks.push_back(capture.get());  // --capture-min-request
-  SpanFanout span_listeners(std::move(span_sinks));
-  engine.SetSpanListener(&span_listeners);
-
-  PipelineOptions pipeline;
-  pipeline.reader.verbose = options.verbose;
-  pipeline.reader.decoder = DecoderChoice(options.decoder);
-  pipeline.reference = options.reference;
-  pipeline.keep_decoded_bytes = options.keep_decoded_mb << 20;
-  pipeline.policy = options.sync_passes == 2 ? SyncPolicy::kPrePass : SyncPolicy::kOnePass;
-  std::vector<HostStats> stats;
-  EngineFeed feed(engine);
-  int clock_reports = 0;
-  if (timeline) feed.SetCpuActivity(&timeline->cpus());
-  feed.on_clocks = [&](const std::vector<HostClock>& clocks) {
-    // Several hosts: times are in the reference host's clock; say how well each maps to it.
-    // Text: what the times are in, and how well each host maps to it. In one pass this comes
-    // twice: the transforms the first events were mapped with, then the final ones (JSON:
-    // the last `clock` record of a host is the final one).
-    if (report_options.format == TaskFormat::kText && !clocks.empty()) {
-      if (clock_reports++ == 0) {
+  void OnClocks(const std::vector<HostClock>& clocks) override {
+    if (text_ && !clocks.empty()) {
+      if (said_++ == 0) {
         std::cout << "times are in the clock of host " << clocks[0].reference
                   << " (the reference: the first host given, or --reference)\n";
       } else {
@@ -199,75 +55,154 @@ int RunAnalyzeWithMetrics(const AnalyzeOptions& options, const MetricsFlags& met
       }
       std::cout << '\n';
     }
-    if (capture) capture->SetClocks(clocks);
-    for (const HostClock& c : clocks) {
-      if (report_options.json) std::cout << ClockJson(c) << '\n';
-      if (metrics)
-        metrics->health().SetClockSync(c.host, std::string(SyncQualityName(c.quality)),
-                                       c.accuracy / 1e9);
-    }
-  };
-  feed.on_batch = [&](const Batch& batch) {
-    if (metrics) {
-      metrics->ObserveBatch(batch);
-      metrics->ObserveEngine();
-    }
-  };
-  if (!AnalyseTraces(hosts, pipeline, feed, &stats, &error)) {
+    if (!json_) return;
+    for (const HostClock& c : clocks) std::cout << ClockJson(c) << '\n';
+  }
+
+ private:
+  const bool text_, json_;
+  int said_ = 0;
+};
+
+// Writes the Prometheus text exposition to --metrics-file; false when it cannot.
+bool WriteMetricsFile(const MetricsExporter& metrics, const std::string& path) {
+  std::ofstream file(path);
+  metrics.WriteText(file);
+  if (file.flush()) return true;
+  Say("waitpath: --metrics-file {}: cannot write it\n", path);
+  return false;
+}
+
+// What the plan takes from the traces found: their hosts, the timeline's reference clock, the
+// traces captures are cut from (the ones given) and the timeline of each capture.
+void AddTraces(const AnalyzeOptions& options, const std::vector<HostSpec>& hosts,
+               AnalysisPlan* plan) {
+  plan->hosts = HostNames(hosts);
+  if (plan->timeline) {
+    plan->timeline->reference = options.reference.empty() ? plan->hosts[0] : options.reference;
+  }
+  if (plan->capture) {
+    plan->capture->locate = [&hosts](const std::string& host) {
+      for (const HostSpec& h : hosts) {
+        if (h.hostname == host) return h.trace_dirs;
+      }
+      return std::vector<std::string>{};
+    };
+    plan->capture->finish =
+        CaptureTimelineWriter(options.watch, options.reference, plan->capture->options.min_wait_ns);
+  }
+}
+
+}  // namespace
+
+bool PlanAnalysis(const AnalyzeOptions& options, AnalysisPlan* plan, std::string* error) {
+  if (options.json && options.format != "text" && options.format != "json") {
+    *error = fmt::format("--json and --format {} disagree", options.format);
+    return false;
+  }
+  AnalysisOptions& report = plan->report.emplace();
+  report.json = options.json || options.format == "json";
+  report.format = report.json                  ? TaskFormat::kJson
+                  : options.format == "folded" ? TaskFormat::kFolded
+                  : options.format == "csv"    ? TaskFormat::kCsv
+                                               : TaskFormat::kText;
+  const bool rows = report.format == TaskFormat::kFolded || report.format == TaskFormat::kCsv;
+  if (!options.min_wait.empty() && rows) {
+    *error = "--min-wait prints wait records: with --format text or json only";
+    return false;
+  }
+  report.top = options.top;
+  report.time_format = options.time_format;
+  if (!ParseReportFlags(options.watch, options.min_wait, options.retention, &plan->watch, &report,
+                        &plan->engine, error))
+    return false;
+  plan->engine.max_history_bytes = options.max_history_mb << 20;
+  TimelineOptions timeline;
+  if (!ParseTimelineFlags(options.timeline, report.min_wait_ns, &timeline, error)) return false;
+  if (!options.timeline.file.empty()) plan->timeline.emplace().options = timeline;
+  CaptureOptions capture;
+  if (!ParseCaptureFlags(options.capture, false, &capture, error)) return false;
+  if (!capture.dir.empty()) plan->capture.emplace().options = capture;
+  // Spans (docs/requests.md): JSON has a record per span; text the per-operation summary, and
+  // span lines with --min-span or --operation. Folded and CSV rows are tasks' only.
+  SpanReportOptions& spans = plan->spans.emplace();
+  spans.json = report.json;
+  spans.records = report.json;
+  spans.top = options.top;
+  spans.time_format = report.time_format;
+  if (!ParseSpanFlags(options.min_span, options.operation, &spans, error)) return false;
+  if (rows) spans.records = spans.summary = false;
+  if (!options.metrics.file.empty() || !options.metrics.listen.empty())
+    plan->metrics =
+        MetricsOptions{options.metrics.max_processes, options.metrics.label_by == "cgroup"};
+  return true;
+}
+
+int RunAnalyze(const AnalyzeOptions& options) {
+  ConfigureBabeltraceLogging(options.verbose);
+  AnalysisPlan plan;
+  std::string error;
+  int64_t linger_ns = -1;
+  if (!PlanAnalysis(options, &plan, &error) ||
+      (!options.metrics.linger.empty() &&
+       !ParseDurationFlag("--metrics-linger", options.metrics.linger, &linger_ns, &error))) {
     Say("waitpath: {}\n", error);
     return 2;
   }
-  accounting.Finish();
-  if (capture) {
-    const int64_t wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                             std::chrono::system_clock::now().time_since_epoch())
-                             .count();
-    capture->SetFinisher([&](const CaptureMade& made) {
-      std::string why;
-      if (!WriteCaptureTimeline(made, options.watch, options.reference, capture_options.min_wait_ns,
-                                &why))
-        Say("waitpath: capture {}: no timeline: {}\n", made.dir, why);
-    });
-    capture->Poll(INT64_MAX, 0, wall);
-    const CaptureCounters& c = capture->counters();
-    fmt::print(stderr,
-               "waitpath: {} capture(s) written in {} ({} skipped over --capture-max-per-hour, "
-               "{} removed under --capture-max-mb)\n",
-               c.written, capture_options.dir, c.skipped_rate, c.removed);
-    if (metrics) metrics->ObserveCaptures(c);
+
+  std::vector<HostSpec> hosts;
+  DiscoverOptions discover;
+  discover.host_from_dir = options.host_from == "dir";
+  if (!DiscoverHosts(options.traces, &hosts, &error, discover)) {
+    Say("waitpath: {}\n", error);
+    return 1;
   }
-  spans.Finish();
-  if (metrics) metrics->Finish();
+  AddTraces(options, hosts, &plan);
+  ClockLines clock_lines(*plan.report);
+  Analysis analysis(std::move(plan));
+  std::unique_ptr<MetricsServer> server;
+  if (!options.metrics.listen.empty()) {
+    server =
+        MetricsServer::StartAnnounced(options.metrics.listen, analysis.metrics()->collectable());
+    if (!server) return 1;
+  }
+  analysis.feed().AddObserver(&clock_lines);
+
+  PipelineOptions pipeline;
+  pipeline.reader.verbose = options.verbose;
+  pipeline.reader.decoder = DecoderChoice(options.decoder);
+  pipeline.reference = options.reference;
+  pipeline.keep_decoded_bytes = options.keep_decoded_mb << 20;
+  pipeline.policy = options.sync_passes == 2 ? SyncPolicy::kPrePass : SyncPolicy::kOnePass;
+  std::vector<HostStats> stats;
+  if (!AnalyseTraces(hosts, pipeline, analysis.feed(), &stats, &error)) {
+    Say("waitpath: {}\n", error);
+    return 2;
+  }
+  analysis.Finish();
 
   int code = ReportHostErrors(stats, HostCheck::kReadAndAnalyse);
-  if (timeline && !WriteTimelineFile(*timeline, options.timeline.file, &error)) {
+  if (analysis.timeline() &&
+      !WriteTimelineFile(*analysis.timeline(), options.timeline.file, &error)) {
     Say("waitpath: {}\n", error);
     code = 1;
   }
-  if (!metrics_flags.file.empty()) {
-    std::ofstream file(metrics_flags.file);
-    metrics->WriteText(file);
-    if (!file.flush()) {
-      Say("waitpath: --metrics-file {}: cannot write it\n", metrics_flags.file);
-      code = 1;
-    }
-  }
+  if (!options.metrics.file.empty() && !WriteMetricsFile(*analysis.metrics(), options.metrics.file))
+    code = 1;
   if (server) {
     std::cout.flush();
     fmt::print(
         stderr, "waitpath: analysis done; serving metrics on http://{}/metrics {}\n",
         server->bound(),
-        linger_ns < 0 ? "until SIGINT/SIGTERM" : "for --metrics-linger " + metrics_flags.linger);
+        linger_ns < 0 ? "until SIGINT/SIGTERM" : "for --metrics-linger " + options.metrics.linger);
     Linger(linger_ns);
   }
   return code;
 }
 
-}  // namespace
-
 Command AddAnalyzeCommand(CLI::App& app) {
   auto o = std::make_shared<AnalyzeOptions>();
-  auto m = std::make_shared<MetricsFlags>();
+  MetricsFlags* m = &o->metrics;
   CLI::App* cmd =
       app.add_subcommand("analyze", "Active paths of watched tasks: why they waited, and on whom");
   cmd->add_flag("--json", o->json, "JSON Lines: a task record per watched task, wait records");
@@ -347,7 +282,7 @@ Command AddAnalyzeCommand(CLI::App& app) {
       ->check(IntegerRange(1, 1 << 20));
   AddCaptureFlags(cmd, &o->capture, false);
   cmd->add_option("TRACE", o->traces, "Trace directories")->required();
-  return Command{cmd, [o, m] { return RunAnalyzeWithMetrics(*o, *m); }};
+  return Command{cmd, [o] { return RunAnalyze(*o); }};
 }
 
 }  // namespace waitpath

@@ -4,12 +4,22 @@
 #include <string>
 #include <vector>
 
+#include "app/analysis.h"
 #include "app/capture_flags.h"
 #include "app/timeline_flags.h"
 #include "base/time_format.h"
 #include "stream/pipeline.h"
 
 namespace waitpath {
+
+// What `analyze` exports to Prometheus (docs/metrics.md).
+struct MetricsFlags {
+  std::string file;    // --metrics-file: text exposition written once at the end
+  std::string listen;  // --metrics ADDR:PORT: served during the analysis and after it
+  std::string linger;  // --metrics-linger: how long to keep serving after; empty: until a signal
+  size_t max_processes = 50;
+  std::string label_by = "process";  // --label-by: process or cgroup
+};
 
 struct AnalyzeOptions {
   std::vector<std::string> traces;
@@ -34,7 +44,14 @@ struct AnalyzeOptions {
   CaptureFlags capture;                // --capture-dir DIR --capture-min-wait DUR...
   std::string min_span;                // --min-span: a record per span at least this long (text)
   std::string operation;               // --operation: span records of matching operations only
+  MetricsFlags metrics;
 };
+
+// The analysis `analyze` runs, from its flags: the report in its format, the span report, and a
+// timeline, captures and metrics when asked for (the hosts, the timeline's reference and the
+// captures' traces are the command's to add once it found the traces). False, with a one-line
+// `error`, on a bad flag.
+bool PlanAnalysis(const AnalyzeOptions& options, AnalysisPlan* plan, std::string* error);
 
 int RunAnalyze(const AnalyzeOptions& options);
 

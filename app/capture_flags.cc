@@ -7,11 +7,13 @@
 #include <filesystem>
 #include <sstream>
 
+#include "app/analysis.h"
 #include "app/engine_feed.h"
 #include "app/flag_checks.h"
 #include "app/report_flags.h"
 #include "app/timeline_flags.h"
 #include "base/duration.h"
+#include "base/output.h"
 #include "base/untrusted_name.h"
 #include "exporters/timeline_writer.h"
 
@@ -153,31 +155,38 @@ bool WriteCaptureTimeline(const CaptureMade& capture, const std::vector<std::str
   DiscoverOptions discover;
   discover.warn = [](const std::string&) {};
   if (!DiscoverHosts({capture.dir}, &hosts, error, discover)) return false;
-  WatchSet watch;
+  AnalysisPlan plan;
   AnalysisOptions report_options;
-  EngineOptions engine_options;
-  if (!ParseReportFlags(watch_flags, "", "30s", &watch, &report_options, &engine_options, error))
+  if (!ParseReportFlags(watch_flags, "", "30s", &plan.watch, &report_options, &plan.engine, error))
     return false;
-  Engine engine(engine_options);
-  WatchedAccounting accounting(engine, std::move(watch), HostNames(hosts));
-  TimelineOptions options;
-  options.window.from = capture.from_ns;
-  options.window.to = capture.to_ns;
+  plan.hosts = HostNames(hosts);
+  TimelinePlan& timeline = plan.timeline.emplace();
+  timeline.options.window.from = capture.from_ns;
+  timeline.options.window.to = capture.to_ns;
   // A capture of requests only highlights the waits a timeline would by default.
-  options.min_wait_ns = min_wait_ns == INT64_MAX ? 1'000'000 : min_wait_ns;
-  TimelineWriter timeline(accounting, options);
-  const std::vector<std::string> names = HostNames(hosts);
-  const bool has_reference = std::find(names.begin(), names.end(), reference) != names.end();
-  timeline.SetReference(has_reference ? reference : names[0]);
-  engine.SetListener(&accounting);
-  EngineFeed feed(engine);
-  feed.SetCpuActivity(&timeline.cpus());
+  timeline.options.min_wait_ns = min_wait_ns == INT64_MAX ? 1'000'000 : min_wait_ns;
+  const bool has_reference =
+      std::find(plan.hosts.begin(), plan.hosts.end(), reference) != plan.hosts.end();
+  timeline.reference = has_reference ? reference : plan.hosts[0];
+  Analysis analysis(std::move(plan));
   PipelineOptions pipeline;
   if (has_reference) pipeline.reference = reference;
   std::vector<HostStats> stats;
-  if (!AnalyseTraces(hosts, pipeline, feed, &stats, error)) return false;
-  accounting.Finish();
-  return WriteTimelineFile(timeline, (fs::path(capture.dir) / "timeline.json").string(), error);
+  if (!AnalyseTraces(hosts, pipeline, analysis.feed(), &stats, error)) return false;
+  analysis.Finish();
+  return WriteTimelineFile(*analysis.timeline(), (fs::path(capture.dir) / "timeline.json").string(),
+                           error);
+}
+
+std::function<void(const CaptureMade&)> CaptureTimelineWriter(std::vector<std::string> watch,
+                                                              std::string reference,
+                                                              int64_t min_wait_ns) {
+  return [watch = std::move(watch), reference = std::move(reference),
+          min_wait_ns](const CaptureMade& made) {
+    std::string why;
+    if (!WriteCaptureTimeline(made, watch, reference, min_wait_ns, &why))
+      Say("waitpath: capture {}: no timeline: {}\n", made.dir, why);
+  };
 }
 
 }  // namespace waitpath

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,5 +38,10 @@ TraceLocator RelaydOutputLocator(std::string root);
 // capture's threshold) highlighted; false with `error`.
 bool WriteCaptureTimeline(const CaptureMade& capture, const std::vector<std::string>& watch,
                           const std::string& reference, int64_t min_wait_ns, std::string* error);
+// A capture's finisher (WaitCapture::SetFinisher) that writes its timeline as above, and says
+// on stderr when it cannot.
+std::function<void(const CaptureMade&)> CaptureTimelineWriter(std::vector<std::string> watch,
+                                                              std::string reference,
+                                                              int64_t min_wait_ns);
 
 }  // namespace waitpath

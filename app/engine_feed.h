@@ -1,9 +1,10 @@
-// The engine as the pipeline's sink (stream/pipeline.h), and the offline run every command
-// that analyses recorded traces shares: one host as read, several in one pass with the clock
-// sync improving as it reads (or, asked for, after a clock-sync pass).
+// The engine as the pipeline's sink (stream/pipeline.h), what else watches the pipeline beside
+// it, and the offline run every command that analyses recorded traces shares: one host as read,
+// several in one pass with the clock sync improving as it reads (or, asked for, after a
+// clock-sync pass).
 #pragma once
 
-#include <functional>
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -13,23 +14,37 @@
 
 namespace waitpath {
 
+// What watches the pipeline beside the engine, on its thread: the clocks as they change, each
+// batch once the engine has its events, each host's end (the sinks' figures, a command's
+// messages). Per batch, never per event.
+class FeedObserver {
+ public:
+  virtual ~FeedObserver() = default;
+  virtual void OnClocks(const std::vector<HostClock>& clocks) { (void)clocks; }
+  virtual void OnBatchDone(const Batch& batch) { (void)batch; }
+  virtual void OnHostEnded(uint16_t host, const Batch& last) {
+    (void)host;
+    (void)last;
+  }
+};
+
 class EngineFeed : public PipelineSink {
  public:
   explicit EngineFeed(Engine& engine) : engine_(engine) {}
 
-  // Optional observers, on the pipeline's thread.
-  std::function<void(const std::vector<HostClock>&)> on_clocks;
-  std::function<void(const Batch&)> on_batch;
-  std::function<void(uint16_t host, const Batch& last)> on_host_ended;
-
-  void OnClocks(const std::vector<HostClock>& clocks) override {
-    // From now on times are in the reference clock: cross-host packets can be followed.
-    engine_.SetSynchronized(true);
-    if (on_clocks) on_clocks(clocks);
+  // Told after the engine, in the order added.
+  void AddObserver(FeedObserver* observer) { observers_.push_back(observer); }
+  void RemoveObserver(FeedObserver* observer) {
+    observers_.erase(std::remove(observers_.begin(), observers_.end(), observer), observers_.end());
   }
   // A timeline's per-CPU recorder, fed every event; null (the default) costs one test per event.
   void SetCpuActivity(CpuActivity* cpus) { cpus_ = cpus; }
 
+  void OnClocks(const std::vector<HostClock>& clocks) override {
+    // From now on times are in the reference clock: cross-host packets can be followed.
+    engine_.SetSynchronized(true);
+    for (FeedObserver* o : observers_) o->OnClocks(clocks);
+  }
   void OnEvent(const Event& event, const Batch& from) override {
     if (cpus_) cpus_->Observe(event);
     engine_.Process(event, from);
@@ -41,15 +56,16 @@ class EngineFeed : public PipelineSink {
     engine_.Push(batch);
   }
   void OnBatchDone(const Batch& batch) override {
-    if (on_batch) on_batch(batch);
+    for (FeedObserver* o : observers_) o->OnBatchDone(batch);
   }
   void OnHostEnded(uint16_t host, const Batch& last) override {
-    if (on_host_ended) on_host_ended(host, last);
+    for (FeedObserver* o : observers_) o->OnHostEnded(host, last);
   }
 
  private:
   Engine& engine_;
   CpuActivity* cpus_ = nullptr;
+  std::vector<FeedObserver*> observers_;
 };
 
 // Recorded traces into `feed`: kIdentity for one host; for several, kPrePass when

@@ -9,404 +9,31 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
-#include <limits>
-#include <map>
 #include <memory>
 #include <optional>
+#include <regex>
 
+#include "app/analysis.h"
 #include "app/command.h"
-#include "app/engine_feed.h"
 #include "app/flag_checks.h"
 #include "app/host_errors.h"
+#include "app/live_sessions.h"
 #include "app/report_flags.h"
-#include "app/shard_peers.h"
 #include "base/duration.h"
 #include "base/output.h"
 #include "base/stop_signal.h"
-#include "base/untrusted_name.h"
-#include "exporters/analysis_report.h"
-#include "exporters/clock_report.h"
 #include "exporters/labeled_collectable.h"
-#include "exporters/metrics.h"
 #include "exporters/metrics_server.h"
 #include "exporters/terminal_screen.h"
-#include "exporters/triage_view.h"
-#include "exporters/wait_fanout.h"
+#include "fleet/nats_bus.h"
+#include "fleet/shard_peers.h"
 #include "live/bt_util.h"
-#include "live/relayd_link.h"
-#include "live/session_discovery.h"
-#include "stream/clock_sync.h"
 #include "stream/pipeline.h"
 
 namespace waitpath {
 namespace {
 
 namespace fs = std::filesystem;
-
-// The sessions to follow, as they come and go on the relayd: each is a source of the live
-// pipeline (stream/pipeline.h, kBootstrap: clocks synchronized from the packets as they arrive,
-// events merged in reference time, so that a wait ended by another host's packet follows the
-// sender there, as offline; docs/sync.md). This class finds sessions and reports on them.
-class LiveSessions : public EngineFeed {
- public:
-  LiveSessions(const LiveOptions& options, Engine& engine, WatchedAccounting& accounting,
-               MetricsExporter* metrics)
-      : EngineFeed(engine),
-        engine_(engine),
-        options_(options),
-        accounting_(accounting),
-        metrics_(metrics),
-        pipeline_(PipelineFor(options), this) {}
-
-  ~LiveSessions() override { StopAll(); }
-
-  // Lists the relayd's sessions and attaches to the wanted ones not followed yet.
-  void Discover() {
-    std::vector<LiveSession> sessions;
-    std::string error;
-    if (!QuerySessions(options_.relayd, &sessions, &error)) {
-      if (error != last_error_) Say("waitpath: {} (retrying)\n", error);
-      last_error_ = error;
-      // Whatever it lists next may be new sessions under old ids (a restarted relayd).
-      absent_.assign(absent_.size(), true);
-      return;
-    }
-    if (!last_error_.empty()) Say("waitpath: relayd {} reachable\n", options_.relayd);
-    last_error_.clear();
-    // The relayd answers: a reader that lost it reattaches now rather than at the end of its
-    // backoff (up to 5 s), before its session could be let go below as gone.
-    for (size_t h = 0; h < pipeline_.source_count(); ++h) {
-      if (pipeline_.source(h).relayd().lost()) pipeline_.source(h).RetryNow();
-    }
-    // A session gone from the relayd whose reader still waits (babeltrace2 2.0's live
-    // iterator can wait forever on a session that ended before it attached) is let go after
-    // a grace period for its last data.
-    const auto now = std::chrono::steady_clock::now();
-    for (const auto& [url, id] : by_url_) {
-      const bool listed = std::any_of(sessions.begin(), sessions.end(),
-                                      [&](const LiveSession& s) { return s.url == url; });
-      if (!listed) absent_[id] = true;
-      if (listed || ended_[id]) {
-        gone_since_[id] = {};
-      } else if (gone_since_[id] == std::chrono::steady_clock::time_point{}) {
-        gone_since_[id] = now;
-      } else if (now - gone_since_[id] > std::chrono::seconds(5)) {
-        pipeline_.source(id).RequestStop();
-      }
-    }
-    for (const LiveSession& s : sessions) {
-      if (auto it = by_url_.find(s.url); it != by_url_.end()) {
-        Reopen(it->second, s);
-        continue;
-      }
-      const bool wanted =
-          options_.all || std::find(options_.sessions.begin(), options_.sessions.end(), s.name) !=
-                              options_.sessions.end();
-      if (!wanted || (shard_ && !shard_->Owns(s.hostname))) continue;
-      accounting_.AddHost(s.hostname);
-      if (metrics_) metrics_->AddHost(s.hostname);
-      labels_.push_back(PrintableName(s.hostname) + " (session " + PrintableName(s.name) + ")");
-      relayd_seen_.emplace_back();
-      ended_.push_back(false);
-      reopenable_.push_back(false);
-      relayd_id_.push_back(s.id);
-      absent_.push_back(false);
-      gone_since_.emplace_back();
-      by_url_[s.url] = pipeline_.AddSource(HostSpec{s.hostname, {}, {}, s.url, {}, {}, {}});
-      Say("waitpath: following session {} of host {}\n", PrintableName(s.name),
-          PrintableName(s.hostname));
-    }
-  }
-
-  // A session listed under the URL of one whose reader ended: a new session of that name when
-  // the relayd gives it another id (the host's session was destroyed and created again;
-  // configs/lttng/waitpath-session.sh always names it `waitpath`), or when the URL was missing
-  // from a listing since (the relayd restarted, and ids start again). It is followed as the
-  // same host, history kept, the time between counted as lost (Pipeline::ReopenSource). A
-  // reader that ended on an error (refused by the relayd, a protocol error), or a session
-  // still listed under the same id (a reader that could not read it), is not retried this way.
-  void Reopen(uint16_t id, const LiveSession& s) {
-    if (!ended_[id] || !reopenable_[id] || (s.id == relayd_id_[id] && !absent_[id])) return;
-    if (!pipeline_.ReopenSource(id)) return;
-    ended_[id] = false;
-    reopenable_[id] = false;
-    relayd_id_[id] = s.id;
-    absent_[id] = false;
-    gone_since_[id] = {};
-    relayd_seen_[id] = {};
-    Say("waitpath: following session {} of host {} again (created anew on the relayd; the time "
-        "between is counted as lost)\n",
-        PrintableName(s.name), PrintableName(s.hostname));
-  }
-
-  // A shard follows only the sessions of the hosts it owns (--own).
-  void SetShard(const ShardPeers* shard) { shard_ = shard; }
-
-  // Captures of slow waits (--capture-dir), cut once the engine is past their window.
-  void SetCapture(WaitCapture* capture) { capture_ = capture; }
-
-  // Without --capture-traces: the traces of `host` from the packets its readers keep
-  // (--capture-ring-mb), written under `scratch` for the capture to cut.
-  std::vector<std::string> RingTraces(const std::string& host, const std::string& scratch) {
-    std::vector<std::string> dirs;
-    for (size_t h = 0; h < pipeline_.source_count(); ++h) {
-      const HostReader& reader = pipeline_.source(h);
-      if (reader.spec().hostname != host || !reader.ring()) continue;
-      std::string error;
-      const std::string dir = scratch + "/" + std::to_string(h);
-      std::vector<std::string> traces = reader.ring()->WriteTo(dir, &error);
-      if (!error.empty()) Say("waitpath: host {}: capture: {}\n", labels_[h], error);
-      dirs.insert(dirs.end(), traces.begin(), traces.end());
-    }
-    return dirs;
-  }
-
-  // Feeds whatever the readers have read to the engine; waits up to `timeout_us` for more.
-  void Pump(int64_t timeout_us) {
-    pipeline_.Pump(timeout_us);
-    Report();
-    Capture(false);
-    // What the batches' waits printed goes out now, not when the pipe's buffer is full: a
-    // `live --json | jq` of one slow wait a minute would otherwise see it only kilobytes later.
-    std::cout.flush();
-  }
-
-  void StopAll() {
-    if (stopping_) return;
-    stopping_ = true;
-    pipeline_.Drain();
-    Report();
-    Capture(true);
-    for (size_t h = 0; h < pipeline_.source_count(); ++h) {
-      const PacketRing* ring = pipeline_.source(h).ring();
-      if (!ring || !capture_) continue;
-      const PacketRing::Counts c = ring->counts();
-      Say("waitpath: host {}: capture ring: {} packets ({:.1f} MB) kept, {} older ones dropped\n",
-          labels_[h], c.packets, static_cast<double>(c.bytes) / (1 << 20), c.dropped);
-    }
-  }
-
-  // The pipeline's sink: clocks, batches, ends, on top of feeding the engine.
-  void OnClocks(const std::vector<HostClock>& clocks) override {
-    // Once there are two hosts, the reference; then a line per host whenever its quality
-    // changes (a host that attaches later, a sync that becomes accurate or fails), not at
-    // every new accuracy.
-    if (clocks.size() >= 2) {
-      if (!said_reference_) {
-        Say("waitpath: times are in the clock of host {} (the reference, the first by name)\n",
-            clocks[0].reference);
-        said_reference_ = true;
-      }
-      said_quality_.resize(clocks.size());
-      for (size_t h = 0; h < clocks.size(); ++h) {
-        const HostClock& c = clocks[h];
-        if (c.host == c.reference || said_quality_[h] == c.quality) continue;
-        said_quality_[h] = c.quality;
-        Say("waitpath: {}\n", ClockSummary(c));
-      }
-    }
-    clocks_ = clocks;
-    EngineFeed::OnClocks(clocks);
-    if (capture_) capture_->SetClocks(clocks);
-    if (!metrics_) return;
-    for (const HostClock& c : clocks) {
-      metrics_->health().SetClockSync(c.host, std::string(SyncQualityName(c.quality)),
-                                      c.accuracy / 1e9);
-    }
-    // Remote waits never queue here (released in reference time, a missing send counts as
-    // network at once): the gauge says so.
-    metrics_->health().SetPendingCrossHostWaits(0);
-  }
-  void OnBatchDone(const Batch& batch) override {
-    if (batch.host >= emitted_ns_.size()) emitted_ns_.resize(batch.host + 1u, 0);
-    if (batch.counters.emitted_ns != 0) emitted_ns_[batch.host] = batch.counters.emitted_ns;
-    if (capture_ && !batch.events.empty())
-      capture_->ObserveClockOffset(batch.host, batch.events.back().ts, batch.clock_offset_ns);
-    if (!metrics_) return;
-    metrics_->ObserveBatch(batch);
-    const auto wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                          std::chrono::system_clock::now().time_since_epoch())
-                          .count();
-    metrics_->ObserveEngine(wall);
-  }
-  void OnHostEnded(uint16_t h, const Batch& last) override {
-    ended_[h] = true;
-    const bool let_go = last.error == "stopped" && !stopping_;
-    reopenable_[h] = last.error.empty() || let_go;
-    Say("waitpath: host {}: {}\n", labels_[h],
-        last.error.empty() ? "session ended"
-        : let_go           ? "session ended (gone from the relayd)"
-                           : last.error);
-  }
-
-  // Each followed host's stream as the terminal view shows it (health since the last call).
-  std::vector<HostHealth> Health() {
-    const auto now = std::chrono::steady_clock::now();
-    const double dt = std::chrono::duration<double>(now - health_at_).count();
-    health_at_ = now;
-    const int64_t wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                             std::chrono::system_clock::now().time_since_epoch())
-                             .count();
-    const std::vector<HostStats>& stats = pipeline_.stats();
-    const TimeMerger& merger = pipeline_.merger();
-    events_seen_.resize(stats.size(), 0);
-    emitted_ns_.resize(stats.size(), 0);
-    std::vector<HostHealth> out;
-    for (uint16_t h = 0; h < stats.size(); ++h) {
-      const HostStats& s = stats[h];
-      HostHealth x;
-      x.name = s.host;
-      x.events_per_s = dt > 0 ? static_cast<double>(s.reader.events - events_seen_[h]) / dt : 0;
-      events_seen_[h] = s.reader.events;
-      x.lost = s.reader.discarded + s.reader.gaps + s.reader.damaged +
-               (h < merger.host_count() ? merger.dropped_late(h) : 0);
-      const bool ended = h < ended_.size() && ended_[h];
-      // As the metrics measure it: a replayed host by when its events were emitted.
-      const int64_t at = emitted_ns_[h] != 0 ? emitted_ns_[h] : engine_.host_now(h);
-      if (!ended && at != std::numeric_limits<int64_t>::min())
-        x.lag_s = static_cast<double>(std::max<int64_t>(0, wall - at)) * 1e-9;
-      if (clocks_.size() >= 2) {
-        for (const HostClock& c : clocks_) {
-          if (c.host != s.host) continue;
-          x.sync = c.host == c.reference ? std::string("reference")
-                                         : fmt::format("+/-{} {}", FormatAccuracy(c.accuracy),
-                                                       SyncQualityName(c.quality));
-        }
-      } else if (pipeline_.source_count() >= 2) {
-        x.sync = "synchronizing";
-      }
-      if (h < lagging_.size() && lagging_[h]) x.state = "lagging (events dropped)";
-      if (h < pipeline_.source_count() && pipeline_.source(h).relayd().lost())
-        x.state = "relayd lost";
-      if (ended) x.state = "ended";
-      out.push_back(std::move(x));
-    }
-    return out;
-  }
-
- private:
-  static std::string FormatAccuracy(double ns) {
-    if (ns >= 1e6) return fmt::format("{:.1f} ms", ns / 1e6);
-    if (ns >= 1e3) return fmt::format("{:.0f} us", ns / 1e3);
-    return fmt::format("{:.0f} ns", ns);
-  }
-
-  static PipelineOptions PipelineFor(const LiveOptions& options) {
-    PipelineOptions p;
-    p.policy = SyncPolicy::kBootstrap;
-    p.reader.verbose = options.verbose;
-    p.reader.decoder = DecoderChoice(options.decoder);
-    if (!options.capture.dir.empty() && options.capture.traces.empty())
-      p.reader.capture_ring_bytes = options.capture.ring_mb << 20;
-    p.max_lag_ns = options.max_lag_ns;
-    return p;
-  }
-
-  void Report() {
-    for (size_t h = 0; h < pipeline_.source_count(); ++h) ReportRelayd(h);
-    ReportLag();
-  }
-  // The relayd stores a packet before a live viewer can read it, so once the engine has
-  // events past a wait's window, the packets of that window are on disk; `kSettleNs` more for
-  // the CPUs whose packets close later (an idle CPU's packet closes at the live timer).
-  void Capture(bool all) {
-    static constexpr int64_t kSettleNs = 500'000'000;
-    if (!capture_ || capture_->pending() == 0) return;
-    int64_t now = INT64_MIN;
-    for (uint16_t h = 0; h < accounting_.hosts().size(); ++h)
-      now = std::max(now, engine_.host_now(h));
-    const int64_t wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                             std::chrono::system_clock::now().time_since_epoch())
-                             .count();
-    for (const CaptureMade& made : capture_->Poll(all ? INT64_MAX : now, kSettleNs, wall))
-      Say("waitpath: captured {}\n", made.dir);
-    if (metrics_) metrics_->ObserveCaptures(capture_->counters());
-  }
-
-  // A reader's relayd connection: lost (once, however long it stays away) and reattached.
-  void ReportRelayd(size_t h) {
-    const RelaydLink::Counts now = pipeline_.source(h).relayd();
-    RelaydLink::Counts& seen = relayd_seen_[h];
-    for (RelaydLink::Turn turn : RelaydLink::TurnsBetween(seen, now)) {
-      if (turn == RelaydLink::Turn::kLost) {
-        fmt::print(
-            stderr,
-            "waitpath: host {}: lost the relayd; reattaching (the gap is counted as lost data)\n",
-            labels_[h]);
-      } else {
-        Say("waitpath: host {}: reattached to the relayd\n", labels_[h]);
-        if (metrics_) metrics_->health().AddRelaydReconnect(options_.relayd);
-      }
-    }
-    if (metrics_ && now.failed > seen.failed) {
-      metrics_->health().AddRelaydReconnectFailures(options_.relayd, now.failed - seen.failed);
-    }
-    seen = now;
-  }
-
-  // A host lagging past --max-lag: said once when it starts and once when it ends; its
-  // events dropped meanwhile are counted (docs/live.md).
-  void ReportLag() {
-    const TimeMerger& merger = pipeline_.merger();
-    const std::vector<HostStats>& stats = pipeline_.stats();
-    for (size_t h = lagging_.size(); h < merger.host_count(); ++h) {
-      if (metrics_) metrics_->health().SetHostLagging(stats[h].host, false);
-    }
-    lagging_.resize(merger.host_count(), false);
-    dropped_late_.resize(merger.host_count(), 0);
-    for (uint16_t h = 0; h < merger.host_count(); ++h) {
-      const bool lagging = merger.lagging(h);
-      if (lagging != lagging_[h]) {
-        if (metrics_) metrics_->health().SetHostLagging(stats[h].host, lagging);
-        if (lagging) {
-          fmt::print(
-              stderr,
-              "waitpath: host {} is more than {} behind the others (a clock not synchronized, or a "
-              "stalled stream): not waiting for it; its older events are dropped as lost\n",
-              labels_[h], options_.max_lag);
-        } else {
-          Say("waitpath: host {} caught up\n", labels_[h]);
-        }
-        lagging_[h] = lagging;
-      }
-      const uint64_t dropped = merger.dropped_late(h);
-      if (metrics_ && dropped != dropped_late_[h]) {
-        metrics_->health().AddLateEventsDropped(stats[h].host, dropped - dropped_late_[h]);
-      }
-      dropped_late_[h] = dropped;
-    }
-  }
-
-  const Engine& engine_;
-  const LiveOptions& options_;
-  WatchedAccounting& accounting_;
-  WaitCapture* capture_ = nullptr;
-  const ShardPeers* shard_ = nullptr;
-  MetricsExporter* metrics_;
-  std::vector<std::string> labels_;              // "host (session name)", for messages
-  std::vector<RelaydLink::Counts> relayd_seen_;  // per source, as last reported
-  std::vector<bool> ended_;
-  std::vector<bool> reopenable_;        // per source: ended as a session ends, not on an error
-  std::vector<uint64_t> relayd_id_;     // per source: the relayd's id of the session followed
-  std::vector<bool> absent_;            // per source: missing from a listing since it was added
-  std::vector<bool> lagging_;           // per host, as last reported
-  std::vector<uint64_t> dropped_late_;  // per host, as last counted
-  std::vector<std::chrono::steady_clock::time_point> gone_since_;
-  bool stopping_ = false;
-  bool said_reference_ = false;
-  std::vector<std::optional<SyncQuality>> said_quality_;  // by host, as last said
-  std::vector<HostClock> clocks_;                         // as last told
-  std::vector<int64_t> emitted_ns_;    // per host: ReaderCounters::emitted_ns, as analysed
-  std::vector<uint64_t> events_seen_;  // per host, at the last Health()
-  std::chrono::steady_clock::time_point health_at_ = std::chrono::steady_clock::now();
-  std::map<std::string, uint16_t> by_url_;
-  std::string last_error_;
-  Pipeline pipeline_;  // last: its readers stop before the rest goes
-};
-
-}  // namespace
-
-namespace {
 
 // What the terminal view says it reads, and which filters it applies.
 std::string FiltersText(const LiveOptions& options) {
@@ -416,21 +43,6 @@ std::string FiltersText(const LiveOptions& options) {
     f += (f.empty() ? "" : ", ") + std::string("state ") + options.states;
   return f;
 }
-
-// What tail and live print of waits, registered with the accounting in place: the terminal
-// view, or the report's lines.
-struct WaitOutput {
-  WaitOutput(WatchedAccounting& accounting, bool screen, const TriageOptions& triage,
-             const AnalysisOptions& report_options) {
-    if (screen) {
-      view.emplace(accounting, triage);
-    } else {
-      report.emplace(accounting, report_options, std::cout);
-    }
-  }
-  std::optional<AnalysisReport> report;
-  std::optional<TriageView> view;
-};
 
 // The summary the terminal view leaves behind (at Ctrl-C, q, or the end of recorded traces).
 void PrintSummary(const TriageView& view, ScreenStatus status) {
@@ -442,7 +54,218 @@ void PrintSummary(const TriageView& view, ScreenStatus status) {
   std::cout << text << std::flush;
 }
 
+// Recorded traces (`tail TRACE...`): the offline pipeline, waits printed as they resolve (or,
+// in a terminal, the view's summary at the end).
+int TailTraces(const LiveOptions& options, AnalysisPlan plan, ScreenStatus status) {
+  std::vector<HostSpec> hosts;
+  std::string error;
+  if (!DiscoverHosts(options.traces, &hosts, &error)) {
+    Say("waitpath: {}\n", error);
+    return 1;
+  }
+  plan.hosts = HostNames(hosts);
+  Analysis analysis(std::move(plan));
+  PipelineOptions pipeline;
+  pipeline.reader.verbose = options.verbose;
+  pipeline.policy = options.sync_passes == 2 ? SyncPolicy::kPrePass : SyncPolicy::kOnePass;
+  pipeline.reader.decoder = DecoderChoice(options.decoder);
+  std::vector<HostStats> stats;
+  if (!AnalyseTraces(hosts, pipeline, analysis.feed(), &stats, &error)) {
+    Say("waitpath: {}\n", error);
+    return 2;
+  }
+  analysis.Finish();
+  if (const TriageView* view = analysis.view()) {
+    status.source =
+        fmt::format("{} host{} from recorded traces", hosts.size(), hosts.size() == 1 ? "" : "s");
+    for (const HostStats& s : stats) {
+      HostHealth h;
+      h.name = s.host;
+      h.lost = s.reader.discarded + s.reader.gaps + s.reader.damaged;
+      h.state = s.error.empty() ? "read" : s.error;
+      status.hosts.push_back(std::move(h));
+    }
+    PrintSummary(*view, status);
+  }
+  return ReportHostErrors(stats);
+}
+
+// A shard of a fleet: the bus, and the engine's peers over it (docs/scale.md). The peers go
+// first: the bus's callbacks use them until it is closed.
+struct Fleet {
+  std::unique_ptr<NatsBus> bus;
+  std::unique_ptr<ShardPeers> peers;
+};
+
+bool JoinFleet(const LiveOptions& options, Analysis& analysis, Fleet* fleet, std::string* error) {
+  BusOptions bus_options;
+  bus_options.urls = options.bus;
+  bus_options.replicas = options.bus_replicas;
+  bus_options.catch_up_ns = options.max_lag_ns;  // how far behind a shard may read
+  fleet->bus = NatsBus::Connect(bus_options, error);
+  if (!fleet->bus) return false;
+  ShardOptions shard_options;
+  shard_options.name = options.shard;
+  shard_options.own = options.own;
+  shard_options.wait_ms = options.edge_wait_ms;
+  WatchedAccounting& accounting = analysis.accounting();
+  fleet->peers = std::make_unique<ShardPeers>(
+      shard_options, *fleet->bus, analysis.engine(), accounting.hosts(),
+      [&accounting](uint16_t id, const std::string& name) { accounting.SetRemoteHost(id, name); });
+  analysis.engine().SetRemotePeers(fleet->peers.get());
+  Say("waitpath: shard {}: hosts matching {}, bus {}\n", options.shard, options.own, options.bus);
+  return true;
+}
+
+// /metrics: every family, and on a shard each with shard="NAME" and the shard's own families
+// (docs/scale.md, "Metrics"). Null when it cannot listen (said).
+std::unique_ptr<MetricsServer> ServeMetrics(const std::string& listen, MetricsExporter& metrics,
+                                            const Fleet& fleet, const std::string& shard) {
+  std::shared_ptr<prometheus::Collectable> served = metrics.collectable();
+  if (fleet.peers) {
+    served = std::make_shared<LabeledCollectable>(
+        std::vector<LabeledCollectable::Source>{
+            [inner = metrics.collectable()] { return inner->Collect(); },
+            [s = fleet.peers.get()] { return s->Families(); }},
+        std::vector<prometheus::ClientMetric::Label>{{"shard", shard}});
+  }
+  return MetricsServer::StartAnnounced(listen, served);
+}
+
+// Finds sessions every second and analyses what they send until stopped (`stopping`), until
+// nobody reads the output any more (`| head`), or `q` in the terminal view (`terminal`, when
+// there is one: drawn each second).
+void Follow(LiveSessions& sessions, Fleet& fleet, TerminalScreen* terminal, const TriageView* view,
+            ScreenStatus* status, const std::atomic<bool>& stopping) {
+  auto next_discovery = std::chrono::steady_clock::now();
+  auto next_draw = next_discovery;
+  while (!stopping.load() && !StdoutClosed()) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= next_discovery) {
+      sessions.Discover();
+      next_discovery = now + std::chrono::seconds(1);
+    }
+    // A shard answers the others' queries between batches: it pumps in shorter slices.
+    sessions.Pump(fleet.peers ? 10000 : 100000);
+    if (fleet.peers) fleet.peers->Poll();
+    if (terminal) {
+      if (terminal->Poll()) break;
+      if (std::chrono::steady_clock::now() >= next_draw) {
+        status->hosts = sessions.Health();
+        terminal->Draw(*view, *status);
+        next_draw = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+      }
+    }
+  }
+}
+
+// On a relayd: the sessions followed until stopped, then what they showed.
+int FollowRelayd(const LiveOptions& options, AnalysisPlan plan, ScreenStatus status,
+                 const std::atomic<bool>& stopping) {
+  // Without --capture-traces, captures are cut from the packets the readers keep, written to a
+  // scratch directory first (removed at the end).
+  LiveSessions* ring_sessions = nullptr;
+  const std::string ring_scratch =
+      (fs::temp_directory_path() / fmt::format("waitpath-ring-{}", getpid())).string();
+  if (plan.capture) {
+    plan.capture->locate = RelaydOutputLocator(options.capture.traces);
+    if (options.capture.traces.empty()) {
+      plan.capture->locate = [&](const std::string& host) {
+        return ring_sessions ? ring_sessions->RingTraces(host, ring_scratch + "/" + host)
+                             : std::vector<std::string>{};
+      };
+    }
+    plan.capture->finish =
+        CaptureTimelineWriter(options.watch, "", plan.capture->options.min_wait_ns);
+  }
+  Analysis analysis(std::move(plan));
+  Fleet fleet;
+  std::string error;
+  if (!options.shard.empty() && !JoinFleet(options, analysis, &fleet, &error)) {
+    Say("waitpath: {}\n", error);
+    return 2;
+  }
+  std::unique_ptr<MetricsServer> server;
+  if (analysis.metrics()) {
+    server = ServeMetrics(options.metrics, *analysis.metrics(), fleet, options.shard);
+    if (!server) return 1;
+  }
+  status.source = "relayd " + options.relayd;
+  TriageView* view = analysis.view();
+  {
+    LiveSessions sessions(options, analysis, fleet.peers.get());
+    ring_sessions = &sessions;
+    std::optional<TerminalScreen> terminal;  // what is said meanwhile shows in the view
+    if (view) terminal.emplace();
+    Follow(sessions, fleet, terminal ? &*terminal : nullptr, view, &status, stopping);
+    sessions.StopAll();
+    if (fleet.peers) {
+      fleet.bus->Flush(2000);
+      Say("waitpath: {}\n", fleet.peers->Summary());
+      fleet.bus->Close();  // its callbacks use the shard, which goes first
+    }
+    if (view) status.hosts = sessions.Health();
+    terminal.reset();  // back to the normal screen before anything else is printed
+    ring_sessions = nullptr;
+  }
+  std::error_code ec;
+  if (analysis.capture()) fs::remove_all(ring_scratch, ec);
+  analysis.Finish();
+  if (view && !StdoutClosed()) PrintSummary(*view, status);
+  return StdoutClosed() ? kExitOutputClosed : 0;
+}
+
 }  // namespace
+
+bool PlanLive(const LiveOptions& options, bool screen, AnalysisPlan* plan, int64_t* max_lag_ns,
+              std::string* error) {
+  AnalysisOptions report;
+  report.json = options.json;
+  report.time_format = options.time_format;
+  report.task_records = !options.tail;
+  // tail shows every wait unless told otherwise; live only with --min-wait.
+  report.min_wait_ns = options.tail ? 0 : -1;
+  if (!ParseReportFlags(options.watch, options.min_wait, options.retention, &plan->watch, &report,
+                        &plan->engine, error) ||
+      (!options.states.empty() && !ParseStateList(options.states, &report.states, error)) ||
+      !ParseDurationFlag("--max-lag", options.max_lag, max_lag_ns, error))
+    return false;
+  CaptureOptions capture;
+  if (!ParseCaptureFlags(options.capture, options.traces.empty(), &capture, error)) return false;
+  if (!options.capture.dir.empty() && options.capture.traces.empty() &&
+      DecoderChoice(options.decoder) == TraceDecoderChoice::kBabeltrace2) {
+    *error =
+        "--capture-dir with --decoder babeltrace2 needs --capture-traces DIR (the relayd's output "
+        "directory): babeltrace2 hands out events, not the packets captures are cut from";
+    return false;
+  }
+  // Spans (docs/requests.md): tail writes a record per span (--min-span, --operation filter
+  // them); live as analyze does: JSON records, the per-operation summary when stopped.
+  SpanReportOptions& spans = plan->spans.emplace();
+  spans.json = options.json;
+  spans.records = options.tail || options.json;
+  spans.summary = !options.tail;
+  spans.time_format = options.time_format;
+  if (!ParseSpanFlags(options.min_span, options.operation, &spans, error)) return false;
+  if (screen) {
+    // Span records would tear the screen: the view leaves them to --plain and --json (the
+    // per-operation summary still follows the view's summary at the end).
+    spans.records = false;
+    TriageOptions& view = plan->view.emplace();
+    view.min_wait_ns = std::max<int64_t>(0, report.min_wait_ns);
+    view.states = report.states;
+  } else {
+    plan->report = report;
+  }
+  // Metrics and captures are of a relayd's sessions (flags of `live` only).
+  if (options.traces.empty()) {
+    plan->live = true;
+    if (!capture.dir.empty()) plan->capture.emplace().options = capture;
+    if (!options.metrics.empty())
+      plan->metrics = MetricsOptions{options.max_processes, options.label_by == "cgroup"};
+  }
+  return true;
+}
 
 int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
   ConfigureBabeltraceLogging(options.verbose);
@@ -451,231 +274,20 @@ int RunLive(const LiveOptions& options, std::atomic<bool>* stop) {
     InstallStopSignal();
     stopping = &StopRequested();
   }
-  WatchSet watch;
-  std::string error;
-  AnalysisOptions report_options;
-  report_options.json = options.json;
-  report_options.time_format = options.time_format;
-  report_options.task_records = !options.tail;
-  // tail shows every wait unless told otherwise; live only with --min-wait.
-  report_options.min_wait_ns = options.tail ? 0 : -1;
-  EngineOptions engine_options;
-  if (!ParseReportFlags(options.watch, options.min_wait, options.retention, &watch, &report_options,
-                        &engine_options, &error) ||
-      (!options.states.empty() &&
-       !ParseStateList(options.states, &report_options.states, &error))) {
-    Say("waitpath: {}\n", error);
-    return 2;
-  }
-  LiveOptions live_options = options;
-  if (!ParseDurationFlag("--max-lag", options.max_lag, &live_options.max_lag_ns, &error)) {
-    Say("waitpath: {}\n", error);
-    return 2;
-  }
-  CaptureOptions capture_options;
-  if (!ParseCaptureFlags(options.capture, options.traces.empty(), &capture_options, &error)) {
-    Say("waitpath: {}\n", error);
-    return 2;
-  }
-  if (!options.capture.dir.empty() && options.capture.traces.empty() &&
-      DecoderChoice(options.decoder) == TraceDecoderChoice::kBabeltrace2) {
-    Say("waitpath: --capture-dir with --decoder babeltrace2 needs --capture-traces DIR (the "
-        "relayd's output directory): babeltrace2 hands out events, not the packets captures are "
-        "cut from\n");
-    return 2;
-  }
-  // Spans (docs/requests.md): tail writes a record per span (--min-span, --operation filter
-  // them); live as analyze does: JSON records, the per-operation summary when stopped.
-  SpanReportOptions span_options;
-  span_options.json = options.json;
-  span_options.records = options.tail || options.json;
-  span_options.summary = !options.tail;
-  span_options.time_format = options.time_format;
-  if (!ParseSpanFlags(options.min_span, options.operation, &span_options, &error)) {
-    Say("waitpath: {}\n", error);
-    return 2;
-  }
-  Engine engine(engine_options);
   // A person at a terminal gets the full-screen view; pipes, files and --plain get lines.
   const bool screen = !options.json && !options.plain && TerminalScreen::Usable();
-  // Span records would tear the screen: the view leaves them to --plain and --json (the
-  // per-operation summary still follows the view's summary at the end).
-  if (screen) span_options.records = false;
-  TriageOptions triage;
-  triage.min_wait_ns = std::max<int64_t>(0, report_options.min_wait_ns);
-  triage.states = report_options.states;
+  LiveOptions parsed = options;
+  AnalysisPlan plan;
+  std::string error;
+  if (!PlanLive(options, screen, &plan, &parsed.max_lag_ns, &error)) {
+    Say("waitpath: {}\n", error);
+    return 2;
+  }
   ScreenStatus status;
   status.filters = FiltersText(options);
   status.time_format = options.time_format;
-
-  // Recorded traces (`tail TRACE...`): the offline pipeline, waits printed as they resolve
-  // (or, in a terminal, the view's summary at the end).
-  if (!options.traces.empty()) {
-    std::vector<HostSpec> hosts;
-    if (!DiscoverHosts(options.traces, &hosts, &error)) {
-      Say("waitpath: {}\n", error);
-      return 1;
-    }
-    const std::vector<std::string> names = HostNames(hosts);
-    WatchedAccounting accounting(engine, std::move(watch), names);
-    WaitOutput out(accounting, screen, triage, report_options);
-    std::optional<TriageView>& view = out.view;
-    SpanReport spans(engine, accounting.hosts(), span_options, std::cout);
-    // The view lists the slowest requests too.
-    SpanFanout span_listeners(view ? std::vector<SpanListener*>{&spans, &*view}
-                                   : std::vector<SpanListener*>{&spans});
-    engine.SetSpanListener(&span_listeners);
-    engine.SetListener(&accounting);
-    PipelineOptions pipeline;
-    pipeline.reader.verbose = options.verbose;
-    pipeline.policy = options.sync_passes == 2 ? SyncPolicy::kPrePass : SyncPolicy::kOnePass;
-    pipeline.reader.decoder = DecoderChoice(options.decoder);
-    EngineFeed feed(engine);
-    std::vector<HostStats> stats;
-    if (!AnalyseTraces(hosts, pipeline, feed, &stats, &error)) {
-      Say("waitpath: {}\n", error);
-      return 2;
-    }
-    accounting.Finish();
-    spans.Finish();
-    if (view) {
-      status.source =
-          fmt::format("{} host{} from recorded traces", hosts.size(), hosts.size() == 1 ? "" : "s");
-      for (const HostStats& s : stats) {
-        HostHealth h;
-        h.name = s.host;
-        h.lost = s.reader.discarded + s.reader.gaps + s.reader.damaged;
-        h.state = s.error.empty() ? "read" : s.error;
-        status.hosts.push_back(std::move(h));
-      }
-      PrintSummary(*view, status);
-    }
-    return ReportHostErrors(stats);
-  }
-
-  WatchedAccounting accounting(engine, watch, {});
-  WaitOutput out(accounting, screen, triage, report_options);
-  std::optional<TriageView>& view = out.view;
-  SpanReport spans(engine, accounting.hosts(), span_options, std::cout);
-  // A shard of a fleet: the other shards' hosts through the bus (docs/scale.md).
-  std::unique_ptr<Bus> bus;
-  std::unique_ptr<ShardPeers> shard;
-  if (!options.shard.empty()) {
-    BusOptions bus_options;
-    bus_options.urls = options.bus;
-    bus_options.replicas = options.bus_replicas;
-    bus_options.catch_up_ns = live_options.max_lag_ns;  // how far behind a shard may read
-    bus = Bus::Connect(bus_options, &error);
-    if (!bus) {
-      Say("waitpath: {}\n", error);
-      return 2;
-    }
-    ShardOptions shard_options;
-    shard_options.name = options.shard;
-    shard_options.own = options.own;
-    shard_options.wait_ms = options.edge_wait_ms;
-    shard = std::make_unique<ShardPeers>(shard_options, *bus, engine, accounting.hosts(),
-                                         [&accounting](uint16_t id, const std::string& name) {
-                                           accounting.SetRemoteHost(id, name);
-                                         });
-    engine.SetRemotePeers(shard.get());
-    Say("waitpath: shard {}: hosts matching {}, bus {}\n", options.shard, options.own, options.bus);
-  }
-  std::unique_ptr<MetricsExporter> metrics;
-  std::unique_ptr<MetricsServer> server;
-  if (!options.metrics.empty()) {
-    metrics = std::make_unique<MetricsExporter>(
-        engine, accounting, MetricsOptions{options.max_processes, options.label_by == "cgroup"});
-    std::shared_ptr<prometheus::Collectable> served = metrics->collectable();
-    if (shard) {
-      // Every family with shard="NAME", and the shard's own (docs/scale.md, "Metrics").
-      served = std::make_shared<LabeledCollectable>(
-          std::vector<LabeledCollectable::Source>{
-              [inner = metrics->collectable()] { return inner->Collect(); },
-              [s = shard.get()] { return s->Families(); }},
-          std::vector<prometheus::ClientMetric::Label>{{"shard", options.shard}});
-    }
-    server = MetricsServer::StartAnnounced(options.metrics, served);
-    if (!server) return 1;
-  }
-  WaitFanout listeners(metrics ? std::vector<WaitListener*>{&accounting, metrics.get()}
-                               : std::vector<WaitListener*>{&accounting});
-  engine.SetListener(&listeners);
-  std::unique_ptr<WaitCapture> capture;
-  // Without --capture-traces, captures are cut from the packets the readers keep, written to a
-  // scratch directory first (removed at the end).
-  LiveSessions* ring_sessions = nullptr;
-  const std::string ring_scratch =
-      (fs::temp_directory_path() / fmt::format("waitpath-ring-{}", getpid())).string();
-  if (!capture_options.dir.empty()) {
-    TraceLocator locate = RelaydOutputLocator(options.capture.traces);
-    if (options.capture.traces.empty()) {
-      locate = [&](const std::string& host) {
-        return ring_sessions ? ring_sessions->RingTraces(host, ring_scratch + "/" + host)
-                             : std::vector<std::string>{};
-      };
-    }
-    capture = std::make_unique<WaitCapture>(accounting, capture_options, std::move(locate));
-  }
-  status.source = "relayd " + options.relayd;
-  std::vector<SpanListener*> span_sinks{&spans};
-  if (metrics) span_sinks.push_back(metrics->requests());
-  if (view) span_sinks.push_back(&*view);            // the slowest requests
-  if (capture) span_sinks.push_back(capture.get());  // --capture-min-request
-  SpanFanout span_listeners(std::move(span_sinks));
-  engine.SetSpanListener(&span_listeners);
-  {
-    LiveSessions sessions(live_options, engine, accounting, metrics.get());
-    ring_sessions = &sessions;
-    sessions.SetShard(shard.get());
-    if (capture) {
-      capture->SetFinisher([&](const CaptureMade& made) {
-        std::string why;
-        if (!WriteCaptureTimeline(made, options.watch, "", capture_options.min_wait_ns, &why))
-          Say("waitpath: capture {}: no timeline: {}\n", made.dir, why);
-      });
-    }
-    sessions.SetCapture(capture.get());
-    std::optional<TerminalScreen> terminal;
-    if (view) terminal.emplace();
-    auto next_discovery = std::chrono::steady_clock::now();
-    auto next_draw = next_discovery;
-    // Until stopped, or until nobody reads the output any more (`| head`), or `q`.
-    while (!stopping->load() && !StdoutClosed()) {
-      const auto now = std::chrono::steady_clock::now();
-      if (now >= next_discovery) {
-        sessions.Discover();
-        next_discovery = now + std::chrono::seconds(1);
-      }
-      // A shard answers the others' queries between batches: it pumps in shorter slices.
-      sessions.Pump(shard ? 10000 : 100000);
-      if (shard) shard->Poll();
-      if (terminal) {
-        if (terminal->Poll()) break;
-        if (std::chrono::steady_clock::now() >= next_draw) {
-          status.hosts = sessions.Health();
-          terminal->Draw(*view, status);
-          next_draw = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-        }
-      }
-    }
-    sessions.StopAll();
-    if (shard) {
-      bus->Flush(2000);
-      Say("waitpath: {}\n", shard->Summary());
-      bus->Close();  // its callbacks use the shard, which goes first
-    }
-    if (view) status.hosts = sessions.Health();
-    terminal.reset();  // back to the normal screen before anything else is printed
-    ring_sessions = nullptr;
-  }
-  std::error_code ec;
-  if (capture) fs::remove_all(ring_scratch, ec);
-  accounting.Finish();
-  spans.Finish();
-  if (metrics) metrics->Finish();
-  if (view && !StdoutClosed()) PrintSummary(*view, status);
-  return StdoutClosed() ? kExitOutputClosed : 0;
+  if (!options.traces.empty()) return TailTraces(parsed, std::move(plan), std::move(status));
+  return FollowRelayd(parsed, std::move(plan), std::move(status), *stopping);
 }
 
 namespace {

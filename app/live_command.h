@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "app/analysis.h"
 #include "app/capture_flags.h"
 #include "base/time_format.h"
 
@@ -27,7 +28,7 @@ struct LiveOptions {
   std::string label_by = "process";  // --label-by: process or cgroup
   std::string retention = "30s";
   std::string max_lag = "10s";  // a host further behind is not waited for
-  int64_t max_lag_ns = 0;       // parsed by RunLive
+  int64_t max_lag_ns = 0;       // parsed by RunLive (PlanLive)
   bool verbose = false;
   std::string decoder = "auto";  // --decoder: of recorded traces and live sessions
   TimeFormat time_format;
@@ -45,6 +46,13 @@ struct LiveOptions {
   int bus_replicas = 1;  // of the JetStream stream, when this shard creates it
   int64_t edge_wait_ms = 2000;
 };
+
+// The analysis `live` and `tail` run, from their flags: the report's lines, or the terminal
+// view's model when `screen`; span records and the per-operation summary; on a relayd, metrics
+// and captures when asked for (their traces and timelines are the command's to add). False, with
+// a one-line `error`, on a bad flag; `max_lag_ns` from --max-lag.
+bool PlanLive(const LiveOptions& options, bool screen, AnalysisPlan* plan, int64_t* max_lag_ns,
+              std::string* error);
 
 // Runs until `*stop` becomes true, or SIGINT/SIGTERM when `stop` is null (base/stop_signal.h;
 // clean shutdown: graphs torn down, reader threads joined). Returns the process exit code.

@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "stream/bus.h"
-#include "stream/edge_record.h"
+#include "fleet/edge_record.h"
+#include "fleet/nats_bus.h"
 
 namespace {
 
@@ -33,7 +33,7 @@ double CpuSeconds() {
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
 }
 
-bool WaitConnected(const waitpath::Bus& bus) {
+bool WaitConnected(const waitpath::NatsBus& bus) {
   for (int i = 0; i < 300 && !bus.connected(); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   return bus.connected();
@@ -55,11 +55,11 @@ int main(int argc, char** argv) {
   o.stream = "WAITPATH_BENCH";
   o.replicas = argc > 4 ? std::stoi(argv[4]) : 1;
   std::string error;
-  std::unique_ptr<Bus> pub, sub;
+  std::unique_ptr<NatsBus> pub, sub;
   // A cluster takes seconds to elect its leaders: until the stream can be made.
   for (int i = 0; i < 30; ++i) {
     error.clear();
-    pub = Bus::Connect(o, &error);
+    pub = NatsBus::Connect(o, &error);
     if (pub && WaitConnected(*pub) &&
         pub->Subscribe(
             "waitpath.edge.probe", [](auto, auto) {}, &error))
@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
     pub.reset();
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }
-  sub = pub ? Bus::Connect(o, &error) : nullptr;
+  sub = pub ? NatsBus::Connect(o, &error) : nullptr;
   if (!sub || !WaitConnected(*sub)) {
     fmt::print(stderr, "waitpath_bus_bench: {}\n", error.empty() ? "not connected" : error);
     return 1;

@@ -49,7 +49,7 @@ enum class QualitySource {
   kPacketMatcher,  // incremental/packet_matcher
   kResolver,       // incremental/active_path_resolver
   kHistory,        // incremental/history_store
-  kShard,          // app/shard_peers: one shard of a fleet and its bus (docs/scale.md)
+  kShard,          // fleet/shard_peers: one shard of a fleet and its bus (docs/scale.md)
 };
 enum class QualityMetricType { kNone, kCounter, kGauge };
 

@@ -3,7 +3,7 @@
 // sender's edge record, the sender stands in the task table as a remote task (Task::remote,
 // no history), and the wait it ends is resolved from the sender's cumulative vectors at the
 // wait's start and at the send, both from the shard that owns it. Implemented over the bus in
-// app/.
+// fleet/ (fleet/shard_peers.h).
 #pragma once
 
 #include <cstdint>

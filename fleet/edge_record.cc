@@ -1,4 +1,4 @@
-#include "stream/edge_record.h"
+#include "fleet/edge_record.h"
 
 #include <cstring>
 

@@ -21,10 +21,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "fleet/bus.h"
+#include "fleet/edge_record.h"
+#include "fleet/peer_clock.h"
 #include "incremental/engine.h"
-#include "stream/bus.h"
-#include "stream/clock_sync.h"
-#include "stream/edge_record.h"
 
 namespace waitpath {
 
@@ -75,20 +75,6 @@ class ShardPeers : public RemotePeers {
   std::string Summary() const;
 
  private:
-  struct Peer {     // another shard, as this one sees it
-    PairSync pair;  // a = the peer's clock, b = this shard's
-    // Until the pair has points both ways (the first exchange: the other direction's samples
-    // come from the peer, later): the smallest receive - send seen, i.e. the peer's clock
-    // shifted by the fastest packet's wire time, an error of at most that time.
-    int64_t min_delay = std::numeric_limits<int64_t>::max();
-    // The latest point each way, in our clock (AddPoint).
-    int64_t last_to_us = std::numeric_limits<int64_t>::min();
-    int64_t last_from_us = std::numeric_limits<int64_t>::min();
-    // The span of the points in our clock, both ways: how far the line may be extrapolated
-    // (Outlived).
-    int64_t first = std::numeric_limits<int64_t>::max();
-    int64_t last = std::numeric_limits<int64_t>::min();
-  };
   struct Pending {  // a received edge waiting for its receive
     EdgeRecord edge;
     std::chrono::steady_clock::time_point at;
@@ -109,14 +95,16 @@ class ShardPeers : public RemotePeers {
   void OnSample(std::string_view subject, std::string_view data);
   void AnswerQueries();
   void Expire();
-  void AddPoint(Peer& p, int64_t peer_ns, int64_t local_ns, bool to_us);
-  static bool Outlived(const Peer& p, int64_t local_ns);
-  void StartOver(Peer& p);
-  bool Synchronized(const Peer& p) const;
+  // The receive's edge (TCP key hash `k`), waiting for it within the bound; none: network.
+  std::optional<EdgeRecord> AwaitEdge(const PacketKey& key, int64_t ts);
+  // Under mu_: a pending edge of `k` that may be the receive's at `ts`; leftovers dropped.
+  std::optional<EdgeRecord> TakeEdge(uint64_t k, int64_t ts);
+  // The receive at `ts` matched `edge`: a point of the pair's clock, the sender as a remote task.
+  std::optional<RemoteSend> Matched(EdgeRecord edge, int64_t ts);
+  void AddPoint(PeerClock& peer, int64_t peer_ns, int64_t local_ns, bool to_us);
   bool Plausible(const EdgeRecord& edge, int64_t ts) const;
-  int64_t ToLocal(const Peer& p, int64_t remote) const;
-  int64_t ToRemote(const Peer& p, int64_t local) const;
   uint16_t HostId(const std::string& name);
+  uint64_t ClockResets() const;
 
   ShardOptions options_;
   std::regex own_;
@@ -141,8 +129,7 @@ class ShardPeers : public RemotePeers {
   ShardCounters counters_;
   ShardCounters published_;  // for the metrics: as of the last Poll
 
-  std::map<std::string, Peer> peers_;                     // engine thread
-  uint64_t clock_resets_ = 0;                             // pairs started over (AddPoint)
+  std::map<std::string, PeerClock> peers_;                // engine thread
   std::map<std::string, uint16_t> remote_hosts_;          // name -> id
   std::unordered_map<Utid, std::deque<SentBy>> sent_by_;  // remote task -> recent sends
 };

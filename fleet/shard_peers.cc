@@ -1,4 +1,4 @@
-#include "app/shard_peers.h"
+#include "fleet/shard_peers.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,6 @@
 
 #include "exporters/quality_counters.h"
 #include "live/string_table.h"
-#include "stream/clock_transform.h"
 
 namespace waitpath {
 namespace {
@@ -129,7 +128,7 @@ void ShardPeers::Poll() {
     published_ = counters_;
     published_.remote_waits = e.remote_waits;
     published_.remote_unresolved = e.remote_unresolved;
-    published_.clock_resets = clock_resets_;
+    published_.clock_resets = ClockResets();
   }
   bus_.Poll();
   AnswerQueries();
@@ -193,85 +192,22 @@ void ShardPeers::AnswerQueries() {
   }
 }
 
-// The same TCP key comes again (a replayed or restarted flow, sequence numbers wrapping): an
-// edge whose send, in our clock, is not shortly before the receive is another packet's.
 bool ShardPeers::Plausible(const EdgeRecord& edge, int64_t ts) const {
-  static constexpr int64_t kWindowNs = 10'000'000'000;
-  const auto p = peers_.find(edge.shard);
   // Nothing to judge by before a first match with that shard.
-  if (p == peers_.end() ||
-      (!Synchronized(p->second) && p->second.min_delay == std::numeric_limits<int64_t>::max()))
-    return true;
-  const int64_t send = ToLocal(p->second, edge.send_ns);
-  const int64_t slack = static_cast<int64_t>(p->second.pair.accuracy()) + 1'000'000;
-  return send <= ts + slack && send >= ts - kWindowNs;
+  const auto p = peers_.find(edge.shard);
+  return p == peers_.end() || p->second.Plausible(edge.send_ns, ts);
 }
 
-// A pair's line is known over the span of its points; beyond it, its error grows with the
-// uncertainty of its slope: a line fitted over 0.4 s to +/-96 us may be off by 24 ms 100 s
-// later (measured: genuine edges were then refused as stale, and their waits left to network).
-// A time further past the last point than the span itself, and more than 10 s, is a new start:
-// a pair that has been silent that long (or whose clocks jumped ahead: a replay, a host
-// suspended) bootstraps again, one way first, as at the first exchange.
-bool ShardPeers::Outlived(const Peer& p, int64_t local_ns) {
-  static constexpr int64_t kGapNs = 10'000'000'000;
-  if (p.last == std::numeric_limits<int64_t>::min()) return false;
-  return local_ns - p.last > std::max(kGapNs, p.last - p.first);
+void ShardPeers::AddPoint(PeerClock& peer, int64_t peer_ns, int64_t local_ns, bool to_us) {
+  if (peer.AddPoint(peer_ns, local_ns, to_us)) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  ++counters_.samples_stale;
 }
 
-void ShardPeers::StartOver(Peer& p) {
-  p = Peer{};
-  ++clock_resets_;
-}
-
-// A point of the pair's hull. The hull needs its points in time order and a line that fits
-// them: a peer whose clock went back (a host restarted, a trace replayed again), a point far
-// past the others (Outlived) or points that no line fits make the pair start over from this
-// point, counted.
-void ShardPeers::AddPoint(Peer& p, int64_t peer_ns, int64_t local_ns, bool to_us) {
-  static constexpr int64_t kBackNs = 1'000'000'000;
-  // The peer's samples of our sends come late, over the bus: one from before the pair started
-  // over (older than its first point) is a leftover of the old line, not a new start. Our own
-  // receives come in our engine's order: those decide when our clock went back.
-  if (!to_us && p.first != std::numeric_limits<int64_t>::max() && local_ns < p.first - kBackNs) {
-    std::lock_guard<std::mutex> lock(mu_);
-    ++counters_.samples_stale;
-    return;
-  }
-  // In our clock (the receive, or our send): monotonic while nothing restarts.
-  const int64_t latest = to_us ? p.last_to_us : p.last_from_us;
-  if ((latest != std::numeric_limits<int64_t>::min() && local_ns < latest - kBackNs) ||
-      Outlived(p, local_ns)) {
-    StartOver(p);
-  }
-  int64_t& last = to_us ? p.last_to_us : p.last_from_us;
-  last = std::max(last, local_ns);
-  p.first = std::min(p.first, local_ns);
-  p.last = std::max(p.last, local_ns);
-  if (to_us) {
-    p.pair.AddAtoB(peer_ns, local_ns);
-  } else {
-    p.pair.AddBtoA(local_ns, peer_ns);
-  }
-  if (p.pair.quality() != SyncQuality::kFail) return;
-  StartOver(p);
-  AddPoint(p, peer_ns, local_ns, to_us);
-}
-
-bool ShardPeers::Synchronized(const Peer& p) const {
-  return p.pair.quality() == SyncQuality::kAccurate ||
-         p.pair.quality() == SyncQuality::kApproximate;
-}
-int64_t ShardPeers::ToLocal(const Peer& p, int64_t remote) const {
-  if (!Synchronized(p)) return remote + p.min_delay;
-  return ClockTransform::FromLine(p.pair.slope(), p.pair.offset(), p.pair.anchor())
-      .ToReference(remote);
-}
-int64_t ShardPeers::ToRemote(const Peer& p, int64_t local) const {
-  if (!Synchronized(p)) return local - p.min_delay;
-  return ClockTransform::FromLine(p.pair.slope(), p.pair.offset(), p.pair.anchor())
-      .Inverse()
-      .ToReference(local);
+uint64_t ShardPeers::ClockResets() const {
+  uint64_t resets = 0;
+  for (const auto& [name, peer] : peers_) resets += peer.resets();
+  return resets;
 }
 
 uint16_t ShardPeers::HostId(const std::string& name) {
@@ -287,58 +223,21 @@ std::optional<RemoteSend> ShardPeers::OnReceive(uint16_t host, int64_t ts, const
   (void)host;
   Learn(key.daddr);
   if (own_addrs_.count(key.saddr)) return std::nullopt;  // ours: its send was not traced
+  std::optional<EdgeRecord> edge = AwaitEdge(key, ts);
+  if (!edge) return std::nullopt;
+  return Matched(std::move(*edge), ts);
+}
+
+std::optional<EdgeRecord> ShardPeers::AwaitEdge(const PacketKey& key, int64_t ts) {
   const uint64_t k = TcpKeyHash(key);
-  std::optional<EdgeRecord> edge;
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.wait_ms);
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    auto it = edges_.find(k);
-    // The same key pending several times, and a pair that cannot judge their times yet (its
-    // first exchange, or started over): the older ones are leftovers (edges that came after
-    // their receive gave up while the bus was away, or delivered again from the stream to a
-    // restarted shard), and the first match sets the pair's one-way clock: the newest is
-    // taken, the others dropped as stale.
-    if (it != edges_.end() && it->second.size() > 1) {
-      const auto p = peers_.find(it->second.back().edge.shard);
-      if (p == peers_.end() || Outlived(p->second, ts) ||
-          (!Synchronized(p->second) &&
-           p->second.min_delay == std::numeric_limits<int64_t>::max())) {
-        while (it->second.size() > 1) {
-          it->second.pop_front();
-          --edge_count_;
-          ++counters_.edges_stale;
-        }
-      }
+    if (std::optional<EdgeRecord> edge = TakeEdge(k, ts)) {
+      ++counters_.edges_matched;
+      return edge;
     }
-    while (it != edges_.end() && !it->second.empty()) {
-      const auto arrived = it->second.front().at;
-      edge = std::move(it->second.front().edge);
-      it->second.pop_front();
-      --edge_count_;
-      // A pair that cannot vouch for this time any more judges nothing: it starts over
-      // (rather than refuse the genuine edge as stale with a line extrapolated too far).
-      auto p = peers_.find(edge->shard);
-      if (p != peers_.end() && Outlived(p->second, ts)) StartOver(p->second);
-      // Without a clock of that shard yet, an edge's time says nothing: one that has waited
-      // here longer than two receive bounds is a leftover (it came after its receive gave up),
-      // and taken as the first match it would set a one-way clock that refuses the genuine
-      // edges after it.
-      const bool judging =
-          p != peers_.end() &&
-          (Synchronized(p->second) || p->second.min_delay != std::numeric_limits<int64_t>::max());
-      if (!judging && std::chrono::steady_clock::now() - arrived >
-                          std::chrono::milliseconds(2 * options_.wait_ms)) {
-        edge.reset();
-        ++counters_.edges_stale;
-        continue;
-      }
-      if (Plausible(*edge, ts)) break;
-      edge.reset();
-      ++counters_.edges_stale;
-    }
-    if (it != edges_.end() && it->second.empty()) edges_.erase(it);
-    if (edge) break;
     // A sender not heard of yet may be a shard whose edges are on their way (the first
     // contact: this address's subscription may have just started): waited for once; one whose
     // awaited edge did not come is not waited for again until an edge from it arrives, so an
@@ -359,28 +258,77 @@ std::optional<RemoteSend> ShardPeers::OnReceive(uint16_t host, int64_t ts, const
     lock.lock();
     arrived_.wait_for(lock, std::chrono::milliseconds(5));
   }
-  ++counters_.edges_matched;
-  lock.unlock();
+}
+
+std::optional<EdgeRecord> ShardPeers::TakeEdge(uint64_t k, int64_t ts) {
+  auto it = edges_.find(k);
+  if (it == edges_.end()) return std::nullopt;
+  std::deque<Pending>& pending = it->second;
+  // The same key pending several times, and a pair that cannot judge their times yet (its
+  // first exchange, or started over): the older ones are leftovers (edges that came after
+  // their receive gave up while the bus was away, or delivered again from the stream to a
+  // restarted shard), and the first match sets the pair's one-way clock: the newest is
+  // taken, the others dropped as stale.
+  if (pending.size() > 1) {
+    const auto p = peers_.find(pending.back().edge.shard);
+    if (p == peers_.end() || p->second.Outlived(ts) || !p->second.Judging()) {
+      while (pending.size() > 1) {
+        pending.pop_front();
+        --edge_count_;
+        ++counters_.edges_stale;
+      }
+    }
+  }
+  std::optional<EdgeRecord> edge;
+  while (!pending.empty()) {
+    const auto arrived = pending.front().at;
+    edge = std::move(pending.front().edge);
+    pending.pop_front();
+    --edge_count_;
+    // A pair that cannot vouch for this time any more judges nothing: it starts over
+    // (rather than refuse the genuine edge as stale with a line extrapolated too far).
+    auto p = peers_.find(edge->shard);
+    if (p != peers_.end() && p->second.Outlived(ts)) p->second.StartOver();
+    // Without a clock of that shard yet, an edge's time says nothing: one that has waited
+    // here longer than two receive bounds is a leftover (it came after its receive gave up),
+    // and taken as the first match it would set a one-way clock that refuses the genuine
+    // edges after it.
+    const bool judging = p != peers_.end() && p->second.Judging();
+    if (!judging && std::chrono::steady_clock::now() - arrived >
+                        std::chrono::milliseconds(2 * options_.wait_ms)) {
+      edge.reset();
+      ++counters_.edges_stale;
+      continue;
+    }
+    if (Plausible(*edge, ts)) break;
+    edge.reset();
+    ++counters_.edges_stale;
+  }
+  if (pending.empty()) edges_.erase(it);
+  return edge;
+}
+
+std::optional<RemoteSend> ShardPeers::Matched(EdgeRecord edge, int64_t ts) {
   // One point of the pair's hull here (peer -> us), and published for the sender's shard.
-  Peer& peer = peers_[edge->shard];
-  AddPoint(peer, edge->send_ns, ts, true);
-  peer.min_delay = std::min(peer.min_delay, ts - edge->send_ns);
-  const std::string sample = EncodeSample(SyncSample{edge->send_ns, ts});
-  if (bus_.Publish("waitpath.sync." + SubjectToken(edge->shard) + "." + SubjectToken(options_.name),
+  PeerClock& peer = peers_[edge.shard];
+  AddPoint(peer, edge.send_ns, ts, true);
+  peer.AddDelay(edge.send_ns, ts);
+  const std::string sample = EncodeSample(SyncSample{edge.send_ns, ts});
+  if (bus_.Publish("waitpath.sync." + SubjectToken(edge.shard) + "." + SubjectToken(options_.name),
                    sample.data(), sample.size())) {
-    std::lock_guard<std::mutex> relock(mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     ++counters_.samples_published;
   }
-  if (edge->tid <= 0) return std::nullopt;  // sent from interrupt context: network
-  if (!Synchronized(peer)) {
-    std::lock_guard<std::mutex> relock(mu_);
+  if (edge.tid <= 0) return std::nullopt;  // sent from interrupt context: network
+  if (!peer.Synchronized()) {
+    std::lock_guard<std::mutex> lock(mu_);
     ++counters_.one_way_clock;
   }
-  const int64_t send = std::min(ts, ToLocal(peer, edge->send_ns));
-  const Utid u = engine_.RemoteTask(HostId(edge->host), edge->tid, edge->pid,
-                                    StringTable::Global().Intern(edge->comm), send);
+  const int64_t send = std::min(ts, peer.ToLocal(edge.send_ns));
+  const Utid u = engine_.RemoteTask(HostId(edge.host), edge.tid, edge.pid,
+                                    StringTable::Global().Intern(edge.comm), send);
   std::deque<SentBy>& sends = sent_by_[u];
-  sends.push_back(SentBy{send, edge->shard, edge->send_ns, std::move(edge->cum)});
+  sends.push_back(SentBy{send, edge.shard, edge.send_ns, std::move(edge.cum)});
   if (sends.size() > kSendsPerTask) sends.pop_front();
   return RemoteSend{u, send};
 }
@@ -392,14 +340,14 @@ std::optional<StateVec> ShardPeers::RemoteBreakdown(const RemoteSend& send, int6
   const auto s = std::find_if(it->second.rbegin(), it->second.rend(),
                               [&](const SentBy& x) { return x.ts == send.ts; });
   if (s == it->second.rend()) return std::nullopt;
-  const Peer& peer = peers_[s->shard];
+  const PeerClock& peer = peers_[s->shard];
   const Task& t = engine_.tasks()[send.sender];
   const std::string host = [&] {
     for (const auto& [name, id] : remote_hosts_)
       if (id == t.host) return name;
     return std::string();
   }();
-  const std::string q = EncodeQuery(CumQuery{host, t.tid, ToRemote(peer, a), s->send_ns});
+  const std::string q = EncodeQuery(CumQuery{host, t.tid, peer.ToRemote(a), s->send_ns});
   std::string bytes;
   if (!bus_.Request("waitpath.cum." + SubjectToken(s->shard), q.data(), q.size(), options_.wait_ms,
                     &bytes, [this] { AnswerQueries(); })) {
@@ -471,9 +419,9 @@ std::string ShardPeers::Summary() const {
   const ShardCounters c = counters();
   std::string clocks;
   for (const auto& [name, p] : peers_) {
-    clocks +=
-        fmt::format(", clock of shard {}: {} +/-{:.0f} us ({} matches)", name,
-                    SyncQualityName(p.pair.quality()), p.pair.accuracy() / 1e3, p.pair.matches());
+    clocks += fmt::format(", clock of shard {}: {} +/-{:.0f} us ({} matches)", name,
+                          SyncQualityName(p.pair().quality()), p.pair().accuracy() / 1e3,
+                          p.pair().matches());
   }
   const EngineCounters e = engine_.counters();
   return fmt::format(
@@ -488,7 +436,7 @@ std::string ShardPeers::Summary() const {
       e.remote_unresolved, c.queries_answered, c.queries_unknown, c.samples_published,
       c.samples_received, c.samples_stale, bus_.counters().published.load(),
       bus_.counters().publish_failed.load(), bus_.counters().disconnects.load(),
-      bus_.counters().reconnects.load(), bus_.counters().request_failures.load(), clock_resets_,
+      bus_.counters().reconnects.load(), bus_.counters().request_failures.load(), ClockResets(),
       clocks);
 }
 

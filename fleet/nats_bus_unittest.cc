@@ -1,5 +1,5 @@
 // The bus against a real nats-server with JetStream (skipped when nats-server is not installed).
-#include "stream/bus.h"
+#include "fleet/nats_bus.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -78,11 +78,11 @@ class BusTest : public ::testing::Test {
     server_.reset();
     std::filesystem::remove_all(dir_);
   }
-  std::unique_ptr<Bus> Connect() {
+  std::unique_ptr<NatsBus> Connect() {
     BusOptions o;
     o.urls = server_->url();
     std::string error;
-    auto bus = Bus::Connect(o, &error);
+    auto bus = NatsBus::Connect(o, &error);
     EXPECT_TRUE(bus) << error;
     return bus;
   }
@@ -126,7 +126,7 @@ TEST_F(BusTest, QueriesAreAnswered) {
   auto asker = Connect();
   ASSERT_TRUE(owner && asker);
   std::string error;
-  Bus* o = owner.get();
+  NatsBus* o = owner.get();
   ASSERT_TRUE(owner->Serve(
       "waitpath.cum.h1",
       [o](std::string_view reply, std::string_view d) {
@@ -300,9 +300,9 @@ TEST(BusCluster, NodeKilledLosesNoEdge) {
   o.urls = urls;
   o.replicas = 3;
   std::string error;
-  auto pub = Bus::Connect(o, &error);
+  auto pub = NatsBus::Connect(o, &error);
   ASSERT_TRUE(pub) << error;
-  auto sub = Bus::Connect(o, &error);
+  auto sub = NatsBus::Connect(o, &error);
   ASSERT_TRUE(sub) << error;
   std::mutex mu;
   std::vector<std::string> got;

@@ -1,4 +1,4 @@
-#include "stream/bus.h"
+#include "fleet/nats_bus.h"
 
 #include <fmt/format.h>
 #include <nats/nats.h>
@@ -9,16 +9,6 @@
 #include <sstream>
 
 namespace waitpath {
-
-std::string SubjectToken(std::string_view name) {
-  std::string out(name);
-  for (char& c : out) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '_' || c == '-';
-    if (!ok) c = '_';
-  }
-  return out.empty() ? "_" : out;
-}
 
 namespace {
 
@@ -70,8 +60,8 @@ std::string StatusText(natsStatus s) {
 
 }  // namespace
 
-std::unique_ptr<Bus> Bus::Connect(const BusOptions& options, std::string* error) {
-  std::unique_ptr<Bus> bus(new Bus());
+std::unique_ptr<NatsBus> NatsBus::Connect(const BusOptions& options, std::string* error) {
+  std::unique_ptr<NatsBus> bus(new NatsBus());
   bus->options_ = options;
   std::vector<std::string> urls;
   std::stringstream in(options.urls);
@@ -103,8 +93,8 @@ std::unique_ptr<Bus> Bus::Connect(const BusOptions& options, std::string* error)
     s = natsOptions_SetRetryOnFailedConnect(
         opts, true, [](natsConnection*, void*) {}, nullptr);
   }
-  if (s == NATS_OK) s = natsOptions_SetDisconnectedCB(opts, &Bus::OnDisconnected, bus.get());
-  if (s == NATS_OK) s = natsOptions_SetReconnectedCB(opts, &Bus::OnReconnected, bus.get());
+  if (s == NATS_OK) s = natsOptions_SetDisconnectedCB(opts, &NatsBus::OnDisconnected, bus.get());
+  if (s == NATS_OK) s = natsOptions_SetReconnectedCB(opts, &NatsBus::OnReconnected, bus.get());
   // A consumer lost without our connection noticing: it lived on a cluster node that died (its
   // heartbeats stop), or its last messages were lost while our connection moved to another
   // node (a heartbeat says it sent more than we got). Without an error handler the client
@@ -117,7 +107,7 @@ std::unique_ptr<Bus> Bus::Connect(const BusOptions& options, std::string* error)
           Debug("client: {} (subscription {})", natsStatus_GetText(err),
                 static_cast<const void*>(sub));
           if (sub && (err == NATS_MISSED_HEARTBEAT || err == NATS_MISMATCH))
-            static_cast<Bus*>(arg)->MarkLost(sub);
+            static_cast<NatsBus*>(arg)->MarkLost(sub);
         },
         bus.get());
   }
@@ -132,7 +122,7 @@ std::unique_ptr<Bus> Bus::Connect(const BusOptions& options, std::string* error)
   // when its negative ack or its error comes.
   jsOptions jo;
   jsOptions_Init(&jo);
-  jo.PublishAsync.ErrHandler = &Bus::OnPublishFailed;
+  jo.PublishAsync.ErrHandler = &NatsBus::OnPublishFailed;
   jo.PublishAsync.ErrHandlerClosure = bus.get();
   // Unacknowledged publishes kept at once: a bus away for a while (seconds of a shard's edges);
   // past that, a publish waits at most 1 ms for room, then fails (counted) rather than hold
@@ -160,7 +150,7 @@ std::unique_ptr<Bus> Bus::Connect(const BusOptions& options, std::string* error)
 
 // The bus's own thread: what must go on while the engine thread waits (for an edge, an answer),
 // since that may be what it waits for: publishes sent again, lost consumers made again.
-void Bus::Keep() {
+void NatsBus::Keep() {
   std::unique_lock<std::mutex> lock(keeper_mu_);
   while (!stop_) {
     lock.unlock();
@@ -170,7 +160,7 @@ void Bus::Keep() {
   }
 }
 
-void Bus::Close() {
+void NatsBus::Close() {
   if (closed_) return;
   closed_ = true;
   {
@@ -192,7 +182,7 @@ void Bus::Close() {
   natsConnection_Close(conn_);
 }
 
-Bus::~Bus() {
+NatsBus::~NatsBus() {
   Close();
   {
     std::lock_guard<std::mutex> lock(retry_mu_);
@@ -207,11 +197,11 @@ Bus::~Bus() {
   if (conn_) natsConnection_Destroy(conn_);
 }
 
-bool Bus::connected() const {
+bool NatsBus::connected() const {
   return natsConnection_Status(conn_) == NATS_CONN_STATUS_CONNECTED;
 }
 
-bool Bus::DownLongerThan(std::chrono::milliseconds grace) const {
+bool NatsBus::DownLongerThan(std::chrono::milliseconds grace) const {
   if (connected()) return false;
   const int64_t since = down_since_ns_;
   if (since == 0) return true;  // never connected yet
@@ -220,7 +210,7 @@ bool Bus::DownLongerThan(std::chrono::milliseconds grace) const {
 }
 
 // Creates the stream, or keeps it as it is when it exists (another shard made it).
-bool Bus::EnsureStream(std::string* error) {
+bool NatsBus::EnsureStream(std::string* error) {
   if (stream_ready_) return true;
   const char* subjects[] = {"waitpath.edge.>", "waitpath.sync.>"};
   jsStreamConfig cfg;
@@ -260,7 +250,7 @@ bool Bus::EnsureStream(std::string* error) {
   return true;
 }
 
-bool Bus::Publish(const std::string& subject, const void* data, size_t size) {
+bool NatsBus::Publish(const std::string& subject, const void* data, size_t size) {
   // While reconnecting (a server restarting, a cluster node lost) the client keeps what is
   // published in its reconnect buffer (8 MB) and sends it once connected: not lost.
   if (natsConnection_Status(conn_) == NATS_CONN_STATUS_CLOSED) {
@@ -285,8 +275,8 @@ bool Bus::Publish(const std::string& subject, const void* data, size_t size) {
 // the ack's 5 s passed). Kept, and sent again (Keep) after kRetryEveryMs with the same message
 // id, which the stream deduplicates: stored once whether an earlier try was or not. Sending it
 // again here would spend every try within the same millisecond of an election.
-void Bus::OnPublishFailed(jsCtx*, jsPubAckErr* pae, void* arg) {
-  auto* bus = static_cast<Bus*>(arg);
+void NatsBus::OnPublishFailed(jsCtx*, jsPubAckErr* pae, void* arg) {
+  auto* bus = static_cast<NatsBus*>(arg);
   const char* tries = nullptr;
   const int n =
       natsMsgHeader_Get(pae->Msg, kTryHeader, &tries) == NATS_OK && tries ? std::atoi(tries) : 0;
@@ -306,7 +296,7 @@ void Bus::OnPublishFailed(jsCtx*, jsPubAckErr* pae, void* arg) {
 }
 
 // The publishes due to be sent again (the bus's thread; Flush).
-void Bus::Resend() {
+void NatsBus::Resend() {
   const auto now = std::chrono::steady_clock::now();
   std::vector<natsMsg*> due;
   {
@@ -327,12 +317,12 @@ void Bus::Resend() {
   }
 }
 
-size_t Bus::retrying() const {
+size_t NatsBus::retrying() const {
   std::lock_guard<std::mutex> lock(retry_mu_);
   return retries_.size();
 }
 
-void Bus::Flush(int64_t timeout_ms) {
+void NatsBus::Flush(int64_t timeout_ms) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   // Until every publish is acknowledged, those sent again included.
   while (std::chrono::steady_clock::now() < deadline) {
@@ -344,7 +334,7 @@ void Bus::Flush(int64_t timeout_ms) {
   }
 }
 
-void Bus::OnMessage(natsConnection*, natsSubscription* nsub, natsMsg* msg, void* arg) {
+void NatsBus::OnMessage(natsConnection*, natsSubscription* nsub, natsMsg* msg, void* arg) {
   auto* consumer = static_cast<Consumer*>(arg);
   Subscription& sub = *consumer->owner;
   jsMsgMetaData* meta = nullptr;
@@ -396,7 +386,7 @@ void Bus::OnMessage(natsConnection*, natsSubscription* nsub, natsMsg* msg, void*
   natsMsg_Destroy(msg);
 }
 
-bool Bus::FirstDelivery(const char* id) {
+bool NatsBus::FirstDelivery(const char* id) {
   std::lock_guard<std::mutex> lock(ids_mu_);
   if (!delivered_ids_.emplace(id).second) return false;
   delivered_order_.emplace_back(id);
@@ -408,19 +398,19 @@ bool Bus::FirstDelivery(const char* id) {
   return true;
 }
 
-void Bus::MarkLost(natsSubscription* sub) {
+void NatsBus::MarkLost(natsSubscription* sub) {
   std::lock_guard<std::mutex> lock(lost_mu_);
   lost_.push_back(sub);
 }
 
-void Bus::OnQuery(natsConnection*, natsSubscription*, natsMsg* msg, void* arg) {
+void NatsBus::OnQuery(natsConnection*, natsSubscription*, natsMsg* msg, void* arg) {
   auto* sub = static_cast<Subscription*>(arg);
   if (sub->answer) {
     // An answer to one of our requests: its number is the subject's last token.
     const std::string_view subject = natsMsg_GetSubject(msg);
     const uint64_t n =
         std::strtoull(std::string(subject.substr(subject.rfind('.') + 1)).c_str(), nullptr, 10);
-    Bus* bus = sub->bus;
+    NatsBus* bus = sub->bus;
     {
       std::lock_guard<std::mutex> lock(bus->answers_mu_);
       // Only for a request still waiting (one that timed out is gone): bounded.
@@ -441,25 +431,25 @@ void Bus::OnQuery(natsConnection*, natsSubscription*, natsMsg* msg, void* arg) {
   natsMsg_Destroy(msg);
 }
 
-void Bus::OnDisconnected(natsConnection*, void* arg) {
+void NatsBus::OnDisconnected(natsConnection*, void* arg) {
   Debug("disconnected");
-  auto* bus = static_cast<Bus*>(arg);
+  auto* bus = static_cast<NatsBus*>(arg);
   ++bus->counters_.disconnects;
   bus->down_since_ns_ = std::chrono::steady_clock::now().time_since_epoch().count();
 }
-void Bus::OnReconnected(natsConnection* nc, void* arg) {
+void NatsBus::OnReconnected(natsConnection* nc, void* arg) {
   if (DebugOn()) {
     char url[256] = "";
     natsConnection_GetConnectedUrl(nc, url, sizeof(url));
     Debug("reconnected to {}", url);
   }
-  auto* bus = static_cast<Bus*>(arg);
+  auto* bus = static_cast<NatsBus*>(arg);
   ++bus->counters_.reconnects;
   bus->down_since_ns_ = 0;
   bus->check_stream_ = true;
 }
 
-bool Bus::Subscribe(const std::string& subject, Handler handler, std::string* error) {
+bool NatsBus::Subscribe(const std::string& subject, Handler handler, std::string* error) {
   auto sub = std::make_unique<Subscription>();
   sub->bus = this;
   sub->subject = subject;
@@ -469,7 +459,7 @@ bool Bus::Subscribe(const std::string& subject, Handler handler, std::string* er
   return Activate(*subs_.back(), error);
 }
 
-bool Bus::Activate(Subscription& sub, std::string* error) {
+bool NatsBus::Activate(Subscription& sub, std::string* error) {
   if (!connected() || (!stream_ready_ && !EnsureStream(error))) {
     if (error->empty()) *error = "the bus is not connected";
     return false;
@@ -498,7 +488,7 @@ bool Bus::Activate(Subscription& sub, std::string* error) {
   }
   sub.consumers.push_back(std::make_unique<Consumer>());
   sub.consumers.back()->owner = &sub;
-  const natsStatus s = js_Subscribe(&sub.sub, js_, sub.subject.c_str(), &Bus::OnMessage,
+  const natsStatus s = js_Subscribe(&sub.sub, js_, sub.subject.c_str(), &NatsBus::OnMessage,
                                     sub.consumers.back().get(), nullptr, &so, nullptr);
   if (s != NATS_OK) {
     sub.sub = nullptr;
@@ -510,7 +500,7 @@ bool Bus::Activate(Subscription& sub, std::string* error) {
   return true;
 }
 
-void Bus::Drop(Subscription& sub) {
+void NatsBus::Drop(Subscription& sub) {
   if (!sub.sub) return;
   sub.consumers.back()->lost = true;  // a message it is delivering now is ignored
   // Drained, not unsubscribed: the server is told first, and the subscription is closed once
@@ -527,11 +517,11 @@ void Bus::Drop(Subscription& sub) {
   sub.sub = nullptr;
 }
 
-void Bus::Poll() {
+void NatsBus::Poll() {
   keeper_cv_.notify_all();
 }
 
-void Bus::Maintain() {
+void NatsBus::Maintain() {
   if (!connected()) return;
   Resend();
   std::lock_guard<std::mutex> lock(subs_mu_);
@@ -570,13 +560,13 @@ void Bus::Maintain() {
   if (!ok) retry_at_ = now + std::chrono::seconds(1);
 }
 
-bool Bus::Serve(const std::string& subject, QueryHandler handler, std::string* error) {
+bool NatsBus::Serve(const std::string& subject, QueryHandler handler, std::string* error) {
   auto sub = std::make_unique<Subscription>();
   sub->bus = this;
   sub->subject = subject;
   sub->query = std::move(handler);
   const natsStatus s =
-      natsConnection_Subscribe(&sub->sub, conn_, subject.c_str(), &Bus::OnQuery, sub.get());
+      natsConnection_Subscribe(&sub->sub, conn_, subject.c_str(), &NatsBus::OnQuery, sub.get());
   if (s != NATS_OK) {
     *error = fmt::format("cannot serve {}: {}", subject, StatusText(s));
     return false;
@@ -589,12 +579,12 @@ bool Bus::Serve(const std::string& subject, QueryHandler handler, std::string* e
   return true;
 }
 
-bool Bus::Respond(std::string_view reply_to, const void* data, size_t size) {
+bool NatsBus::Respond(std::string_view reply_to, const void* data, size_t size) {
   const std::string to(reply_to);
   return natsConnection_Publish(conn_, to.c_str(), data, static_cast<int>(size)) == NATS_OK;
 }
 
-bool Bus::StartInbox() {
+bool NatsBus::StartInbox() {
   if (!inbox_.empty()) return true;
   char* inbox = nullptr;
   if (natsInbox_Create(&inbox) != NATS_OK) return false;
@@ -610,8 +600,8 @@ bool Bus::StartInbox() {
   return true;
 }
 
-bool Bus::Request(const std::string& subject, const void* data, size_t size, int64_t timeout_ms,
-                  std::string* answer, const std::function<void()>& meanwhile) {
+bool NatsBus::Request(const std::string& subject, const void* data, size_t size, int64_t timeout_ms,
+                      std::string* answer, const std::function<void()>& meanwhile) {
   ++counters_.requests;
   if (!connected() || !StartInbox()) {
     ++counters_.request_failures;

@@ -1,7 +1,7 @@
-// The bus between the shards of a fleet (docs/scale.md): a NATS connection (the C client,
-// libnats) with JetStream. Edge records and clock samples go through one JetStream stream, so a
-// shard that subscribes late (a restarted shard, an address learned while running) reads what
-// was published within the stream's age limit; cumulative-vector queries are core NATS
+// The bus between the shards of a fleet (fleet/bus.h, docs/scale.md) over a NATS connection (the
+// C client, libnats) with JetStream. Edge records and clock samples go through one JetStream
+// stream, so a shard that subscribes late (a restarted shard, an address learned while running)
+// reads what was published within the stream's age limit; cumulative-vector queries are core NATS
 // request/reply, answered by the shard that owns the sender.
 //
 // Callbacks run on the client's threads: they only copy what they get into queues that the
@@ -28,6 +28,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "fleet/bus.h"
+
 struct __natsConnection;
 struct __jsCtx;
 struct __natsSubscription;
@@ -35,19 +37,6 @@ struct __natsMsg;
 struct jsPubAckErr;
 
 namespace waitpath {
-
-struct BusCounters {
-  std::atomic<uint64_t> published{0};
-  // Not acknowledged: refused (the bus closed, the window full), an error ack, or an ack lost
-  // with a node (then possibly stored all the same).
-  std::atomic<uint64_t> publish_failed{0};
-  std::atomic<uint64_t> received{0};
-  std::atomic<uint64_t> duplicates{0};  // delivered again (a consumer's hand-over, a retry)
-  std::atomic<uint64_t> disconnects{0};
-  std::atomic<uint64_t> reconnects{0};
-  std::atomic<uint64_t> requests{0};
-  std::atomic<uint64_t> request_failures{0};  // no answer within the bound (or the bus down)
-};
 
 struct BusOptions {
   std::string urls;                     // nats://HOST:PORT[,nats://HOST:PORT...]
@@ -61,42 +50,38 @@ struct BusOptions {
   int64_t connect_timeout_ms = 2000;
 };
 
-class Bus {
+class NatsBus : public Bus {
  public:
-  // Subject, payload; for a query also the inbox its answer goes to.
-  using Handler = std::function<void(std::string_view subject, std::string_view data)>;
-  using QueryHandler = std::function<void(std::string_view reply_to, std::string_view data)>;
-
   // Connects (retrying in the background when no server answers yet: the shard starts anyway)
   // and creates the stream when the servers allow. nullptr with a one-line error when the
   // URL or options are bad.
-  static std::unique_ptr<Bus> Connect(const BusOptions& options, std::string* error);
-  ~Bus();
+  static std::unique_ptr<NatsBus> Connect(const BusOptions& options, std::string* error);
+  ~NatsBus() override;
 
   // JetStream publish, asynchronous: false (and counted) when the bus cannot take it now;
   // while reconnecting it is buffered and sent on reconnection; a publish the stream does not
   // acknowledge is sent again by the bus's thread (every 0.5 s, 20 times at most, then counted
   // in publish_failed). Sent again, it is stored after publishes that came later.
-  bool Publish(const std::string& subject, const void* data, size_t size);
+  bool Publish(const std::string& subject, const void* data, size_t size) override;
   // A JetStream subscription: a push consumer from `catch_up_ns` ago; when it is lost (its
   // cluster node died, a message it sent did not arrive) the bus's thread makes a new one that
   // starts right after the last message delivered. False with `error` when it cannot start
   // now: the bus's thread starts it once the bus is there.
-  bool Subscribe(const std::string& subject, Handler handler, std::string* error);
+  bool Subscribe(const std::string& subject, Handler handler, std::string* error) override;
   // The bus's own thread, every 50 ms, creates the stream, starts the subscriptions that could
   // not start while the bus was down, makes again those whose consumer was lost, and sends
   // again the publishes not acknowledged (a failed JetStream API call waits a second before
   // the next): none of it waits for the engine thread, which may be waiting for what it
   // brings. Poll only wakes it now.
-  void Poll();
+  void Poll() override;
   // Core NATS: answer queries sent to `subject` (through Respond, from any thread).
-  bool Serve(const std::string& subject, QueryHandler handler, std::string* error);
-  bool Respond(std::string_view reply_to, const void* data, size_t size);
+  bool Serve(const std::string& subject, QueryHandler handler, std::string* error) override;
+  bool Respond(std::string_view reply_to, const void* data, size_t size) override;
   // A query; false (counted) without an answer within `timeout_ms`. `meanwhile` runs every
   // few ms while it waits: a shard answers the others' queries then, so two shards asking
   // each other at once both get answers.
   bool Request(const std::string& subject, const void* data, size_t size, int64_t timeout_ms,
-               std::string* answer, const std::function<void()>& meanwhile = {});
+               std::string* answer, const std::function<void()>& meanwhile = {}) override;
   // Waits until every asynchronous publish is acknowledged (or `timeout_ms` passed).
   void Flush(int64_t timeout_ms);
 
@@ -106,11 +91,10 @@ class Bus {
   bool connected() const;
   // Not connected, and for longer than `grace` (or never connected yet): a connection moving to
   // another cluster node is back within milliseconds, a lost server is not.
-  bool DownLongerThan(std::chrono::milliseconds grace) const;
-  const BusCounters& counters() const { return counters_; }
+  bool DownLongerThan(std::chrono::milliseconds grace) const override;
 
  private:
-  Bus() = default;
+  NatsBus() = default;
   struct Subscription;
   bool EnsureStream(std::string* error);
   bool Activate(Subscription& sub, std::string* error);
@@ -133,7 +117,7 @@ class Bus {
   };
 
   struct Subscription {
-    Bus* bus;
+    NatsBus* bus;
     std::string subject;
     Handler handler;
     QueryHandler query;
@@ -191,11 +175,6 @@ class Bus {
   std::string id_prefix_;       // message ids: unique to this connection, then a count
   uint64_t published_ids_ = 0;  // (Publish runs on one thread)
   std::vector<std::unique_ptr<Subscription>> subs_;
-  BusCounters counters_;
 };
-
-// A NATS subject token from a name: characters outside [A-Za-z0-9_-] become '_' (a '.' would
-// split the token, '*' and '>' are wildcards).
-std::string SubjectToken(std::string_view name);
 
 }  // namespace waitpath
