@@ -13,14 +13,12 @@
 #include <fstream>
 #include <functional>
 #include <map>
-#include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
-#include <sstream>
 #include <system_error>
 #include <utility>
 
+#include "live/ctf/ctf2_metadata.h"
 #include "live/ctf/ctf_metadata.h"
 #include "live/mapped_pages.h"
 #include "live/tsdl_lexer.h"
@@ -115,451 +113,76 @@ bool DecodePackets(const std::string& path, const std::string& raw, std::string*
   return true;
 }
 
-// ---- Metadata: TSDL ---------------------------------------------------------------------
-
-using Token = TsdlToken;
-
-struct TsdlError {
-  std::string message;
-  size_t offset;
-  bool hazard;  // true: unsafe for babeltrace2 (refuse); false: only beyond this parser
-};
-
-struct Type;
-using TypeP = std::shared_ptr<const Type>;
-struct Type {
-  enum Kind : uint8_t { kInt, kFloat, kString, kStruct, kVariant, kArray, kSequence } kind = kInt;
-  uint32_t size = 0;   // bits (integers, floats)
-  uint32_t align = 8;  // bits
-  bool is_signed = false;
-  int byte_order = 0;                                 // 0: the trace's, 1: little, 2: big
-  std::vector<std::pair<std::string, TypeP>> fields;  // struct, variant
-  TypeP element;                                      // array, sequence
-  uint64_t length = 0;                                // array
-};
-
-class Parser {
- public:
-  Parser(std::vector<Token> tokens, const TsdlLimits& limits)
-      : t_(std::move(tokens)), limits_(limits) {}
-
-  struct StreamClass {
-    TypeP context;
-  };
-
-  void Run() {
-    while (Peek().kind != Token::kEnd) TopLevel();
-  }
-
-  TypeP packet_header;
-  std::map<uint64_t, StreamClass> streams;
-  std::string uuid;
-  int byte_order = 1;  // little unless the trace says
-  struct Clock {
-    uint64_t freq = 1000000000;
-    int64_t offset_s = 0;
-    int64_t offset = 0;
-  };
-  std::map<std::string, Clock> clocks;
-
- private:
-  const Token& Peek(size_t ahead = 0) const { return t_[std::min(p_ + ahead, t_.size() - 1)]; }
-  const Token& Take() {
-    const Token& t = Peek();
-    if (p_ < t_.size() - 1) ++p_;
-    return t;
-  }
-  bool Is(const char* punct, size_t ahead = 0) const {
-    const Token& t = Peek(ahead);
-    return (t.kind == Token::kPunct || t.kind == Token::kIdent) && t.text == punct;
-  }
-  [[noreturn]] void Fail(const std::string& what, bool hazard = false) const {
-    throw TsdlError{what, Peek().offset, hazard};
-  }
-  void Expect(const char* punct) {
-    if (Peek().kind == Token::kEnd)
-      Fail(std::string("ends where '") + punct + "' is expected", true);
-    if (!Is(punct)) Fail(std::string("expected '") + punct + "', found '" + Peek().text + "'");
-    Take();
-  }
-
-  // Values of `key = value;`: tokens up to ';', joined.
-  std::string Value() {
-    std::string v;
-    while (!Is(";")) {
-      if (Peek().kind == Token::kEnd) Fail("ends inside an attribute", true);
-      if (Is("{") || Is("}")) Fail("unexpected '" + Peek().text + "' in an attribute");
-      v += Take().text;
-    }
-    Take();
-    return v;
-  }
-
-  void TopLevel() {
-    const Token& t = Peek();
-    if (t.kind != Token::kIdent) Fail("unexpected '" + t.text + "' at top level");
-    if (t.text == "typealias") return TypeAlias();
-    if (t.text == "typedef") return TypeDef();
-    if (t.text == "trace" || t.text == "env" || t.text == "clock" || t.text == "stream" ||
-        t.text == "event" || t.text == "callsite") {
-      const std::string block = Take().text;
-      Expect("{");
-      Block(block);
-      Expect("}");
-      Expect(";");
-      return;
-    }
-    if (t.text == "struct" || t.text == "variant" || t.text == "enum" || t.text == "integer" ||
-        t.text == "floating_point" || t.text == "string") {
-      TypeSpec(0);
-      Expect(";");
-      return;
-    }
-    Fail("unexpected '" + t.text + "' at top level");
-  }
-
-  void TypeAlias() {
-    Take();
-    TypeP type = TypeSpec(0);
-    // The abstract declarator may carry array dimensions; rare, not supported in layouts.
-    Expect(":=");
-    std::string name;
-    while (Peek().kind == Token::kIdent) name += (name.empty() ? "" : " ") + Take().text;
-    if (name.empty()) Fail("typealias without a name");
-    aliases_[name] = type;
-    Expect(";");
-  }
-
-  void TypeDef() {
-    Take();
-    TypeP type = TypeSpec(0);
-    std::vector<std::string> words;
-    while (Peek().kind == Token::kIdent) words.push_back(Take().text);
-    if (words.empty()) Fail("typedef without a name");
-    type = Dimensions(type, 0);
-    aliases_[words.back()] = type;
-    Expect(";");
-  }
-
-  // A typealias or typedef where a block's or a struct's members may stand: read, true.
-  bool TypeDeclaration() {
-    if (Is("typealias")) {
-      TypeAlias();
-      return true;
-    }
-    if (Is("typedef")) {
-      TypeDef();
-      return true;
-    }
-    return false;
-  }
-
-  // The body of trace/env/clock/stream/event blocks.
-  void Block(const std::string& block) {
-    std::optional<uint64_t> stream_id;
-    TypeP context;
-    Parser::Clock clock;
-    std::string clock_name;
-    while (!Is("}")) {
-      if (Peek().kind == Token::kEnd) Fail("ends inside a '" + block + "' block", true);
-      if (TypeDeclaration()) continue;
-      std::string key;
-      while (Peek().kind == Token::kIdent || Is(".")) key += Take().text;
-      if (key.empty()) Fail("unexpected '" + Peek().text + "' in a '" + block + "' block");
-      if (Is(":=")) {
-        Take();
-        TypeP type = TypeSpec(0);
-        Expect(";");
-        if (block == "trace" && key == "packet.header") packet_header = type;
-        if (block == "stream" && key == "packet.context") context = type;
-        continue;
-      }
-      Expect("=");
-      const std::string value = Value();
-      if (block == "trace" && key == "uuid") uuid = value;
-      if (block == "trace" && key == "byte_order")
-        byte_order = value == "be" || value == "network" ? 2 : 1;
-      if (block == "stream" && key == "id") stream_id = std::strtoull(value.c_str(), nullptr, 0);
-      if (block == "clock") {
-        if (key == "name") clock_name = value;
-        if (key == "freq") clock.freq = std::strtoull(value.c_str(), nullptr, 0);
-        if (key == "offset_s") clock.offset_s = std::strtoll(value.c_str(), nullptr, 0);
-        if (key == "offset") clock.offset = std::strtoll(value.c_str(), nullptr, 0);
-      }
-    }
-    if (block == "stream") {
-      const uint64_t id = stream_id.value_or(0);
-      if (streams.count(id)) Fail("stream id " + std::to_string(id) + " declared twice", true);
-      streams[id].context = context;
-    }
-    if (block == "clock") {
-      if (clock.freq == 0) Fail("clock '" + clock_name + "' with frequency 0", true);
-      clocks[clock_name] = clock;
-    }
-  }
-
-  TypeP Named(const std::string& key) const {
-    auto it = aliases_.find(key);
-    return it == aliases_.end() ? nullptr : it->second;
-  }
-
-  void Depth(uint32_t depth) const {
-    if (depth > limits_.max_depth)
-      Fail("types nested deeper than " + std::to_string(limits_.max_depth), true);
-  }
-
-  static uint32_t Align(const std::string& v) {
-    return static_cast<uint32_t>(std::strtoul(v.c_str(), nullptr, 0));
-  }
-
-  // `depth` is the nesting inside the current declaration; nesting_ counts every type being
-  // parsed (a typealias inside a struct starts a declaration of its own), so that no text
-  // recurses without bound.
-  TypeP TypeSpec(uint32_t depth) {
-    Depth(depth);
-    Depth(nesting_ / 2);
-    ++nesting_;
-    struct Leave {
-      uint32_t& n;
-      ~Leave() { --n; }
-    } leave{nesting_};
-    const Token& t = Peek();
-    if (t.kind != Token::kIdent) Fail("expected a type, found '" + t.text + "'");
-    if (t.text == "integer" || t.text == "floating_point") {
-      const bool integer = Take().text == "integer";
-      auto type = std::make_shared<Type>();
-      type->kind = integer ? Type::kInt : Type::kFloat;
-      bool explicit_align = false;
-      uint32_t exp = 0, mant = 0;
-      Expect("{");
-      while (!Is("}")) {
-        if (Peek().kind == Token::kEnd) Fail("ends inside a type", true);
-        std::string key;
-        while (Peek().kind == Token::kIdent) key += Take().text;
-        Expect("=");
-        const std::string v = Value();
-        if (key == "size") {
-          const uint64_t size = std::strtoull(v.c_str(), nullptr, 0);
-          if (size == 0 || size > 64) Fail("integer of " + v + " bits (1 to 64)", true);
-          type->size = static_cast<uint32_t>(size);
-        } else if (key == "align") {
-          type->align = Align(v);
-          explicit_align = true;
-        } else if (key == "signed") {
-          type->is_signed = v == "true" || v == "1";
-        } else if (key == "byte_order") {
-          type->byte_order = v == "le" ? 1 : v == "be" || v == "network" ? 2 : 0;
-        } else if (key == "exp_dig") {
-          exp = static_cast<uint32_t>(std::strtoul(v.c_str(), nullptr, 0));
-        } else if (key == "mant_dig") {
-          mant = static_cast<uint32_t>(std::strtoul(v.c_str(), nullptr, 0));
-        }
-      }
-      Take();
-      if (!integer) {
-        type->size = exp + mant;
-        if (type->size != 32 && type->size != 64)
-          Fail("floating point of " + std::to_string(type->size) + " bits", true);
-      }
-      if (integer && type->size == 0) Fail("integer without a size", true);
-      if (!explicit_align) type->align = type->size % 8 == 0 ? 8 : 1;
-      if (type->align == 0 || (type->align & (type->align - 1)) != 0 || type->align > 1u << 20)
-        Fail("alignment of " + std::to_string(type->align) + " bits", true);
-      return type;
-    }
-    if (t.text == "string") {
-      Take();
-      if (Is("{")) {
-        Take();
-        while (!Is("}")) {
-          if (Peek().kind == Token::kEnd) Fail("ends inside a type", true);
-          Take();
-        }
-        Take();
-      }
-      auto type = std::make_shared<Type>();
-      type->kind = Type::kString;
-      return type;
-    }
-    if (t.text == "enum") {
-      Take();
-      std::string name;
-      if (Peek().kind == Token::kIdent) name = Take().text;
-      TypeP container;
-      if (Is(":")) {
-        Take();
-        if (Is("integer")) {
-          container = TypeSpec(depth + 1);
-        } else {
-          std::string cname;
-          while (Peek().kind == Token::kIdent) cname += (cname.empty() ? "" : " ") + Take().text;
-          container = Named(cname);
-          if (!container) Fail("unknown enum container type '" + cname + "'");
-        }
-      } else if (!Is("{")) {
-        TypeP known = Named("enum " + name);
-        if (!known) Fail("unknown enum '" + name + "'");
-        return known;
-      } else {
-        container = Named("int");
-        if (!container) Fail("enum without a container type and no 'int' alias");
-      }
-      if (container->kind != Type::kInt) Fail("enum container is not an integer", true);
-      Expect("{");
-      while (!Is("}")) {
-        if (Peek().kind == Token::kEnd) Fail("ends inside an enum", true);
-        Take();
-      }
-      Take();
-      if (!name.empty()) aliases_["enum " + name] = container;
-      return container;
-    }
-    if (t.text == "struct" || t.text == "variant") {
-      const bool is_struct = Take().text == "struct";
-      const std::string kw = is_struct ? "struct " : "variant ";
-      std::string name;
-      if (Peek().kind == Token::kIdent) name = Take().text;
-      bool tagged = false;
-      if (!is_struct && Is("<")) {
-        tagged = true;
-        while (!Is(">")) {
-          if (Peek().kind == Token::kEnd) Fail("ends inside a variant tag", true);
-          Take();
-        }
-        Take();
-      }
-      (void)tagged;
-      if (!Is("{")) {
-        TypeP known = Named(kw + name);
-        if (!known) Fail("unknown " + kw + "'" + name + "'");
-        if (is_struct && Is("align")) return StructAlign(known);
-        return known;
-      }
-      Take();
-      auto type = std::make_shared<Type>();
-      type->kind = is_struct ? Type::kStruct : Type::kVariant;
-      std::set<std::string> names;
-      uint32_t align = 1;
-      while (!Is("}")) {
-        if (Peek().kind == Token::kEnd) Fail("ends inside a " + kw + "body", true);
-        if (TypeDeclaration()) continue;
-        TypeP ftype = TypeSpec(depth + 1);
-        for (;;) {
-          // A declarator: the words after the type name are its name (the type name took its
-          // own words already, see TypeName).
-          if (Peek().kind != Token::kIdent)
-            Fail("expected a member name, found '" + Peek().text + "'");
-          const std::string fname = Take().text;
-          TypeP full = Dimensions(ftype, depth + 1);
-          if (!names.insert(fname).second)
-            Fail("duplicate member '" + fname + "' in " + kw + (name.empty() ? "" : name), true);
-          type->fields.emplace_back(fname, full);
-          align = std::max(align, AlignOf(*full));
-          if (!Is(",")) break;
-          Take();
-        }
-        Expect(";");
-      }
-      Take();
-      type->align = align;
-      TypeP result = type;
-      if (is_struct && Is("align")) result = StructAlign(result);
-      if (!name.empty()) aliases_[kw + name] = result;
-      return result;
-    }
-    return TypeName();
-  }
-
-  TypeP StructAlign(TypeP type) {
-    Take();
-    Expect("(");
-    const Token& n = Take();
-    if (n.kind != Token::kNumber) Fail("align() needs a number");
-    Expect(")");
-    auto copy = std::make_shared<Type>(*type);
-    const uint64_t a = n.value;
-    if (a == 0 || (a & (a - 1)) != 0 || a > 1u << 20) Fail("struct alignment of " + n.text, true);
-    copy->align = std::max<uint32_t>(copy->align, static_cast<uint32_t>(a));
-    return copy;
-  }
-
-  // A type named by an alias: the longest run of words that names one, leaving at least one
-  // word for the declarator when one follows.
-  TypeP TypeName() {
-    std::vector<std::string> words;
-    for (size_t k = 0; Peek(k).kind == Token::kIdent; ++k) words.push_back(Peek(k).text);
-    for (size_t n = words.size(); n >= 1; --n) {
-      std::string key;
-      for (size_t k = 0; k < n; ++k) key += (k ? " " : "") + words[k];
-      if (TypeP type = Named(key)) {
-        p_ += n;
-        return type;
-      }
-    }
-    Fail("unknown type '" + (words.empty() ? Peek().text : words[0]) + "'");
-  }
-
-  TypeP Dimensions(TypeP type, uint32_t depth) {
-    std::vector<std::pair<bool, uint64_t>> dims;  // static?, length
-    while (Is("[")) {
-      Take();
-      if (Peek().kind == Token::kNumber && Is("]", 1)) {
-        const Token& n = Take();
-        if (n.value > limits_.max_array_length)
-          Fail("array length " + n.text + " (at most " + std::to_string(limits_.max_array_length) +
-                   ")",
-               true);
-        dims.emplace_back(true, n.value);
-      } else {
-        while (!Is("]")) {
-          if (Peek().kind == Token::kEnd) Fail("ends inside an array length", true);
-          Take();
-        }
-        dims.emplace_back(false, 0);
-      }
-      Expect("]");
-    }
-    // int a[2][3]: an array of 2 arrays of 3.
-    for (auto it = dims.rbegin(); it != dims.rend(); ++it) {
-      Depth(depth + static_cast<uint32_t>(dims.size()));
-      auto array = std::make_shared<Type>();
-      array->kind = it->first ? Type::kArray : Type::kSequence;
-      array->length = it->second;
-      array->element = type;
-      array->align = AlignOf(*type);
-      type = array;
-    }
-    return type;
-  }
-
-  static uint32_t AlignOf(const Type& t) { return std::max<uint32_t>(t.align, 1); }
-
-  std::vector<Token> t_;
-  size_t p_ = 0;
-  const TsdlLimits& limits_;
-  std::map<std::string, TypeP> aliases_;
-  uint32_t nesting_ = 0;
-};
+// ---- Metadata: the model ---------------------------------------------------------------
 
 // The text must end after a complete top-level declaration: a cut inside one (a truncated
-// metadata file) leaves an open brace, or words after the last ';'.
-std::optional<TsdlError> CheckComplete(const std::vector<Token>& tokens) {
+// metadata file) leaves an open brace, or words after the last ';'. Judged here on the tokens,
+// before the front-end parses them, so that a cut is refused as a cut, naming its line: the
+// front-end alone would take an unbalanced '}' for syntax it does not know and leave the trace to
+// babeltrace2, which spins on truncated metadata.
+std::optional<ctf::TsdlError> CheckComplete(const std::vector<TsdlToken>& tokens) {
+  using Kind = ctf::TsdlError::Kind;
   int depth = 0;
-  for (const Token& t : tokens) {
-    if (t.kind != Token::kPunct) continue;
+  for (const TsdlToken& t : tokens) {
+    if (t.kind != TsdlToken::kPunct) continue;
     if (t.text == "{" || t.text == "(" || t.text == "[") ++depth;
     if (t.text == "}" || t.text == ")" || t.text == "]") {
-      if (--depth < 0) return TsdlError{"unbalanced '" + t.text + "'", t.offset, true};
+      if (--depth < 0)
+        return ctf::TsdlError{Kind::kInvalid, "unbalanced '" + t.text + "'", t.offset};
     }
   }
-  if (depth != 0)
-    return TsdlError{"ends inside a declaration (truncated?)", tokens.back().offset, true};
+  if (depth != 0) {
+    return ctf::TsdlError{Kind::kInvalid, "ends inside a declaration (truncated?)",
+                          tokens.back().offset};
+  }
   if (tokens.size() >= 2) {
-    const Token& last = tokens[tokens.size() - 2];
-    if (!(last.kind == Token::kPunct && last.text == ";"))
-      return TsdlError{"ends after '" + last.text + "' (truncated?)", last.offset, true};
+    const TsdlToken& last = tokens[tokens.size() - 2];
+    if (!(last.kind == TsdlToken::kPunct && last.text == ";"))
+      return ctf::TsdlError{Kind::kInvalid, "ends after '" + last.text + "' (truncated?)",
+                            last.offset};
   }
   return std::nullopt;
+}
+
+enum class Verdict : uint8_t {
+  kRead,     // the model is built
+  kRefused,  // `error` says why, in one line
+  kBeyond,   // TSDL the front-end does not know, not known to be harmful: babeltrace2 decides
+};
+
+// The trace's metadata text as the one metadata model (live/ctf/ctf_metadata.h), by the
+// front-end of its format, held to `limits`. A TSDL refusal names the file, the line and the
+// offset in the text.
+Verdict ReadModel(const std::string& path, const std::string& text, const TsdlLimits& limits,
+                  ctf::Metadata* m, std::string* error) {
+  if (!text.empty() && text[0] == ctf::kCtf2RecordSeparator) {
+    // CTF 2 (LTTng 2.15+'s default): the JSON front-end has bounds of its own, and what it
+    // refuses is refused here.
+    if (ctf::ParseCtf2(text, m, error)) return Verdict::kRead;
+    *error = path + ": " + *error;
+    return Verdict::kRefused;
+  }
+  std::optional<ctf::TsdlError> refused;
+  try {
+    refused = CheckComplete(TokenizeTsdl(text));
+  } catch (const TsdlLexError& e) {
+    refused = ctf::TsdlError{ctf::TsdlError::Kind::kInvalid, e.message, e.offset};
+  }
+  if (!refused) {
+    ctf::TsdlBounds bounds;
+    bounds.max_array_length = limits.max_array_length;
+    bounds.max_depth = limits.max_depth;
+    ctf::TsdlError e;
+    if (ctf::ParseTsdl(text, bounds, m, &e)) return Verdict::kRead;
+    if (e.kind == ctf::TsdlError::Kind::kUnsupported) return Verdict::kBeyond;
+    refused = std::move(e);
+  }
+  const size_t at = std::min(refused->offset, text.size());
+  *error =
+      path + ": line " +
+      std::to_string(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n') + 1) +
+      " (text offset " + Hex(at) + "): " + ctf::PrintableText(refused->message);
+  return Verdict::kRefused;
 }
 
 // ---- Packets ----------------------------------------------------------------------------
@@ -575,53 +198,13 @@ struct Layout {
   std::map<std::string, Field> fields;  // top-level integers, by name
   std::optional<uint64_t> uuid_bit;     // uuid[16] of bytes
   uint64_t end_bit = 0;
-  uint32_t align = 8;
 };
 
-// Lays a struct of fixed-size members out from `bit`; false when one is of variable size.
-bool LayOut(const Type& s, uint64_t bit, int trace_order, Layout* out) {
-  if (s.kind != Type::kStruct) return false;
-  auto align_to = [](uint64_t b, uint32_t a) { return (b + a - 1) / a * a; };
-  bit = align_to(bit, std::max<uint32_t>(s.align, 1));
-  std::function<bool(const Type&, uint64_t&, const std::string*)> place =
-      [&](const Type& t, uint64_t& at, const std::string* name) -> bool {
-    at = align_to(at, std::max<uint32_t>(t.align, 1));
-    switch (t.kind) {
-      case Type::kInt:
-      case Type::kFloat:
-        if (name && t.kind == Type::kInt) {
-          const int order = t.byte_order ? t.byte_order : trace_order;
-          out->fields[*name] = Field{at, t.size, order == 2};
-        }
-        at += t.size;
-        return true;
-      case Type::kArray: {
-        if (name && *name == "uuid" && t.length == 16 && t.element->kind == Type::kInt &&
-            t.element->size == 8 && at % 8 == 0)
-          out->uuid_bit = at;
-        for (uint64_t i = 0; i < t.length; ++i)
-          if (!place(*t.element, at, nullptr)) return false;
-        return true;
-      }
-      case Type::kStruct:
-        for (const auto& [n, f] : t.fields)
-          if (!place(*f, at, nullptr)) return false;
-        return true;
-      default:
-        return false;  // strings, variants, sequences
-    }
-  };
-  for (const auto& [n, f] : s.fields)
-    if (!place(*f, bit, &n)) return false;
-  out->end_bit = bit;
-  out->align = std::max<uint32_t>(s.align, 1);
-  return true;
-}
-
-// The same from the metadata model (live/ctf/ctf_metadata.h): the integers are named by their
-// roles, as the TSDL names LTTng gives them (CTF 2 names fields as it likes; roles say what
-// they are).
-bool LayOutModel(const ctf::Metadata& m, ctf::TypeId id, uint64_t bit, Layout* out) {
+// Lays the structure `id` of the model out from `bit`: its top-level integers named by their
+// roles, as the TSDL names LTTng gives them (CTF 2 names fields as it likes; roles say what they
+// are), the others by their own names. False when a member is of variable size (a string, a
+// variant, a sequence) or larger than any file: the packets are then not checked.
+bool LayOut(const ctf::Metadata& m, ctf::TypeId id, uint64_t bit, Layout* out) {
   using ctf::Role;
   static constexpr std::pair<Role, const char*> kNames[] = {
       {Role::kPacketMagicNumber, "magic"},
@@ -635,41 +218,69 @@ bool LayOutModel(const ctf::Metadata& m, ctf::TypeId id, uint64_t bit, Layout* o
       {Role::kPacketSequenceNumber, "packet_seq_num"},
       {Role::kCpuId, "cpu_id"},
   };
-  const ctf::Type& s = m.type(id);
-  if (s.kind != ctf::Type::kStruct) return false;
-  auto align_to = [](uint64_t b, uint32_t a) { return (b + a - 1) / a * a; };
-  bit = align_to(bit, std::max<uint32_t>(s.align, 1));
-  for (const auto& [name, member] : s.members) {
-    const ctf::Type& t = m.type(member);
-    bit = align_to(bit, std::max<uint32_t>(t.align, 1));
+  constexpr uint64_t kMaxBits = uint64_t{1} << 62;
+  auto align_to = [](uint64_t b, uint32_t a) {
+    a = std::max<uint32_t>(a, 1);
+    return (b + a - 1) / a * a;
+  };
+  // Moves `at` past a fixed-size type (aligned first); false when it is of variable size.
+  std::function<bool(const ctf::Type&, uint64_t&)> place = [&](const ctf::Type& t,
+                                                               uint64_t& at) -> bool {
+    at = align_to(at, t.align);
     switch (t.kind) {
-      case ctf::Type::kInt: {
-        const int order = t.byte_order ? t.byte_order : m.byte_order;
-        for (const auto& [role, as] : kNames) {
-          if (t.Has(role)) out->fields[as] = Field{bit, t.size, order == 2};
-        }
-        if (t.roles == 0) out->fields.emplace(name, Field{bit, t.size, order == 2});
-        bit += t.size;
-        break;
-      }
+      case ctf::Type::kInt:
       case ctf::Type::kFloat:
-        bit += t.size;
-        break;
+        at += t.size;
+        return true;
+      case ctf::Type::kStruct:
+        for (const auto& [name, member] : t.members) {
+          if (!place(m.type(member), at)) return false;
+        }
+        return true;
       case ctf::Type::kArray: {
+        if (t.length == 0) return true;
+        // Each element starts aligned as the first did, so all are laid out alike.
         const ctf::Type& e = m.type(t.element);
-        if (e.kind != ctf::Type::kInt || e.size % 8 != 0 || t.length > (1u << 16)) return false;
-        if (t.Has(Role::kMetadataStreamUuid) && t.length == 16 && e.size == 8 && bit % 8 == 0)
-          out->uuid_bit = bit;
-        bit += t.length * e.size;
-        break;
+        const uint64_t first = at;
+        if (!place(e, at)) return false;
+        const uint64_t stride = align_to(at - first, e.align);
+        if (stride != 0 && (t.length - 1) > (kMaxBits - at) / stride) return false;
+        at += (t.length - 1) * stride;
+        return at <= kMaxBits;
       }
       default:
-        return false;  // a header or context of variable size: not laid out, not checked
+        return false;  // strings, variants, sequences
     }
+  };
+  const ctf::Type& s = m.type(id);
+  if (s.kind != ctf::Type::kStruct) return false;
+  bit = align_to(bit, s.align);
+  for (const auto& [name, member] : s.members) {
+    const ctf::Type& t = m.type(member);
+    const uint64_t at = align_to(bit, t.align);
+    if (t.kind == ctf::Type::kInt) {
+      const bool big = (t.byte_order ? t.byte_order : m.byte_order) == 2;
+      for (const auto& [role, as] : kNames) {
+        if (t.Has(role)) out->fields[as] = Field{at, t.size, big};
+      }
+      if (t.roles == 0) out->fields.emplace(name, Field{at, t.size, big});
+    }
+    if (t.kind == ctf::Type::kArray && t.Has(Role::kMetadataStreamUuid) && t.length == 16 &&
+        m.type(t.element).kind == ctf::Type::kInt && m.type(t.element).size == 8 && at % 8 == 0)
+      out->uuid_bit = at;
+    if (!place(t, bit) || bit > kMaxBits) return false;
   }
   out->end_bit = bit;
-  out->align = std::max<uint32_t>(s.align, 1);
   return true;
+}
+
+// The clock of packet times: the first stream class's default clock (CTF 2), else the first
+// clock declared (TSDL: LTTng and perf declare one).
+ctf::Clock PacketClock(const ctf::Metadata& m) {
+  if (!m.streams.empty()) {
+    if (const ctf::Clock* c = m.FindClock(m.streams.front().default_clock)) return *c;
+  }
+  return m.clocks.empty() ? ctf::Clock{} : m.clocks.front();
 }
 
 struct Packet {
@@ -681,9 +292,8 @@ struct Packet {
 
 class FileScan {
  public:
-  FileScan(const unsigned char* data, uint64_t size, const Parser::Clock& clock,
-           const Layout& header, const std::map<uint64_t, Layout>& contexts,
-           const std::string& uuid_bytes)
+  FileScan(const unsigned char* data, uint64_t size, const ctf::Clock& clock, const Layout& header,
+           const std::map<uint64_t, Layout>& contexts, const std::string& uuid_bytes)
       : d_(data),
         n_(size),
         clock_(clock),
@@ -769,7 +379,7 @@ class FileScan {
 
   // The clock's ns for `cycles`, if within int64.
   std::optional<int64_t> ToNs(uint64_t cycles) const {
-    const Parser::Clock& c = clock_;
+    const ctf::Clock& c = clock_;
     const Wide freq = c.freq;
     const Wide total = static_cast<Wide>(c.offset_s) * 1000000000 +
                        (static_cast<Wide>(c.offset) + cycles) * 1000000000 / freq;
@@ -802,7 +412,7 @@ class FileScan {
 
   const unsigned char* d_;
   uint64_t n_;
-  const Parser::Clock clock_;
+  const ctf::Clock clock_;
   const Layout& header_;
   const std::map<uint64_t, Layout>& contexts_;
   std::string uuid_;
@@ -932,46 +542,6 @@ void RemoveViews() {
   Views().clear();
 }
 
-namespace {
-
-bool ParseMetadata(const std::string& path, const std::string& text, const TsdlLimits& limits,
-                   Parser** out, std::unique_ptr<Parser>* holder, std::string* error,
-                   std::string* note) {
-  auto line_of = [&](size_t offset) {
-    return std::to_string(
-        std::count(text.begin(), text.begin() + std::min(offset, text.size()), '\n') + 1);
-  };
-  try {
-    std::vector<Token> tokens;
-    try {
-      tokens = TokenizeTsdl(text);
-    } catch (const TsdlLexError& e) {
-      throw TsdlError{e.message, e.offset, true};
-    }
-    if (auto e = CheckComplete(tokens)) {
-      *error = path + ": line " + line_of(e->offset) + " (text offset " + Hex(e->offset) +
-               "): " + e->message;
-      return false;
-    }
-    *holder = std::make_unique<Parser>(std::move(tokens), limits);
-    (*holder)->Run();
-    *out = holder->get();
-  } catch (const TsdlError& e) {
-    const std::string where =
-        path + ": line " + line_of(e.offset) + " (text offset " + Hex(e.offset) + "): ";
-    if (e.hazard) {
-      *error = where + e.message;
-      return false;
-    }
-    // Beyond this parser, not known to be harmful: babeltrace2 decides (contained).
-    *note = where + e.message;
-    *out = nullptr;
-  }
-  return true;
-}
-
-}  // namespace
-
 bool ReadMetadataText(const std::string& dir, uint64_t max_bytes, std::string* text,
                       std::string* error) {
   const std::string meta_path = (fs::path(dir) / "metadata").string();
@@ -995,51 +565,22 @@ CheckedTrace CheckTrace(const std::string& dir, const TsdlLimits& limits, bool m
   r.dir = r.read_dir = dir;
   const std::string meta_path = (fs::path(dir) / "metadata").string();
   if (!ReadMetadataText(dir, limits.max_metadata_bytes, &r.metadata, &r.error)) return r;
-  // Packet layouts: the header, then each stream class's context; the clock of their times.
+  // Refused (r.error says why), or beyond the front-end: then the packets are not checked and
+  // babeltrace2 reads the trace as it is (contained).
+  ctf::Metadata m;
+  if (ReadModel(meta_path, r.metadata, limits, &m, &r.error) != Verdict::kRead) return r;
+  r.uuid = m.uuid;
+  // Packet layouts from the model: the header, then each stream class's context.
   Layout header;
   std::map<uint64_t, Layout> contexts;
-  Parser::Clock clock;
-  if (!r.metadata.empty() && r.metadata[0] == '\x1e') {
-    // CTF 2 (LTTng 2.15+'s default): its JSON front-end builds the one metadata model; a
-    // metadata the model refuses is refused here, in one line.
-    ctf::Metadata m;
-    std::string error;
-    if (!ctf::ParseMetadataText(r.metadata, &m, &error)) {
-      r.error = meta_path + ": " + error;
-      return r;
-    }
-    r.uuid = m.uuid;
-    if (m.packet_header >= 0 && !LayOutModel(m, m.packet_header, 0, &header)) return r;
-    for (const ctf::StreamClass& sc : m.streams) {
-      Layout c;
-      if (sc.packet_context >= 0 && !LayOutModel(m, sc.packet_context, header.end_bit, &c))
-        return r;
-      if (sc.packet_context < 0) c.end_bit = header.end_bit;
-      contexts[sc.id] = c;
-    }
-    const ctf::Clock* first = m.clocks.empty() ? nullptr : &m.clocks.front();
-    for (const ctf::StreamClass& sc : m.streams) {
-      if (const ctf::Clock* c = m.FindClock(sc.default_clock)) first = c;
-      break;
-    }
-    if (first) clock = Parser::Clock{first->freq, first->offset_s, first->offset};
-  } else {
-    std::unique_ptr<Parser> holder;
-    Parser* meta = nullptr;
-    std::string note;
-    if (!ParseMetadata(meta_path, r.metadata, limits, &meta, &holder, &r.error, &note)) return r;
-    if (!meta) return r;  // packets not checked: babeltrace2 reads the trace as it is
-    r.uuid = meta->uuid;
-    if (meta->packet_header && !LayOut(*meta->packet_header, 0, meta->byte_order, &header))
-      return r;
-    for (const auto& [id, sc] : meta->streams) {
-      Layout c;
-      if (sc.context && !LayOut(*sc.context, header.end_bit, meta->byte_order, &c)) return r;
-      if (!sc.context) c.end_bit = header.end_bit;
-      contexts[id] = c;
-    }
-    if (!meta->clocks.empty()) clock = meta->clocks.begin()->second;
+  if (m.packet_header >= 0 && !LayOut(m, m.packet_header, 0, &header)) return r;
+  for (const ctf::StreamClass& sc : m.streams) {
+    Layout c;
+    if (sc.packet_context >= 0 && !LayOut(m, sc.packet_context, header.end_bit, &c)) return r;
+    if (sc.packet_context < 0) c.end_bit = header.end_bit;
+    contexts[sc.id] = c;
   }
+  const ctf::Clock clock = PacketClock(m);
   if (contexts.empty()) contexts[0].end_bit = header.end_bit;
   r.packets_checked = true;
   const std::string uuid = UuidBytes(r.uuid);

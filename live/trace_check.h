@@ -1,11 +1,12 @@
-// Pre-flight check of a recorded CTF 1.8 trace before babeltrace2 sees it: babeltrace2 hangs on
-// truncated metadata, allocates without end on absurd array lengths, aborts on impossible
-// packet sizes or timestamps, and refuses a whole trace for one damaged packet. This checks
-// the metadata (its packets, the TSDL text's completeness and limits) and every packet's
-// header and context (magic, uuid, stream id, sizes within the file, timestamps), and either
-// refuses the trace with one line naming the file and offset, or hands babeltrace2 a cleaned
-// view: a scratch directory where damaged packets (or the damaged tail of a stream) are
-// dropped, each drop a loss on that stream's CPU.
+// Pre-flight check of a recorded trace (CTF 1.8 or CTF 2) before babeltrace2 or the native
+// decoder sees it: babeltrace2 hangs on truncated metadata, allocates without end on absurd array
+// lengths, aborts on impossible packet sizes or timestamps, and refuses a whole trace for one
+// damaged packet. The metadata is read into the one metadata model by its format's front-end
+// (live/ctf/ctf_metadata.h; TSDL within TsdlLimits, and complete: not cut inside a declaration);
+// then every packet's header and context, laid out from the model, is checked (magic, uuid,
+// stream id, sizes within the file, timestamps). The trace is refused with one line naming the
+// file and offset, or babeltrace2 is handed a cleaned view: a scratch directory where damaged
+// packets (or the damaged tail of a stream) are dropped, each drop a loss on that stream's CPU.
 #pragma once
 
 #include <cstdint>
@@ -45,16 +46,19 @@ struct StreamPackets {
   std::optional<uint64_t> first_seq;
 };
 
+// What a recorded trace's metadata is held to, for babeltrace2's sake: its size (either format),
+// and for TSDL array lengths and nesting (the TSDL front-end's own bounds, ctf::TsdlBounds, are
+// the native decoder's: it reads any array length a packet holds).
 struct TsdlLimits {
   uint64_t max_array_length = 1u << 16;  // uuid[16], comm[16]...: real traces stay far below
-  uint32_t max_depth = 32;               // nesting of structs, variants, arrays
+  uint32_t max_depth = 32;               // nesting of structs, variants, enums, arrays
   uint64_t max_metadata_bytes = 64u << 20;
 };
 
 struct CheckedTrace {
   std::string dir;       // the trace as given
   std::string read_dir;  // what babeltrace2 reads: `dir`, or a cleaned view of it
-  std::string metadata;  // the TSDL text (decoded from packets when packetized)
+  std::string metadata;  // the metadata text (decoded from packets when packetized)
   std::string uuid;      // the trace's uuid as written in the metadata ("" when none)
   std::string error;     // non-empty: the trace is refused (one line, names file and offset)
   std::vector<std::string> warnings;   // damage skipped, one line each (file and offset)

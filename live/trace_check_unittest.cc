@@ -59,6 +59,13 @@ TEST_F(MetadataTest, HazardsAreRefusedNamingTheLine) {
       {"/* unterminated", "unterminated comment"},
       {"stream { id = 0; };\nstream { id = 0; };\n", "stream id 0 declared twice"},
       {"clock { name = c; freq = 0; };\n", "frequency 0"},
+      // What babeltrace2 refuses too: TSDL is CTF 1.8, and encodings are the ones it knows.
+      {"trace { major = 2; minor = 0; byte_order = le; };\n", "trace major version 2"},
+      {"event { name = \"e\"; fields := struct { integer { size = 8; encoding = none1; base = 10; "
+       "} a; }; };\n",
+       "unknown encoding 'none1'"},
+      {"typealias integer { size = 8; byte_order = little; } := u8;\n", "byte order 'little'"},
+      {"stream { id = 0; };\nevent { name = \"e\"; stream_id = 1; };\n", "undeclared stream 1"},
   };
   for (const auto& c : cases) {
     const CheckedTrace r = Check(c.body);
@@ -74,6 +81,33 @@ TEST_F(MetadataTest, NestingIsBounded) {
   for (int i = 0; i < 200; ++i) deep += "} f; ";
   const CheckedTrace r = Check(deep + "; };\n");
   EXPECT_NE(r.error, "");
+}
+
+// The caller's limits reach the TSDL front-end, and its refusals name the line.
+TEST_F(MetadataTest, LimitsAreTheCallers) {
+  const std::string body =
+      "event { name = \"e\"; fields := struct { uint32_t a[32]; struct { uint32_t b; } s; }; "
+      "};\n";
+  EXPECT_EQ(Check(body).error, "");
+  TsdlLimits limits;
+  limits.max_array_length = 16;
+  CheckedTrace r = CheckTrace(dir_.string(), limits);
+  EXPECT_NE(r.error.find("array length 32 (at most 16)"), std::string::npos) << r.error;
+  limits = TsdlLimits{};
+  limits.max_depth = 1;
+  r = CheckTrace(dir_.string(), limits);
+  EXPECT_NE(r.error.find("types nested deeper than 1"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("metadata: line 4 (text offset 0x"), std::string::npos) << r.error;
+}
+
+// A typealias inside a structure inside a typealias... nests too: refused, never a stack overflow.
+TEST_F(MetadataTest, NestedTypealiasesAreBounded) {
+  std::string deep;
+  for (int i = 0; i < 100000; ++i) deep += "typealias struct { ";
+  deep += "uint32_t x; ";
+  for (int i = 0; i < 100000; ++i) deep += "} := t; ";
+  const CheckedTrace r = Check(deep + "\n");
+  EXPECT_NE(r.error.find("types nested deeper than 32"), std::string::npos) << r.error;
 }
 
 TEST_F(MetadataTest, UnknownSyntaxIsLeftToBabeltrace) {

@@ -1,8 +1,8 @@
-// The tokens of CTF 1.8's metadata language (TSDL), for both of its readers: the pre-flight
-// check's validation (live/trace_check.cc) and the native decoder's parser
-// (live/ctf/ctf_metadata.cc). Comments and whitespace (NUL bytes included, as LTTng pads
-// packetized metadata) are skipped; numbers keep their text (decimal, 0x hex, 0 octal, u/l
-// suffixes) and their value; strings are unescaped.
+// The tokens of CTF 1.8's metadata language (TSDL), for its one parser, the TSDL front-end of
+// the metadata model (live/ctf/ctf_metadata.cc), and for the pre-flight check's test of a cut
+// in recorded metadata (live/trace_check.cc, CheckComplete). Comments and whitespace (NUL bytes
+// included, as LTTng pads packetized metadata) are skipped; numbers keep their text (decimal, 0x
+// hex, 0 octal, u/l suffixes) and their value; strings are unescaped.
 #pragma once
 
 #include <cstddef>

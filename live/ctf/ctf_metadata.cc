@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <set>
 #include <utility>
 
 #include "live/ctf/ctf2_metadata.h"
@@ -15,8 +16,7 @@ namespace waitpath::ctf {
 namespace {
 
 using Token = TsdlToken;
-// The parser's errors are the tokenizer's kind: a message at an offset in the text.
-using ParseError = TsdlLexError;
+using Kind = TsdlError::Kind;
 
 // A number as TSDL writes it (decimal, 0x hex, 0 octal, u/l suffixes), optionally negative.
 bool ToInt(const std::string& v, int64_t* out) {
@@ -32,6 +32,27 @@ bool ToInt(const std::string& v, int64_t* out) {
   if (end && *end) return false;
   *out = neg ? -static_cast<int64_t>(u) : static_cast<int64_t>(u);
   return true;
+}
+
+// The same without a sign, over all 64 bits; beyond them UINT64_MAX (as the tokenizer saturates),
+// which every bound refuses.
+bool ToUint(const std::string& v, uint64_t* out) {
+  if (v.empty() || !std::isdigit(static_cast<unsigned char>(v[0]))) return false;
+  errno = 0;
+  char* end = nullptr;
+  const unsigned long long u = std::strtoull(v.c_str(), &end, 0);
+  while (end && (*end == 'u' || *end == 'U' || *end == 'l' || *end == 'L')) ++end;
+  if (end && *end) return false;
+  *out = errno == ERANGE ? UINT64_MAX : u;
+  return true;
+}
+
+// The encodings babeltrace2 knows (any other refuses the trace there).
+bool KnownEncoding(const std::string& v) {
+  for (const char* known : {"none", "UTF8", "utf8", "UTF-8", "utf-8", "ASCII", "ascii"}) {
+    if (v == known) return true;
+  }
+  return false;
 }
 
 // A TSDL field path (a variant's tag, a sequence's length) as a location: absolute when it
@@ -64,17 +85,19 @@ FieldLocation TsdlLocation(const std::string& ref) {
   return loc;
 }
 
+// TSDL text to the model. Fail: syntax it does not know (babeltrace2 may read it); Refuse: text
+// no reader should be handed (TsdlError::Kind::kInvalid), with its position.
 class Parser {
  public:
-  Parser(std::vector<Token> tokens, Metadata* m) : t_(std::move(tokens)), m_(*m) {}
+  Parser(std::vector<Token> tokens, const TsdlBounds& bounds, Metadata* m)
+      : t_(std::move(tokens)), bounds_(bounds), m_(*m) {}
 
   void Run() {
-    while (Peek().kind != Token::kEnd) TopLevel();
+    while (!AtEnd()) TopLevel();
+    AttachEvents();
   }
 
  private:
-  static constexpr uint32_t kMaxDepth = 64;
-
   const Token& Peek(size_t ahead = 0) const { return t_[std::min(p_ + ahead, t_.size() - 1)]; }
   const Token& Take() {
     const Token& t = Peek();
@@ -85,30 +108,57 @@ class Parser {
     const Token& t = Peek(ahead);
     return (t.kind == Token::kPunct || t.kind == Token::kIdent) && t.text == text;
   }
-  [[noreturn]] void Fail(const std::string& what) const { throw ParseError{what, Peek().offset}; }
+  bool AtEnd() const { return Peek().kind == Token::kEnd; }
+
+  [[noreturn]] void Fail(const std::string& what) const {
+    throw TsdlError{Kind::kUnsupported, what, Peek().offset};
+  }
+  [[noreturn]] static void RefuseAt(size_t offset, const std::string& what) {
+    throw TsdlError{Kind::kInvalid, what, offset};
+  }
+  [[noreturn]] void Refuse(const std::string& what) const { RefuseAt(Peek().offset, what); }
+  // The last attribute's value is wrong: refused where it is written.
+  [[noreturn]] void RefuseValue(const std::string& what) const { RefuseAt(value_at_, what); }
+  // Text that ends inside something was cut short.
+  void NotAtEnd(const std::string& inside) const {
+    if (AtEnd()) Refuse("ends inside " + inside);
+  }
   void Expect(const char* text) {
-    if (!Is(text)) {
-      Fail(std::string("expected '") + text + "', found '" +
-           (Peek().kind == Token::kEnd ? std::string("end of text") : Peek().text) + "'");
-    }
+    if (AtEnd()) Refuse(std::string("ends where '") + text + "' is expected");
+    if (!Is(text)) Fail(std::string("expected '") + text + "', found '" + Peek().text + "'");
     Take();
   }
-  bool AtEnd() const { return Peek().kind == Token::kEnd; }
 
   // The value of `key = value;`: its tokens up to ';', joined.
   std::string Value() {
+    value_at_ = Peek().offset;
     std::string v;
     while (!Is(";")) {
-      if (AtEnd() || Is("{") || Is("}")) Fail("unfinished attribute");
+      NotAtEnd("an attribute");
+      if (Is("{") || Is("}")) Fail("unexpected '" + Peek().text + "' in an attribute");
       v += Take().text;
     }
     Take();
     return v;
   }
-  uint64_t UintValue(const std::string& v) {
+  // Where TSDL wants a number, babeltrace2 refuses anything else.
+  uint64_t UintValue(const std::string& v) const {
+    uint64_t n = 0;
+    if (!ToUint(v, &n)) RefuseValue("'" + v + "' is not an unsigned number");
+    return n;
+  }
+  int64_t IntValue(const std::string& v) const {
     int64_t n = 0;
-    if (!ToInt(v, &n) || n < 0) Fail("'" + v + "' is not a number");
-    return static_cast<uint64_t>(n);
+    if (!ToInt(v, &n)) RefuseValue("'" + v + "' is not a number");
+    return n;
+  }
+  // be, le, network, or (in a type) native: the trace's (0). babeltrace2 refuses any other.
+  uint8_t ByteOrder(const std::string& v, bool in_type) const {
+    if (v == "le") return 1;
+    if (v == "be" || v == "network") return 2;
+    if (in_type && v == "native") return 0;
+    RefuseValue("byte order '" + v + "' (" +
+                (in_type ? "le, be, network or native" : "le, be or network") + ")");
   }
 
   TypeId Add(Type t) {
@@ -156,7 +206,7 @@ class Parser {
       const TypeId type = TypeSpec(0);
       if (Peek().kind != Token::kIdent) Fail("typedef without a name");
       const std::string name = Take().text;
-      aliases_[name] = Dimensions(type);
+      aliases_[name] = Dimensions(type, 0);
       Expect(";");
       return true;
     }
@@ -164,11 +214,12 @@ class Parser {
   }
 
   void Block(const std::string& block) {
+    const size_t at = Peek().offset;
     EventClass ev;
     StreamClass sc;
     Clock clock;
     while (!Is("}")) {
-      if (AtEnd()) Fail("ends inside a '" + block + "' block");
+      NotAtEnd("a '" + block + "' block");
       if (Declaration()) continue;
       std::string key;
       while (Peek().kind == Token::kIdent || Is(".")) key += Take().text;
@@ -188,14 +239,19 @@ class Parser {
       Expect("=");
       const std::string value = Value();
       if (block == "trace") {
+        // babeltrace2 reads TSDL as CTF 1.8 only; CTF 2's metadata is JSON (ParseCtf2).
+        if (key == "major" && UintValue(value) != 1)
+          RefuseValue("trace major version " + value + " (TSDL is CTF 1.8: major = 1)");
+        if (key == "minor" && UintValue(value) != 8)
+          RefuseValue("trace minor version " + value + " (TSDL is CTF 1.8: minor = 8)");
         if (key == "uuid") m_.uuid = value;
-        if (key == "byte_order") m_.byte_order = value == "be" || value == "network" ? 2 : 1;
+        if (key == "byte_order") m_.byte_order = ByteOrder(value, false);
       } else if (block == "env") {
         m_.env[key] = value;
       } else if (block == "clock") {
         if (key == "name") clock.name = value;
         if (key == "freq") clock.freq = UintValue(value);
-        if (key == "offset_s") clock.offset_s = static_cast<int64_t>(UintValue(value));
+        if (key == "offset_s") clock.offset_s = IntValue(value);  // may be negative
         if (key == "offset") clock.offset = static_cast<int64_t>(UintValue(value));
         if (key == "uuid") clock.uid = value;
         if (key == "absolute" && (value == "true" || value == "TRUE" || value == "1"))
@@ -209,67 +265,84 @@ class Parser {
       }
     }
     if (block == "clock") {
-      if (clock.freq == 0) Fail("clock '" + clock.name + "' of frequency 0");
+      if (clock.freq == 0) RefuseAt(at, "clock '" + clock.name + "' of frequency 0");
       m_.clocks.push_back(clock);
     } else if (block == "stream") {
-      if (m_.FindStream(sc.id)) Fail("stream id " + std::to_string(sc.id) + " declared twice");
+      if (m_.FindStream(sc.id))
+        RefuseAt(at, "stream id " + std::to_string(sc.id) + " declared twice");
       m_.streams.push_back(std::move(sc));
       std::sort(m_.streams.begin(), m_.streams.end(),
                 [](const StreamClass& a, const StreamClass& b) { return a.id < b.id; });
     } else if (block == "event") {
-      pending_events_.push_back(std::move(ev));
+      pending_events_.emplace_back(std::move(ev), at);
     }
   }
 
- public:
   // Events may come before their stream's block (never in practice): attached at the end.
+  // babeltrace2 refuses an event of a stream never declared, and an event id declared twice.
   void AttachEvents() {
     if (m_.streams.empty() && !pending_events_.empty()) m_.streams.emplace_back();
-    for (EventClass& ev : pending_events_) {
+    for (auto& [ev, at] : pending_events_) {
       auto it = std::find_if(m_.streams.begin(), m_.streams.end(),
                              [&](const StreamClass& s) { return s.id == ev.stream_id; });
       if (it == m_.streams.end()) {
-        throw ParseError{
-            "event '" + ev.name + "' of undeclared stream " + std::to_string(ev.stream_id), 0};
+        RefuseAt(at,
+                 "event '" + ev.name + "' of undeclared stream " + std::to_string(ev.stream_id));
       }
       auto pos = std::lower_bound(it->events.begin(), it->events.end(), ev.id,
                                   [](const EventClass& e, uint64_t id) { return e.id < id; });
-      if (pos != it->events.end() && pos->id == ev.id) {
-        throw ParseError{"event id " + std::to_string(ev.id) + " declared twice", 0};
-      }
+      if (pos != it->events.end() && pos->id == ev.id)
+        RefuseAt(at, "event id " + std::to_string(ev.id) + " declared twice");
       it->events.insert(pos, std::move(ev));
     }
     pending_events_.clear();
   }
 
- private:
   TypeId Named(const std::string& key) const {
     auto it = aliases_.find(key);
     return it == aliases_.end() ? -1 : it->second;
   }
 
+  // `depth`: the nesting inside the current declaration; nesting_ counts the types being parsed
+  // at once (a typealias inside a structure begins a declaration of its own at depth 0).
+  void Depth(uint32_t depth) const {
+    if (depth > bounds_.max_depth || nesting_ / 2 > bounds_.max_depth)
+      Refuse("types nested deeper than " + std::to_string(bounds_.max_depth));
+  }
+
   TypeId TypeSpec(uint32_t depth) {
-    if (depth > kMaxDepth) Fail("types nested deeper than " + std::to_string(kMaxDepth));
+    Depth(depth);
+    ++nesting_;
+    struct Leave {
+      uint32_t& n;
+      ~Leave() { --n; }
+    } leave{nesting_};
     if (Peek().kind != Token::kIdent) Fail("expected a type, found '" + Peek().text + "'");
     const std::string w = Peek().text;
     if (w == "integer" || w == "floating_point") return Scalar();
-    if (w == "string") {
-      Take();
-      if (Is("{")) {
-        Take();
-        while (!Is("}")) {
-          if (AtEnd()) Fail("ends inside a string type");
-          Take();
-        }
-        Take();
-      }
-      Type t;
-      t.kind = Type::kString;
-      return Add(std::move(t));
-    }
+    if (w == "string") return String();
     if (w == "enum") return Enum(depth);
     if (w == "struct" || w == "variant") return Compound(depth);
     return TypeName();
+  }
+
+  TypeId String() {
+    Take();
+    if (Is("{")) {
+      Take();
+      while (!Is("}")) {
+        NotAtEnd("a string type");
+        std::string key;
+        while (Peek().kind == Token::kIdent) key += Take().text;
+        Expect("=");
+        const std::string v = Value();
+        if (key == "encoding" && !KnownEncoding(v)) RefuseValue("unknown encoding '" + v + "'");
+      }
+      Take();
+    }
+    Type t;
+    t.kind = Type::kString;
+    return Add(std::move(t));
   }
 
   TypeId Scalar() {
@@ -280,43 +353,45 @@ class Parser {
     uint32_t exp = 0, mant = 0;
     Expect("{");
     while (!Is("}")) {
-      if (AtEnd()) Fail("ends inside a type");
+      NotAtEnd("a type");
       std::string key;
       while (Peek().kind == Token::kIdent) key += Take().text;
       Expect("=");
       const std::string v = Value();
       if (key == "size") {
         const uint64_t size = UintValue(v);
-        if (size == 0 || size > 64) Fail("integer of " + v + " bits (1 to 64 supported)");
+        if (size == 0 || size > 64) RefuseValue("integer of " + v + " bits (1 to 64)");
         t.size = static_cast<uint32_t>(size);
       } else if (key == "align") {
         const uint64_t a = UintValue(v);
-        if (a == 0 || (a & (a - 1)) != 0 || a > (1u << 20)) Fail("alignment of " + v + " bits");
+        if (a == 0 || (a & (a - 1)) != 0 || a > (1u << 20))
+          RefuseValue("alignment of " + v + " bits");
         t.align = static_cast<uint32_t>(a);
         explicit_align = true;
       } else if (key == "signed") {
         t.is_signed = v == "true" || v == "1" || v == "TRUE";
       } else if (key == "byte_order") {
-        t.byte_order = v == "le" || v == "little" ? 1 : v == "be" || v == "network" ? 2 : 0;
+        t.byte_order = ByteOrder(v, true);
       } else if (key == "encoding") {
-        t.text = !(v == "none" || v == "NONE");
+        if (!KnownEncoding(v)) RefuseValue("unknown encoding '" + v + "'");
+        t.text = v != "none";
       } else if (key == "map") {
         // clock.NAME.value
         if (v.rfind("clock.", 0) == 0 && v.size() > 12 && v.compare(v.size() - 6, 6, ".value") == 0)
           t.clock = v.substr(6, v.size() - 12);
       } else if (key == "exp_dig") {
-        exp = static_cast<uint32_t>(UintValue(v));
+        exp = static_cast<uint32_t>(std::min<uint64_t>(UintValue(v), 1u << 16));
       } else if (key == "mant_dig") {
-        mant = static_cast<uint32_t>(UintValue(v));
+        mant = static_cast<uint32_t>(std::min<uint64_t>(UintValue(v), 1u << 16));
       }
     }
     Take();
     if (!integer) {
       t.size = exp + mant;
       if (t.size != 32 && t.size != 64)
-        Fail("floating point of " + std::to_string(t.size) + " bits");
+        Refuse("floating point of " + std::to_string(t.size) + " bits (32 or 64)");
     }
-    if (integer && t.size == 0) Fail("integer without a size");
+    if (integer && t.size == 0) Refuse("integer without a size");
     if (!explicit_align) t.align = t.size % 8 == 0 ? 8 : 1;
     return Add(std::move(t));
   }
@@ -344,14 +419,14 @@ class Parser {
       container = Named("int");
       if (container < 0) Fail("enum without a container type and no 'int' alias");
     }
-    if (m_.type(container).kind != Type::kInt) Fail("enum container is not an integer");
+    if (m_.type(container).kind != Type::kInt) Refuse("enum container is not an integer");
     Type t = m_.type(container);
     t.is_enum = true;
     t.mappings.clear();
     Expect("{");
     int64_t next = 0;
     while (!Is("}")) {
-      if (AtEnd()) Fail("ends inside an enum");
+      NotAtEnd("an enum");
       if (Peek().kind != Token::kIdent && Peek().kind != Token::kString)
         Fail("expected an enum label, found '" + Peek().text + "'");
       EnumMapping mapping;
@@ -397,7 +472,7 @@ class Parser {
     if (!is_struct && Is("<")) {
       Take();
       while (!Is(">")) {
-        if (AtEnd()) Fail("ends inside a variant tag");
+        NotAtEnd("a variant tag");
         tag += Take().text;
       }
       Take();
@@ -417,18 +492,21 @@ class Parser {
     Type t;
     t.kind = is_struct ? Type::kStruct : Type::kVariant;
     if (!tag.empty()) t.ref = TsdlLocation(tag);
+    std::set<std::string> names;
     uint32_t align = 1;
     while (!Is("}")) {
-      if (AtEnd()) Fail("ends inside a " + kw + "body");
+      NotAtEnd("a " + kw + "body");
       if (Declaration()) continue;
       const TypeId ftype = TypeSpec(depth + 1);
       for (;;) {
         if (Peek().kind != Token::kIdent)
           Fail("expected a member name, found '" + Peek().text + "'");
+        const size_t at = Peek().offset;
         std::string fname = Take().text;
-        const TypeId full = Dimensions(ftype);
-        for (const auto& [have, unused] : t.members) {
-          if (have == fname) Fail("duplicate member '" + fname + "'");
+        const TypeId full = Dimensions(ftype, depth + 1);
+        if (!names.insert(fname).second) {
+          RefuseAt(at, "duplicate member '" + fname + "'" +
+                           (name.empty() ? std::string() : " in " + kw + name));
         }
         t.members.emplace_back(std::move(fname), full);
         align = std::max(align, m_.type(full).align);
@@ -450,10 +528,12 @@ class Parser {
     Take();
     Expect("(");
     if (Peek().kind != Token::kNumber) Fail("align() needs a number");
-    const uint64_t a = UintValue(Take().text);
+    const size_t at = Peek().offset;
+    const Token& n = Take();
     Expect(")");
+    const uint64_t a = n.value;
     if (a == 0 || (a & (a - 1)) != 0 || a > (1u << 20))
-      Fail("struct alignment of " + std::to_string(a));
+      RefuseAt(at, "struct alignment of " + n.text);
     Type copy = m_.type(id);
     copy.align = std::max<uint32_t>(copy.align, static_cast<uint32_t>(a));
     return Add(std::move(copy));
@@ -475,31 +555,44 @@ class Parser {
     Fail("unknown type '" + (words.empty() ? Peek().text : words[0]) + "'");
   }
 
-  TypeId Dimensions(TypeId type) {
-    std::vector<std::pair<bool, std::string>> dims;  // static?, length or path
+  // A declarator's dimensions: `depth` is its member's (each dimension nests once more).
+  TypeId Dimensions(TypeId type, uint32_t depth) {
+    struct Dim {
+      bool fixed;
+      std::string what;  // length or path
+      size_t at;
+    };
+    std::vector<Dim> dims;
     while (Is("[")) {
       Take();
+      const size_t at = Peek().offset;
       std::string what;
-      bool fixed = Peek().kind == Token::kNumber && Is("]", 1);
+      const bool fixed = Peek().kind == Token::kNumber && Is("]", 1);
+      if (fixed && Peek().value > bounds_.max_array_length) {
+        Refuse("array length " + Peek().text + " (at most " +
+               std::to_string(bounds_.max_array_length) + ")");
+      }
       while (!Is("]")) {
-        if (AtEnd()) Fail("ends inside an array length");
+        NotAtEnd("an array length");
         what += Take().text;
       }
       Take();
       if (what.empty()) Fail("empty array length");
-      dims.emplace_back(fixed, what);
+      dims.push_back(Dim{fixed, std::move(what), at});
     }
+    if (!dims.empty()) Depth(depth + static_cast<uint32_t>(dims.size()));
     // int a[2][3]: an array of 2 arrays of 3.
     for (auto it = dims.rbegin(); it != dims.rend(); ++it) {
       Type t;
       t.element = type;
       t.align = m_.type(type).align;
-      if (it->first) {
+      if (it->fixed) {
         t.kind = Type::kArray;
-        t.length = UintValue(it->second);
+        value_at_ = it->at;
+        t.length = UintValue(it->what);
       } else {
         t.kind = Type::kSequence;
-        t.ref = TsdlLocation(it->second);
+        t.ref = TsdlLocation(it->what);
       }
       type = Add(std::move(t));
     }
@@ -508,9 +601,12 @@ class Parser {
 
   std::vector<Token> t_;
   size_t p_ = 0;
+  const TsdlBounds bounds_;
   Metadata& m_;
   std::map<std::string, TypeId> aliases_;
-  std::vector<EventClass> pending_events_;
+  std::vector<std::pair<EventClass, size_t>> pending_events_;  // and their block's offset
+  uint32_t nesting_ = 0;
+  size_t value_at_ = 0;  // where the last attribute's value began
 };
 
 }  // namespace
@@ -699,23 +795,34 @@ void AssignTsdlRoles(Metadata& m) {
 
 }  // namespace
 
-bool ParseTsdl(const std::string& text, Metadata* out, std::string* error) {
+bool ParseTsdl(const std::string& text, const TsdlBounds& bounds, Metadata* out, TsdlError* error) {
   *out = Metadata{};
   try {
-    Parser parser(TokenizeTsdl(text), out);
-    parser.Run();
-    parser.AttachEvents();
-  } catch (const ParseError& e) {
-    const size_t at = std::min(e.offset, text.size());
-    *error =
-        "metadata line " +
-        std::to_string(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n') + 1) +
-        ": " + PrintableText(e.message);
+    std::vector<Token> tokens;
+    try {
+      tokens = TokenizeTsdl(text);
+    } catch (const TsdlLexError& e) {
+      throw TsdlError{Kind::kInvalid, e.message, e.offset};
+    }
+    Parser(std::move(tokens), bounds, out).Run();
+  } catch (TsdlError& e) {
+    e.offset = std::min(e.offset, text.size());
+    e.line = static_cast<size_t>(
+        std::count(text.begin(), text.begin() + static_cast<long>(e.offset), '\n') + 1);
+    e.message = PrintableText(e.message);
+    *error = std::move(e);
     return false;
   }
   AssignTsdlRoles(*out);
   detail::NoteTracer(out);
   return true;
+}
+
+bool ParseTsdl(const std::string& text, Metadata* out, std::string* error) {
+  TsdlError e;
+  if (ParseTsdl(text, TsdlBounds{}, out, &e)) return true;
+  *error = "metadata line " + std::to_string(e.line) + ": " + e.message;
+  return false;
 }
 
 bool ParseMetadataText(const std::string& text, Metadata* out, std::string* error) {

@@ -163,8 +163,41 @@ struct Metadata {
 // `s` with control bytes shown as \xNN: names and errors from damaged input stay one line.
 std::string PrintableText(const std::string& s);
 
-// Parses TSDL text (already out of its metadata packets). On failure returns false and
-// `error` says where (line) and what.
+// What TSDL text is held to beyond the grammar. The defaults are what the decoder reads (it
+// bounds every array by the bits left in its packet); the trace check asks for less, for
+// babeltrace2's sake (TsdlLimits, live/trace_check.h: babeltrace2 allocates per array element).
+struct TsdlBounds {
+  uint64_t max_array_length = UINT64_MAX;  // a static array's length
+  // Nesting of structures, variants, enums and array dimensions in one declaration; the types
+  // being parsed at once (a typealias inside a structure begins another declaration) may nest
+  // twice as deep, so that no text recurses without bound.
+  uint32_t max_depth = 64;
+};
+
+// Why TSDL text was not read, and where.
+struct TsdlError {
+  enum class Kind : uint8_t {
+    // Not metadata to hand any reader: cut short (the text ends inside a declaration), over the
+    // bounds, or what babeltrace2 refuses too (an integer of 0 or more than 64 bits, a float
+    // other than 32 or 64, an alignment not a power of two, a duplicate member, a stream or
+    // event id declared twice, an event of a stream never declared, a clock of frequency 0, an
+    // unknown byte order or encoding, a trace `major` other than 1 or `minor` other than 8, an
+    // attribute that must be a number and is not).
+    kInvalid,
+    // Syntax this front-end does not know (an unknown type name, a declarator it does not
+    // read): babeltrace2 may read it.
+    kUnsupported,
+  };
+  Kind kind = Kind::kUnsupported;
+  std::string message;  // one line (control bytes shown as \xNN)
+  size_t offset = 0;    // bytes into the text
+  size_t line = 1;
+};
+
+// Parses TSDL text (already out of its metadata packets) within `bounds`. On failure returns
+// false and `error` says what, where, and whether it is invalid or only beyond this front-end.
+bool ParseTsdl(const std::string& text, const TsdlBounds& bounds, Metadata* out, TsdlError* error);
+// The same within the default bounds; `error`: "metadata line N: what".
 bool ParseTsdl(const std::string& text, Metadata* out, std::string* error);
 
 // Parses metadata text with the front-end its first byte names: CTF 2 when it is the JSON text
