@@ -8,8 +8,8 @@
 
 #include "app/analyze_command.h"
 #include "app/live_command.h"
-#include "live/dialect.h"
-#include "live/event_builders.h"
+#include "model/dialect.h"
+#include "model/event_builders.h"
 
 namespace waitpath {
 namespace {

@@ -17,7 +17,7 @@
 #include "exporters/clock_report.h"
 #include "exporters/metrics.h"
 #include "exporters/metrics_server.h"
-#include "live/bt_util.h"
+#include "readers/bt_util.h"
 #include "stream/host_stats.h"
 
 namespace waitpath {

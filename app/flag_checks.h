@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "live/host_reader.h"
+#include "readers/host_reader.h"
 
 namespace waitpath {
 
@@ -18,7 +18,7 @@ CLI::Validator StateListCheck();
 CLI::Validator ListenAddressCheck();
 // net://HOST[:PORT] (also net4://, net6://), the port within 1..65535.
 CLI::Validator RelaydUrlCheck();
-// --decoder babeltrace2|native|auto: which decoder reads recorded traces (live/host_reader.h).
+// --decoder babeltrace2|native|auto: which decoder reads recorded traces (readers/host_reader.h).
 void AddDecoderOption(CLI::App* cmd, std::string* decoder);
 // Its value as the reader takes it (checked by AddDecoderOption's validator).
 TraceDecoderChoice DecoderChoice(const std::string& decoder);

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "exporters/terminal_screen.h"
-#include "live/batch.h"
+#include "model/batch.h"
 #include "stream/clock_sync.h"
 
 namespace waitpath {

@@ -27,7 +27,7 @@
 #include "exporters/terminal_screen.h"
 #include "fleet/nats_bus.h"
 #include "fleet/shard_peers.h"
-#include "live/bt_util.h"
+#include "readers/bt_util.h"
 #include "stream/pipeline.h"
 
 namespace waitpath {

@@ -1,7 +1,7 @@
 // The relayd sessions `live` follows, each a source of its pipeline (by the source's id): which
 // listed sessions to attach, which to let go once the relayd no longer lists them, which to
 // follow again when they are created anew. Bookkeeping only: the caller lists the sessions
-// (live/session_discovery.h) and starts and stops the readers (app/live_sessions.h).
+// (relayd/session_discovery.h) and starts and stops the readers (app/live_sessions.h).
 #pragma once
 
 #include <chrono>
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "live/session_discovery.h"
+#include "relayd/session_discovery.h"
 
 namespace waitpath {
 

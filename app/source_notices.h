@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "exporters/metrics.h"
-#include "live/relayd_link.h"
+#include "relayd/relayd_link.h"
 #include "stream/clock_sync.h"
 
 namespace waitpath {

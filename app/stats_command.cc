@@ -10,7 +10,7 @@
 #include "app/report_flags.h"
 #include "base/output.h"
 #include "exporters/stats_report.h"
-#include "live/bt_util.h"
+#include "readers/bt_util.h"
 #include "stream/pipeline.h"
 
 namespace waitpath {

@@ -9,7 +9,7 @@
 #include "app/host_errors.h"
 #include "base/output.h"
 #include "exporters/clock_report.h"
-#include "live/bt_util.h"
+#include "readers/bt_util.h"
 #include "stream/pipeline.h"
 
 namespace waitpath {

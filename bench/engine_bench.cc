@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "incremental/engine.h"
-#include "live/trace_discovery.h"
+#include "readers/trace_discovery.h"
 #include "stream/pipeline.h"
 
 namespace {

@@ -367,7 +367,7 @@ class Bench:
         cg = next(x for x in r["callgrind"]["scale"] if x["tool"] == "analyze")["marginal_over_babeltrace2"]
         ns = min(x["ns_per_event"] for x in r["engine"])
         g = r["memory"]["growth_1x_16x"]
-        cpu = []  # issue 15: CPU (user+sys) over babeltrace2's, medians of the pair-by-pair ratios
+        cpu = []  # the decoder targets: CPU (user+sys) over babeltrace2's, medians of the pair-by-pair ratios
         for row in r["throughput"]:
             one = row["hosts"] == 1
             checks = ([("analyze", TARGETS["analyze_cpu_over_babeltrace2"]), ("stats", TARGETS["stats_cpu_over_babeltrace2"])]
@@ -415,7 +415,7 @@ class Bench:
                      f"| {s['events_per_s'] / 1e6:.2f} | {a['events_per_s'] / 1e6:.2f} | {s['time_over_babeltrace2']:.2f} "
                      f"| **{a['time_over_babeltrace2']:.2f}** | {a['cpu_over_babeltrace2']:.2f} | {a['cpu_per_wall']:.2f} |")
         L.append("")
-        L.append("CPU (user+sys) beside babeltrace2's, same runs (issue 15's measure: run i of each command over "
+        L.append("CPU (user+sys) beside babeltrace2's, same runs (the decoder targets' measure: run i of each command over "
                  "babeltrace2's run i of the same round; median, min–max of those ratios; targets: 1 host stats ≤ 0.20, "
                  "analyze ≤ 0.33; several hosts analyze ≤ 0.50 in one decoding pass).\n")
         L.append("| trace | hosts | bt2 CPU s | stats CPU s | stats/bt2 CPU | analyze CPU s | analyze/bt2 CPU "

@@ -16,9 +16,9 @@
 #include "exporters/analysis_report.h"
 #include "exporters/watched_accounting.h"
 #include "incremental/engine.h"
-#include "live/dialect.h"
-#include "live/event_builders.h"
-#include "live/string_table.h"
+#include "model/dialect.h"
+#include "model/event_builders.h"
+#include "model/string_table.h"
 
 namespace {
 

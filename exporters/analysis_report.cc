@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "exporters/wait_headline.h"
-#include "live/string_table.h"
+#include "model/string_table.h"
 
 namespace waitpath {
 namespace {

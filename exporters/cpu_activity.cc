@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <string>
 
-#include "live/event_views.h"
-#include "live/string_table.h"
+#include "model/event_views.h"
+#include "model/string_table.h"
 
 namespace waitpath {
 

@@ -8,7 +8,7 @@
 #include <limits>
 #include <vector>
 
-#include "live/event.h"
+#include "model/event.h"
 
 namespace waitpath {
 

@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include "live/event_builders.h"
-#include "live/string_table.h"
+#include "model/event_builders.h"
+#include "model/string_table.h"
 
 namespace waitpath {
 namespace {

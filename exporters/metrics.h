@@ -30,7 +30,7 @@
 #include "exporters/wait_capture.h"
 #include "exporters/watched_accounting.h"
 #include "incremental/engine.h"
-#include "live/batch.h"
+#include "model/batch.h"
 
 namespace waitpath {
 

@@ -3,7 +3,7 @@
 #include <string_view>
 
 #include "exporters/wait_headline.h"
-#include "live/string_table.h"
+#include "model/string_table.h"
 
 namespace waitpath {
 namespace {

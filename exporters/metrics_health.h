@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "exporters/quality_counters.h"
-#include "live/batch.h"
+#include "model/batch.h"
 
 namespace waitpath {
 
@@ -55,7 +55,7 @@ class PipelineHealthMetrics : public prometheus::Collectable {
   PipelineHealthMetrics();
 
   // Any thread.
-  // Reader figures are cumulative (live/batch.h): the counters follow them by difference; a
+  // Reader figures are cumulative (model/batch.h): the counters follow them by difference; a
   // restarted reader (its figures back to 0) starts again from there.
   void ObserveReader(const std::string& host, const ReaderCounters& counters);
   // How far the host's analysed stream is behind (live: the wall clock; offline: the most

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "live/string_table.h"
+#include "model/string_table.h"
 
 namespace waitpath {
 

@@ -27,9 +27,9 @@ class ProcessLabels {
   explicit ProcessLabels(size_t max_names, Kind kind = Kind::kProcess)
       : max_names_(max_names), kind_(kind) {}
 
-  // The slot of an interned task name or cgroup path (live/string_table.h). Slots are dense: 0..N-1
-  // for the first N distinct sanitized names, then other_slot() for the rest. Cached per name id,
-  // so that steady-state lookups are one vector access.
+  // The slot of an interned task name or cgroup path (model/string_table.h). Slots are dense:
+  // 0..N-1 for the first N distinct sanitized names, then other_slot() for the rest. Cached per
+  // name id, so that steady-state lookups are one vector access.
   uint32_t Slot(uint32_t comm);
   const std::string& Name(uint32_t slot) const { return names_[slot]; }
   uint32_t other_slot() const { return static_cast<uint32_t>(max_names_); }

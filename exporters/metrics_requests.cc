@@ -1,6 +1,6 @@
 #include "exporters/metrics_requests.h"
 
-#include "live/string_table.h"
+#include "model/string_table.h"
 
 namespace waitpath {
 namespace {

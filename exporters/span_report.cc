@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "exporters/analysis_report.h"
-#include "live/string_table.h"
+#include "model/string_table.h"
 
 namespace waitpath {
 namespace {

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "live/dialect.h"
+#include "model/dialect.h"
 
 namespace waitpath {
 namespace {

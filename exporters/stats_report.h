@@ -8,7 +8,7 @@
 
 #include "base/time_format.h"
 #include "exporters/quality_counters.h"
-#include "live/trace_discovery.h"
+#include "readers/trace_discovery.h"
 #include "stream/host_stats.h"
 
 namespace waitpath {

@@ -8,7 +8,7 @@
 #include <tuple>
 
 #include "exporters/analysis_report.h"
-#include "live/string_table.h"
+#include "model/string_table.h"
 
 namespace waitpath {
 namespace {

@@ -5,9 +5,9 @@
 #include <gtest/gtest.h>
 
 #include "exporters/terminal_screen.h"
-#include "live/dialect.h"
-#include "live/event_builders.h"
-#include "live/string_table.h"
+#include "model/dialect.h"
+#include "model/event_builders.h"
+#include "model/string_table.h"
 
 namespace waitpath {
 namespace {

@@ -11,10 +11,10 @@
 #include <nlohmann/json.hpp>
 
 #include "base/untrusted_name.h"
+#include "ctf/ctf_cut.h"
 #include "exporters/analysis_report.h"
 #include "exporters/span_report.h"
-#include "live/ctf_cut.h"
-#include "live/string_table.h"
+#include "model/string_table.h"
 
 namespace waitpath {
 namespace {

@@ -2,7 +2,7 @@
 // a watched wait lasts at least --capture-min-wait, or a request (an application span, docs/
 // requests.md) at least --capture-min-request, the trace of every host on its path over
 // [start - margin, end + margin] is cut from the relayd's stored trace files (whole CTF
-// packets, live/ctf_cut.h) into a capture directory, with `wait.json` (the wait or span record,
+// packets, ctf/ctf_cut.h) into a capture directory, with `wait.json` (the wait or span record,
 // the hosts, their clock transforms). Captures are bounded in number per hour and in bytes on
 // disk (the oldest go first); every capture, skip and removal is counted.
 #pragma once

@@ -10,9 +10,9 @@
 #include <sstream>
 
 #include "exporters/analysis_report.h"
-#include "live/dialect.h"
-#include "live/event_builders.h"
-#include "live/string_table.h"
+#include "model/dialect.h"
+#include "model/event_builders.h"
+#include "model/string_table.h"
 
 namespace waitpath {
 namespace {

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "live/event.h"
+#include "model/event.h"
 
 namespace waitpath {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "exporters/quality_counters.h"
-#include "live/string_table.h"
+#include "model/string_table.h"
 
 namespace waitpath {
 namespace {

@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "fleet/memory_bus.h"
-#include "live/event_builders.h"
-#include "live/string_table.h"
+#include "model/event_builders.h"
+#include "model/string_table.h"
 
 namespace waitpath {
 namespace {

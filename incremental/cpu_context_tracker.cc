@@ -3,8 +3,8 @@
 #include <array>
 #include <string_view>
 
-#include "live/event.h"
-#include "live/string_table.h"
+#include "model/event.h"
+#include "model/string_table.h"
 
 namespace waitpath {
 namespace {

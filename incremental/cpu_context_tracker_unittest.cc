@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include "live/event.h"
-#include "live/string_table.h"
+#include "model/event.h"
+#include "model/string_table.h"
 
 namespace waitpath {
 namespace {

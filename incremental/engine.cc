@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "live/dialect.h"
-#include "live/event_views.h"
-#include "live/string_table.h"
+#include "model/dialect.h"
+#include "model/event_views.h"
+#include "model/string_table.h"
 
 namespace waitpath {
 namespace {

@@ -15,8 +15,8 @@
 #include "incremental/span_tracker.h"
 #include "incremental/task_history.h"
 #include "incremental/task_table.h"
-#include "live/batch.h"
-#include "live/dialect.h"
+#include "model/batch.h"
+#include "model/dialect.h"
 
 namespace waitpath {
 
@@ -145,7 +145,7 @@ class Engine {
   bool Current(Utid u) const;
   void EnterInterrupt(HostState& hs, const Event& e, const IrqFrame& frame);
 
-  // One handler per kind of event, reading it through its view (live/event_views.h).
+  // One handler per kind of event, reading it through its view (model/event_views.h).
   void OnSchedSwitch(HostState& hs, const Event& e);
   void SwitchOut(HostState& hs, const Event& e);
   Utid SwitchIn(HostState& hs, const Event& e);

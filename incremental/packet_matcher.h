@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "incremental/task_table.h"
-#include "live/event.h"
+#include "model/event.h"
 
 namespace waitpath {
 

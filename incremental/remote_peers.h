@@ -11,7 +11,7 @@
 
 #include "incremental/leaf_state.h"
 #include "incremental/task_table.h"
-#include "live/event.h"
+#include "model/event.h"
 
 namespace waitpath {
 

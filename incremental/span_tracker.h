@@ -24,7 +24,7 @@
 
 #include "incremental/active_path_resolver.h"
 #include "incremental/task_table.h"
-#include "live/event.h"
+#include "model/event.h"
 
 namespace waitpath {
 

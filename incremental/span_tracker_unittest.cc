@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "incremental/engine.h"
-#include "live/dialect.h"
-#include "live/event_builders.h"
+#include "model/dialect.h"
+#include "model/event_builders.h"
 
 namespace waitpath {
 namespace {

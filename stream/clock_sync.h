@@ -12,7 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "live/event.h"
+#include "model/event.h"
 #include "stream/clock_transform.h"
 
 namespace waitpath {

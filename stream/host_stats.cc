@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "live/event_views.h"
+#include "model/event_views.h"
 
 namespace waitpath {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "live/batch.h"
+#include "model/batch.h"
 
 namespace waitpath {
 

@@ -5,7 +5,7 @@
 #include <limits>
 #include <thread>
 
-#include "live/loss_marker.h"
+#include "model/loss_marker.h"
 
 namespace waitpath {
 

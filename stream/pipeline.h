@@ -2,7 +2,7 @@
 //
 //   sources ──► clock sync ──► merger ──► sink
 //
-//   sources     one reader thread per host (live/host_reader.h), each with a bounded lock-free
+//   sources     one reader thread per host (readers/host_reader.h), each with a bounded lock-free
 //               queue of decoded batches; hosts can be added while running (live discovers
 //               sessions on the relayd).
 //   clock sync  every batch, as it arrives, hands its packets and its watermark to the clock
@@ -47,7 +47,7 @@
 #include <string>
 #include <vector>
 
-#include "live/host_reader.h"
+#include "readers/host_reader.h"
 #include "stream/clock_sync.h"
 #include "stream/host_stats.h"
 #include "stream/time_merger.h"

@@ -28,7 +28,7 @@
 #include <optional>
 #include <vector>
 
-#include "live/batch.h"
+#include "model/batch.h"
 #include "stream/clock_transform.h"
 
 namespace waitpath {

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "live/host_reader.h"  // (brings the semaphore, after concurrentqueue.h)
-#include "live/string_table.h"
-#include "live/trace_discovery.h"
+#include "model/string_table.h"
+#include "readers/host_reader.h"  // (brings the semaphore, after concurrentqueue.h)
+#include "readers/trace_discovery.h"
 #include "tests/e2e/cli_test_util.h"
 
 namespace waitpath {

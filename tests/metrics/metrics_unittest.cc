@@ -12,7 +12,7 @@
 #include "exporters/metrics_health.h"
 #include "exporters/metrics_labels.h"
 #include "exporters/metrics_server.h"
-#include "live/string_table.h"
+#include "model/string_table.h"
 #include "tests/metrics/metrics_test_util.h"
 
 namespace waitpath {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The table of issue 18's findings ("Hostile and broken input"), measured again: each
+"""The table of the hostile-input findings (docs/reading.md, "Hostile input"), measured again: each
 finding's damage made on copies of the shared traces, waitpath run on them, and the outcome
 summarized (docs/bench.md, "Hostile input"). Usage:
 

@@ -1,5 +1,5 @@
 // waitpath-relayd-dump: follows one live session of an lttng-relayd with the native viewer
-// client (live/relayd_viewer.h) and writes it as a CTF trace directory, laid out as the
+// client (relayd/relayd_viewer.h) and writes it as a CTF trace directory, laid out as the
 // relayd's own output, until the session ends (or Ctrl-C, or --idle-exit). What it writes,
 // read by babeltrace2, is what the session recorded: tools/relayd_dump/test_relayd_dump.sh.
 #include <fmt/format.h>
@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "base/stop_signal.h"
-#include "live/ctf_directory_writer.h"
-#include "live/relayd_viewer.h"
+#include "relayd/ctf_directory_writer.h"
+#include "relayd/relayd_viewer.h"
 
 namespace {
 

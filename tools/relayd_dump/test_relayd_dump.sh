@@ -1,5 +1,5 @@
 #!/bin/bash
-# The native relayd viewer client (live/relayd_viewer.h) against real daemons: a private
+# The native relayd viewer client (relayd/relayd_viewer.h) against real daemons: a private
 # lttng-relayd and namespaced lttng-sessiond's streaming replayed UST sessions.
 #  1. A session created after the client connected, whose streams appear after it attached:
 #     what the client writes (waitpath-relayd-dump --seek beginning) reads in babeltrace2 as

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "base/stop_signal.h"
-#include "live/bt_util.h"
-#include "live/host_reader.h"
-#include "live/trace_discovery.h"
+#include "readers/bt_util.h"
+#include "readers/host_reader.h"
+#include "readers/trace_discovery.h"
 #include "tools/replay/record_builder.h"
 #include "tools/replay/replay_pacer.h"
 #include "tools/replay/ust_emitter.h"

@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "live/batch.h"
+#include "model/batch.h"
 #include "tools/replay/replay_record.h"
 
 namespace waitpath {

@@ -5,9 +5,9 @@
 #include <limits>
 #include <string>
 
-#include "live/event_views.h"
-#include "live/replay_format.h"
-#include "live/string_table.h"
+#include "model/event_views.h"
+#include "model/replay_format.h"
+#include "model/string_table.h"
 
 namespace waitpath {
 namespace {

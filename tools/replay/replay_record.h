@@ -1,5 +1,5 @@
 /* The integer fields of one waitpath_replay:event record (plain C: the tracepoint probe is C).
- * Meanings are those of live/event_views.h and docs/replay.md. */
+ * Meanings are those of model/event_views.h and docs/replay.md. */
 #ifndef WAITPATH_TOOLS_REPLAY_REPLAY_RECORD_H
 #define WAITPATH_TOOLS_REPLAY_REPLAY_RECORD_H
 

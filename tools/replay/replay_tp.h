@@ -1,5 +1,5 @@
 /* The waitpath_replay:event tracepoint (lttng-ust 2.13 provider). Its fields are the replay
- * format read back by live/event_decoder.cc; see live/replay_format.h and docs/replay.md.
+ * format read back by readers/event_decoder.cc; see model/replay_format.h and docs/replay.md.
  * Plain C so that the probe can be compiled as C: LTTNG_UST_TP_ARGS takes at most ten
  * arguments, so the integers travel in one struct. */
 #undef LTTNG_UST_TRACEPOINT_PROVIDER
