@@ -523,6 +523,32 @@ TEST(Ctf2Metadata, LocationsTheDecoderCannotResolveAreErrorsOfTheirClass) {
   }
 }
 
+// LTTng 2.16's network events: each option of a variant declares the same field, and a field
+// after it in the same option names it relatively: the one just decoded, not ambiguous.
+TEST(Ctf2Metadata, ASiblingInEachOptionOfAVariantIsResolved) {
+  Metadata m;
+  std::string error;
+  ASSERT_TRUE(ParseCtf2(WithPayload(R"({"name": "sel", "field-class": {"type":
+      "fixed-length-unsigned-integer", "length": 8, "byte-order": "little-endian"}},
+     {"name": "v", "field-class": {"type": "variant", "selector-field-location":
+      {"path": ["sel"]}, "options": [
+       {"selector-field-ranges": [[0, 0]], "field-class": {"type": "structure",
+        "member-classes": [{"name": "len", "field-class": {"type":
+        "fixed-length-unsigned-integer", "length": 8, "byte-order": "little-endian"}},
+        {"name": "s", "field-class": {"type": "dynamic-length-string",
+         "length-field-location": {"path": ["len"]}}}]}},
+       {"selector-field-ranges": [[1, 1]], "field-class": {"type": "structure",
+        "member-classes": [{"name": "len", "field-class": {"type":
+        "fixed-length-unsigned-integer", "length": 16, "byte-order": "little-endian"}},
+        {"name": "s", "field-class": {"type": "dynamic-length-string",
+         "length-field-location": {"path": ["len"]}}}]}}]}})"),
+                        &m, &error))
+      << error;
+  DecodePlan plan(m);
+  plan.Compile(m.streams[0].events[0].fields, DecodePlan::Scope::kPayload, true);
+  EXPECT_EQ(plan.error(), "");
+}
+
 // What LTTng 2.16's session daemon writes for a per-UID UST trace (ctf2-trace-class-visitor.cpp:
 // keys sorted, integers always with alignment, byte order and display base; the LARGE event
 // header of UST channels; timestamps by role on the stream's default clock), for a

@@ -99,6 +99,16 @@ int32_t DecodePlan::Resolve(const Context& cx, const FieldLocation& loc, const s
   }
   const int32_t slot = Lookup(scope, target, true, type);
   if (slot < 0) return -1;
+  // A sibling in the structure being compiled (LTTng 2.16's network events: each option of
+  // `network_header` declares `transport_header_type` and, after it, the variant it selects):
+  // the field decoded is the one just placed in this very structure, the latest entry with
+  // that place, whatever other options declare.
+  if (loc.origin == Origin::kRelative && loc.path.size() == 1 && loc.path.front() &&
+      !cx.frames.empty()) {
+    for (const auto& [name, unused] : cx.frames.back().members) {
+      if (name == *loc.path.front()) return slot;
+    }
+  }
   // Several fields of one scope at that place (options of a variant, each with its own length
   // field): the value is whichever was decoded, which one slot cannot hold.
   int32_t root = -1;
