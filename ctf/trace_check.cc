@@ -185,6 +185,90 @@ Verdict ReadModel(const std::string& path, const std::string& text, const TsdlLi
   return Verdict::kRefused;
 }
 
+// What neither front-end sees declaration by declaration: aliases compose types, so a type can
+// nest deeper than any declaration (each alias a structure of the one before: 100,000 lines,
+// 100,000 levels) or hold more fields than the text has (two of the one before at each level:
+// 2^60 integers in 60 lines). Every reader walks a type whole: babeltrace2 copies an alias's
+// type at each use, the native decoder compiles every field, the packet layout below recurses.
+constexpr uint32_t kMaxTypeDepth = 64;         // the native decoder's own bound
+constexpr uint64_t kMaxTypeFields = 1u << 20;  // CTF 2's front-end's bound on field classes
+
+// Every type the trace's scopes use, aliases followed, within kMaxTypeDepth and kMaxTypeFields;
+// false and `error` naming the scope otherwise. Iterative (the depth it checks is unbounded),
+// each type visited once.
+bool ValidateTypes(const ctf::Metadata& m, std::string* error) {
+  struct Expansion {
+    uint32_t depth = 0;   // 0: not yet known
+    uint64_t fields = 0;  // saturated past kMaxTypeFields
+  };
+  std::vector<Expansion> memo(m.types.size());
+  std::vector<uint8_t> open(m.types.size());  // on the walk's stack: a type within itself
+  auto children = [&](const ctf::Type& t, std::vector<ctf::TypeId>* out) {
+    out->clear();
+    for (const auto& [name, member] : t.members) out->push_back(member);
+    if (t.element >= 0) out->push_back(t.element);
+  };
+  auto expand = [&](ctf::TypeId root, const std::string& scope) {
+    if (root < 0) return true;
+    std::vector<std::pair<ctf::TypeId, bool>> stack{{root, false}};  // type, children done
+    std::vector<ctf::TypeId> kids;
+    while (!stack.empty()) {
+      const auto [id, done] = stack.back();
+      stack.pop_back();
+      const auto i = static_cast<size_t>(id);
+      if (memo[i].depth != 0) continue;
+      children(m.type(id), &kids);
+      if (!done) {
+        open[i] = 1;
+        stack.emplace_back(id, true);
+        for (const ctf::TypeId k : kids) {
+          if (open[static_cast<size_t>(k)]) {
+            *error = scope + ": a type contains itself";
+            return false;
+          }
+          if (memo[static_cast<size_t>(k)].depth == 0) stack.emplace_back(k, false);
+        }
+        continue;
+      }
+      Expansion e{1, 1};
+      for (const ctf::TypeId k : kids) {
+        const Expansion& c = memo[static_cast<size_t>(k)];
+        e.depth = std::max(e.depth, std::min(c.depth, kMaxTypeDepth) + 1);
+        e.fields = std::min(e.fields + c.fields, kMaxTypeFields + 1);
+      }
+      memo[i] = e;
+      open[i] = 0;
+    }
+    const Expansion& e = memo[static_cast<size_t>(root)];
+    if (e.depth > kMaxTypeDepth) {
+      *error = scope + ": types nested deeper than " + std::to_string(kMaxTypeDepth) +
+               " (aliases followed)";
+      return false;
+    }
+    if (e.fields > kMaxTypeFields) {
+      *error =
+          scope + ": more than " + std::to_string(kMaxTypeFields) + " fields (aliases followed)";
+      return false;
+    }
+    return true;
+  };
+  if (!expand(m.packet_header, "the packet header")) return false;
+  for (const ctf::StreamClass& sc : m.streams) {
+    const std::string stream = "stream class " + std::to_string(sc.id) + "'s ";
+    if (!expand(sc.packet_context, stream + "packet context") ||
+        !expand(sc.event_header, stream + "event header") ||
+        !expand(sc.event_context, stream + "event context"))
+      return false;
+    for (const ctf::EventClass& ev : sc.events) {
+      const std::string event =
+          "event '" + ctf::PrintableText(ev.name) + "' (id " + std::to_string(ev.id) + ")'s ";
+      if (!expand(ev.context, event + "context") || !expand(ev.fields, event + "fields"))
+        return false;
+    }
+  }
+  return true;
+}
+
 // ---- Packets ----------------------------------------------------------------------------
 
 // Where a packet header or context field is, for the integers this checker reads.
@@ -223,7 +307,8 @@ bool LayOut(const ctf::Metadata& m, ctf::TypeId id, uint64_t bit, Layout* out) {
     a = std::max<uint32_t>(a, 1);
     return (b + a - 1) / a * a;
   };
-  // Moves `at` past a fixed-size type (aligned first); false when it is of variable size.
+  // Moves `at` past a fixed-size type (aligned first); false when it is of variable size. Its
+  // recursion and work are bounded by ValidateTypes, which ran first.
   std::function<bool(const ctf::Type&, uint64_t&)> place = [&](const ctf::Type& t,
                                                                uint64_t& at) -> bool {
     at = align_to(at, t.align);
@@ -569,6 +654,10 @@ CheckedTrace CheckTrace(const std::string& dir, const TsdlLimits& limits, bool m
   // babeltrace2 reads the trace as it is (contained).
   ctf::Metadata m;
   if (ReadModel(meta_path, r.metadata, limits, &m, &r.error) != Verdict::kRead) return r;
+  if (!ValidateTypes(m, &r.error)) {
+    r.error = meta_path + ": " + r.error;
+    return r;
+  }
   r.uuid = m.uuid;
   // Packet layouts from the model: the header, then each stream class's context.
   Layout header;

@@ -110,6 +110,36 @@ TEST_F(MetadataTest, NestedTypealiasesAreBounded) {
   EXPECT_NE(r.error.find("types nested deeper than 32"), std::string::npos) << r.error;
 }
 
+// Types composed of aliases, each a structure of two of the one before (2^60 integers in 60
+// lines), or of the one before (100,000 deep): refused at once, naming the scope, in a packet
+// header (whose layout recursed) as in an event's fields (which the native decoder compiled for
+// ever).
+TEST_F(MetadataTest, TypesComposedOfAliasesAreBounded) {
+  for (const bool wide : {true, false}) {
+    for (const bool header : {true, false}) {
+      std::string text =
+          "/* CTF 1.8 */\ntypealias integer { size = 8; align = 8; signed = false; } := t0;\n";
+      const int levels = wide ? 60 : 100000;
+      for (int i = 1; i <= levels; ++i) {
+        const std::string prev = "t" + std::to_string(i - 1);
+        text += "typealias struct { " + prev + " a; " + (wide ? prev + " b; " : "") + "} := t" +
+                std::to_string(i) + ";\n";
+      }
+      const std::string type = "struct { t" + std::to_string(levels) + " h; }";
+      text += "trace { major = 1; minor = 8; byte_order = le;" +
+              (header ? " packet.header := " + type + ";" : std::string()) +
+              " };\nstream { id = 0; };\n";
+      if (!header) text += "event { name = e; id = 0; fields := " + type + "; };\n";
+      std::ofstream(dir_ / "metadata", std::ios::trunc) << text;
+      const CheckedTrace r = CheckTrace(dir_.string());
+      const std::string scope = header ? "the packet header: " : "event 'e' (id 0)'s fields: ";
+      const std::string why = wide ? "more than 1048576 fields (aliases followed)"
+                                   : "types nested deeper than 64 (aliases followed)";
+      EXPECT_EQ(r.error, (dir_ / "metadata").string() + ": " + scope + why);
+    }
+  }
+}
+
 TEST_F(MetadataTest, UnknownSyntaxIsLeftToBabeltrace) {
   // Not known to be harmful: not refused, packets not checked.
   const CheckedTrace r = Check("event { name = \"e\"; fields := struct { mystery_t a; }; };\n");
