@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "ctf/ctf_metadata.h"
 
@@ -17,6 +18,10 @@ namespace waitpath::ctf {
 
 // The first byte of CTF 2 metadata (and of each of its records).
 inline constexpr char kCtf2RecordSeparator = '\x1e';
+// Whether metadata text is CTF 2 (a JSON text sequence), by its first byte; else TSDL.
+inline bool IsCtf2Text(std::string_view text) {
+  return !text.empty() && text.front() == kCtf2RecordSeparator;
+}
 
 // What hostile CTF 2 metadata runs into; each violated bound is an error that names it.
 struct Ctf2Limits {

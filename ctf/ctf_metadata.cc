@@ -826,7 +826,7 @@ bool ParseTsdl(const std::string& text, Metadata* out, std::string* error) {
 }
 
 bool ParseMetadataText(const std::string& text, Metadata* out, std::string* error) {
-  if (!text.empty() && text.front() == kCtf2RecordSeparator) return ParseCtf2(text, out, error);
+  if (IsCtf2Text(text)) return ParseCtf2(text, out, error);
   return ParseTsdl(text, out, error);
 }
 

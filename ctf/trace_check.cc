@@ -155,7 +155,7 @@ enum class Verdict : uint8_t {
 // offset in the text.
 Verdict ReadModel(const std::string& path, const std::string& text, const TsdlLimits& limits,
                   ctf::Metadata* m, std::string* error) {
-  if (!text.empty() && text[0] == ctf::kCtf2RecordSeparator) {
+  if (ctf::IsCtf2Text(text)) {
     // CTF 2 (LTTng 2.15+'s default): the JSON front-end has bounds of its own, and what it
     // refuses is refused here.
     if (ctf::ParseCtf2(text, m, error)) return Verdict::kRead;

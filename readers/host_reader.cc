@@ -191,16 +191,23 @@ bool ParseDecoderChoice(const std::string& name, TraceDecoderChoice* out) {
 
 namespace {
 
-// Why this babeltrace2 cannot read the host's traces, or "": babeltrace2 reads CTF 2 (LTTng
-// 2.15+'s default) from 2.1 on; Debian 12 ships 2.0.
+// babeltrace2 reads CTF 2 (LTTng 2.15+'s default) from 2.1 on; Debian 12 ships 2.0, which
+// also speaks viewer protocol 2.4 only, to which a relayd hides CTF 2 sessions.
+bool Babeltrace2ReadsCtf2() {
+  return bt_version_get_major() > 2 || (bt_version_get_major() == 2 && bt_version_get_minor() >= 1);
+}
+
+std::string Babeltrace2Version() {
+  return std::to_string(bt_version_get_major()) + "." + std::to_string(bt_version_get_minor());
+}
+
+// Why this babeltrace2 cannot read the host's traces, or "".
 std::string Babeltrace2CannotRead(const HostSpec& spec) {
-  if (bt_version_get_major() > 2 || (bt_version_get_major() == 2 && bt_version_get_minor() >= 1))
-    return "";
+  if (Babeltrace2ReadsCtf2()) return "";
   for (size_t i = 0; i < spec.envs.size() && i < spec.trace_dirs.size(); ++i) {
     if (spec.envs[i].ctf2) {
       return spec.trace_dirs[i] + " is CTF 2 (LTTng 2.15 and later record it by default), which " +
-             "babeltrace2 " + std::to_string(bt_version_get_major()) + "." +
-             std::to_string(bt_version_get_minor()) +
+             "babeltrace2 " + Babeltrace2Version() +
              " cannot read (2.1 or later can): read it with --decoder native (the default)";
     }
   }
@@ -271,14 +278,12 @@ void HostReader::Run() {
     if (!native) return RunGraph(input, reattach);
     const LiveAttempt a = RunLiveNative(input, reattach);
     if (!a.unsupported) return Attempt{a.ended, a.refused, a.error};
-    // babeltrace2 before 2.1 speaks viewer protocol 2.4, to which a relayd hides CTF 2
-    // sessions: falling back would wait on nothing and look like a session that ended.
-    if (a.ctf2 && (bt_version_get_major() < 2 ||
-                   (bt_version_get_major() == 2 && bt_version_get_minor() < 1))) {
+    // Falling back would wait on a session the relayd hides, and look like one that ended.
+    if (a.ctf2 && !Babeltrace2ReadsCtf2()) {
       return Attempt{false, true,
                      "the native decoder cannot read its CTF 2 metadata (" + a.error +
-                         "), nor can babeltrace2 " + std::to_string(bt_version_get_major()) + "." +
-                         std::to_string(bt_version_get_minor()) + " (CTF 2 needs 2.1 or later)"};
+                         "), nor can babeltrace2 " + Babeltrace2Version() +
+                         " (CTF 2 needs 2.1 or later)"};
     }
     fprintf(stderr, "waitpath: host %s: read with babeltrace2: %s\n", spec_.hostname.c_str(),
             a.error.c_str());

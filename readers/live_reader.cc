@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "ctf/ctf2_metadata.h"
 #include "ctf/trace_check.h"
 #include "readers/native_reader.h"
 #include "relayd/relayd_viewer.h"
@@ -202,7 +203,7 @@ LiveAttempt ReadLiveSession(HostInput& input, const std::string& url,
           why = ctf::PrintableText(why);
           if (!t->decoder && options.may_fall_back && input.counters.events == 0) {
             result.unsupported = true;
-            result.ctf2 = !t->text.empty() && t->text[0] == '\x1e';
+            result.ctf2 = ctf::IsCtf2Text(t->text);
             result.error = why;
             return result;
           }

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <system_error>
 
+#include "ctf/ctf2_metadata.h"
 #include "ctf/ctf_metadata.h"
 
 namespace fs = std::filesystem;
@@ -70,7 +71,7 @@ int EnvInt(std::string_view block, std::string_view key) {
 
 TraceEnv ParseTraceEnv(const std::string& text) {
   TraceEnv env;
-  if (!text.empty() && text[0] == '\x1e') {
+  if (ctf::IsCtf2Text(text)) {
     // CTF 2: the trace class's environment, from the one metadata model.
     ctf::Metadata m;
     std::string error;
