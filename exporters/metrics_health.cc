@@ -53,7 +53,8 @@ void PipelineHealthMetrics::ObserveReader(const std::string& host, const ReaderC
   std::lock_guard lock(mutex_);
   auto [it, inserted] = readers_.try_emplace(host);
   ReaderCounters& last = it->second;
-  // Cumulative figures only grow; a restarted reader starts again from 0.
+  // A host's figures across all its readers (Pipeline::Arrive): they only grow. One that fell
+  // anyway counts from zero.
   auto follow = [&](QualityCounter counter, uint64_t now, uint64_t& before) {
     At(counter, {host}) += static_cast<double>(now >= before ? now - before : now);
     before = now;

@@ -146,9 +146,12 @@ std::unique_ptr<Batch> Pipeline::Take(size_t host) {
   }
 }
 
-void Pipeline::Arrive(const Batch& batch, bool sync) {
+void Pipeline::Arrive(Batch& batch, bool sync) {
   const uint16_t h = batch.host;
   stats_[h].Add(batch);
+  // From here on a batch's counters are its host's, across the readers a recreated session
+  // gave it (HostStats::Resume): cumulative figures that only grow, whatever reader sent it.
+  batch.counters = stats_[h].reader;
   watermark_[h] = std::max(watermark_[h], batch.watermark);
   if (sync && sync_) {
     for (const Event& e : batch.events) {

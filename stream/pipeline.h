@@ -174,7 +174,7 @@ class Pipeline {
   // Blocks until the host's next batch (every reader ends with a `last` batch).
   std::unique_ptr<Batch> Take(size_t host);
   // Counts a batch that came from a reader, feeds it to the sync, notes its host's end.
-  void Arrive(const Batch& batch, bool sync);
+  void Arrive(Batch& batch, bool sync);
   void SetTransforms(const std::vector<HostClock>& clocks);
   // Merges what can be released into the sink; fully merged batches go back to their readers.
   void Release();

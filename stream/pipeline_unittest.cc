@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -247,6 +248,40 @@ TEST(Pipeline, BootstrapReferenceIsTheFirstHostByName) {
   const RecordingSink sink = RunWith(hosts, options);
   ASSERT_FALSE(sink.last_clocks.empty());
   for (const HostClock& c : sink.last_clocks) EXPECT_EQ(c.reference, "VM1");
+}
+
+// Live, a recreated session reads the same host again with a new reader whose own counters
+// start from zero. Downstream, a batch's counters are the host's across both readers: they
+// never fall, and end at both readers' sum. (waitpath_events_total follows them: when the new
+// reader's first batch held as many events as the old reader had read in all, it counted none.)
+TEST(Pipeline, AReopenedSourceCountsOnFromWhereItsLastReaderEnded) {
+  struct CountingSink : RecordingSink {
+    void OnBatchDone(const Batch& batch) override {
+      RecordingSink::OnBatchDone(batch);
+      counted.push_back(batch.counters.events);
+    }
+    std::vector<uint64_t> counted;
+  };
+  PipelineOptions options;
+  options.policy = SyncPolicy::kBootstrap;
+  options.bootstrap_limit = std::chrono::milliseconds(0);
+  CountingSink sink;
+  Pipeline pipeline(options, &sink);
+  pipeline.AddSource(Hosts({Fixture("lttng/rpc")})[0]);
+  auto pump_until_ended = [&](size_t times) {
+    for (int i = 0; i < 100'000 && sink.ended.size() < times; ++i) pipeline.Pump(1000);
+    ASSERT_EQ(sink.ended.size(), times);
+  };
+  pump_until_ended(1);
+  const uint64_t once = pipeline.stats()[0].reader.events;
+  ASSERT_GT(once, 1000u);
+  ASSERT_TRUE(pipeline.ReopenSource(0));
+  pump_until_ended(2);
+  pipeline.Drain();
+  ASSERT_FALSE(sink.counted.empty());
+  for (size_t i = 1; i < sink.counted.size(); ++i) ASSERT_LE(sink.counted[i - 1], sink.counted[i]);
+  EXPECT_EQ(sink.counted.back(), 2 * once);
+  EXPECT_EQ(pipeline.stats()[0].reader.events, 2 * once);
 }
 
 TEST(Pipeline, UnknownReferenceIsAnError) {
