@@ -138,7 +138,7 @@ bool TraceDecoder::Open(const std::string& dir, std::string* error) {
   dir_ = dir;
   if (!LoadMetadata(dir, &meta_, error) || !Compile(error)) return false;
   // Stream files: every regular, non-empty, non-hidden file but the metadata, by path (the
-  // order of babeltrace2's ports, which decides ties in the merge).
+  // order of babeltrace2's ports, which decides ties of one CPU in the merge).
   std::error_code ec;
   for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();

@@ -268,6 +268,7 @@ void MergingSink::NoteStream(PortCursor& p, const bt_stream* stream) {
   p.has_clock = bt_stream_class_borrow_default_clock_class_const(stream_class) != nullptr;
   decoder_.NoteStreamClass(stream_class);
   p.cpu = input_.cpus.CpuOf(stream, p.index());
+  merger_.SetTie(p.index(), p.cpu);
 }
 
 int32_t MergingSink::FindStream(const std::string& port_name) const {

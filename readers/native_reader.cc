@@ -234,6 +234,7 @@ void NativeReader::NoteStream(Port& p) {
     }
   }
   p.cpu = input_.cpus.CpuOf(p.cursor.get(), p.fallback_cpu);
+  merger_.SetTie(p.index, p.cpu);
 }
 
 void NativeReader::OnPacket(Port& p) {

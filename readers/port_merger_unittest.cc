@@ -57,6 +57,26 @@ TEST(PortMergerTest, EarliestHeadFirstTiesToTheLowerPort) {
   EXPECT_EQ(ports.agains, 0);
 }
 
+// Equal times go by tie key (the port's CPU) before port: live, the relayd announces streams in
+// any order.
+TEST(PortMergerTest, EqualTimesGoByTieKeyThenPort) {
+  FakePorts ports{{{5, 7}, {5, 7}, {5}}};
+  PortMerger merger;
+  for (uint32_t p = 0; p < 3; ++p) merger.AddPort(p);
+  merger.SetTie(0, 1);  // port 0 reads CPU 1, ports 1 and 2 CPU 0
+  std::vector<uint32_t> order;
+  ASSERT_TRUE(merger.RefillMissing([&](uint32_t p, int64_t* ts) { return ports.Head(p, ts); }));
+  while (merger.has_head()) {
+    const uint32_t p = merger.PopEarliest();
+    order.push_back(p);
+    ports.queues[p].pop_front();
+    int64_t ts = 0;
+    const Refill r = ports.Head(p, &ts);
+    ASSERT_TRUE(merger.Requeue(p, r, ts));
+  }
+  EXPECT_EQ(order, (std::vector<uint32_t>{1, 2, 0, 1, 0}));
+}
+
 TEST(PortMergerTest, APortWithoutAHeadHoldsTheMergeBack) {
   // Port 1 answers AGAIN before its second message: port 0's later events must wait for it.
   FakePorts ports{{{1, 2, 3, 4}, {1, -1, 2}}};
