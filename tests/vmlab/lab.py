@@ -235,7 +235,9 @@ class Guest:
              "-smp", str(self.smp), "-m", str(self.mem), "-display", "none", "-monitor", "none",
              "-serial", f"file:{self.serial}", "-no-reboot",
              "-kernel", os.path.join(img, "vmlinuz"), "-initrd", os.path.join(img, "initrd.img"),
-             "-append", "root=/dev/vda rw console=ttyS0 net.ifnames=0 quiet init=/sbin/waitpath-lab-init",
+             "-append", "root=/dev/vda rw console=ttyS0 net.ifnames=0 quiet init=/sbin/waitpath-lab-init "
+             # A soft lockup's backtraces (every CPU's) in serial.log, past `quiet`.
+             "softlockup_all_cpu_backtrace=1 loglevel=5",
              "-drive", f"file={os.path.join(img, 'image.ext4')},format=raw,if=virtio,snapshot=on",
              # The lab disk is slow on purpose (100 I/O per second): diskwrite's flushes there
              # are disk waits, not answered at once by the host's page cache.
