@@ -74,10 +74,9 @@ def count_events(trace_dirs):
         # The host's babeltrace2 (2.0) cannot read CTF 2: babeltrace2 2.1 of the sid chroot can.
         bt2 = [ORACLE] if trace_format(d) == "ctf-2" else ["babeltrace2"]
         out = run(bt2 + [d, "-c", "sink.utils.counter"])
-        for l in out.splitlines():
-            parts = l.split()
-            if len(parts) >= 3 and parts[1:3] == ["Event", "messages"]:
-                total += int(parts[0])
+        # The counter prints running counts every 10,000 messages, then the totals: the last.
+        counts = [int(l.split()[0]) for l in out.splitlines() if l.split()[1:3] == ["Event", "messages"]]
+        total += counts[-1] if counts else 0
     return total
 
 
