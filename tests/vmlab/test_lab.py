@@ -10,6 +10,8 @@ configs/lttng/waitpath-session.sh, streamed to an lttng-relayd on the host, anal
   test_lab.py WAITPATH lttng216 [--trace-format F]  (a) (c) (d) on an LTTng 2.16 guest (Debian sid image),
                                                     CTF 2 (2.16's default) to a 2.16 relayd; F=ctf-1.8
                                                     records CTF 1.8 instead
+  test_lab.py WAITPATH mixed [--trace-format F]     (b) with a 2.16 server guest (CTF 2, or F) and a 2.13
+                                                    client guest (CTF 1.8), one 2.16 relayd
 
 Exit 0 pass, 1 fail, 77 skip (no root, QEMU or debootstrap). WAITPATH_VMLAB_KEEP=1 keeps the
 lab directory (serial logs, relayd output, waitpath output) under /var/tmp.
@@ -322,12 +324,21 @@ $SESSION --destroy --name rpc2
 """
 
 
-def test_rpc2(w):
-    with vmlab.Lab("rpc2") as lab:
+def test_rpc2(w, tag="rpc2", relayd="host", server_suite="bookworm", client_suite="bookworm", sid_format=None):
+    """The mixed case (tag "mixed"): a 2.16 server guest (sid) and a 2.13 client guest
+    (bookworm), both streaming to one 2.16 relayd; sid_format: the sid guest's trace format
+    (None: CTF 2, its default)."""
+    with vmlab.Lab(tag, relayd=relayd) as lab:
         lab.start_relayd()
         live = Live(lab, w)
-        srv = lab.guest("vm-server", RPC_SERVER, smp=1, workloads=["rpc"], link=("listen", lab.link_port), ip1="192.168.77.1/24")
-        cli = lab.guest("vm-client", RPC_CLIENT, smp=1, workloads=["rpc"], link=("connect", lab.link_port), ip1="192.168.77.2/24")
+        fmt = {"sid": sid_format, "bookworm": None}
+        srv = lab.guest("vm-server", RPC_SERVER, smp=1, workloads=["rpc"], link=("listen", lab.link_port),
+                        ip1="192.168.77.1/24", suite=server_suite, trace_format=fmt[server_suite])
+        cli = lab.guest("vm-client", RPC_CLIENT, smp=1, workloads=["rpc"], link=("connect", lab.link_port),
+                        ip1="192.168.77.2/24", suite=client_suite, trace_format=fmt[client_suite])
+        for g in (srv, cli):
+            log(f"{g.name}: {g.suite} (kernel {g.info['kernel']}, lttng-modules {g.info['lttng_modules']}), "
+                f"trace format {g.trace_format or 'default'}; relayd {relayd}")
         srv.start()
         cli.start()
         for g in (srv, cli):
@@ -342,6 +353,15 @@ def test_rpc2(w):
         if not check(len(dirs) == 2, f"two stored kernel traces ({dirs})"):
             return
         n = count_events(dirs)
+        for d in dirs:
+            want = count_events([d])
+            st = subprocess.run([w, "stats", d], capture_output=True, text=True)
+            got = [int(l.split()[1]) for l in st.stdout.splitlines() if l.split()[:1] == ["events"]]
+            fmt_line = [l.split(None, 1)[1] for l in st.stdout.splitlines() if l.split()[:1] == ["format"]]
+            warns = [l for l in st.stderr.splitlines() if "warning" in l]
+            check(got == [want] and not warns,
+                  f"{d.split('/relay-a/')[-1]} ({', '.join(fmt_line)}): waitpath reads the {want} events babeltrace2 "
+                  f"reads ({got}, {len(warns)} warnings{': ' + warns[0][-200:] if warns else ''})")
         sync = run([w, "sync", "--json"] + dirs)
         open(os.path.join(lab.dir, "sync.json"), "w").write(sync)
         clocks = records(sync, "clock")
@@ -394,7 +414,8 @@ def test_rpc2(w):
         log(f"NOTE: live vs analyze --reference {ref}: worst difference {worst:.1f} x the tolerance "
             f"(2 x final accuracy ±{acc / 1e3:.0f} µs + 1e-4 x life): {worst_what}")
         log(f"identical records: {len(set(task_lines(live_out)) & set(task_lines(ar)))} of {len(lt)}")
-        log(f"FIGURES rpc2: events streamed {n} (two guests)")
+        log(f"FIGURES {tag}: events streamed {n} (two guests); formats "
+            + ", ".join(f"{d.split('/relay-a/')[-1].split('/')[0]} {trace_format(d)}" for d in dirs))
 
 
 # --- (e): relayd and session daemons killed mid-stream ---------------------------------------
@@ -744,6 +765,9 @@ def main():
         elif which == "overlay":
             fx = sys.argv[sys.argv.index("--fixtures") + 1] if "--fixtures" in sys.argv else None
             test_overlay(w, fx)
+        elif which == "mixed":
+            fmt = sys.argv[sys.argv.index("--trace-format") + 1] if "--trace-format" in sys.argv else None
+            test_rpc2(w, tag="mixed", relayd="2.16", server_suite="sid", client_suite="bookworm", sid_format=fmt)
         elif which == "lttng216":
             fmt = sys.argv[sys.argv.index("--trace-format") + 1] if "--trace-format" in sys.argv else None
             test_workloads(w, suite="sid", relayd="2.16", trace_fmt=fmt, tag="lttng216")
