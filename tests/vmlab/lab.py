@@ -5,8 +5,15 @@ sessions to an lttng-relayd on the host.
 As a module: Lab (a temp dir, a relayd, guests; cleans its processes up by pid).
 As a command:
   lab.py boot [--guests N] [--smp N] [--run 'SHELL'] [--keep DIR]
+              [--suite bookworm|sid|mixed] [--relayd host|2.16] [--trace-format ctf-1.8]
       boots N guests that run the given shell command (after lttng-sessiond is up) and
       print their serial logs' LAB: lines and the boot time.
+
+Images (build-image.sh): bookworm (Debian 12, LTTng 2.13) or sid (Debian's development suite,
+LTTng 2.16, CTF 2 by default); `mixed` alternates them (guest0 bookworm, guest1 sid, ...).
+Relayds: the host's lttng-relayd (2.13), or 2.16's from the sid chroot
+(tests/lttng216/sid-chroot.sh), which 2.16 guests need for CTF 2 sessions (a 2.16 sessiond
+refuses to stream CTF 2 to a 2.13 relayd).
 
 Networking: user networking with restrict=on only; the guest reaches the host's relayd through
 guestfwd 10.0.2.100:5342/5343 -> 127.0.0.1:CONTROL/DATA; guest-to-guest through -netdev socket
@@ -37,15 +44,30 @@ def log(msg):
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
-def image_dir():
-    """The cached guest image (built by build-image.sh when missing). Raises Skip."""
-    p = subprocess.run(["bash", os.path.join(HERE, "build-image.sh")], stdout=subprocess.PIPE,
+SUITES = ("bookworm", "sid")
+SID_CHROOT = os.path.join(SRC, "tests", "lttng216", "sid-chroot.sh")
+
+
+def image_dir(suite="bookworm"):
+    """The cached guest image of `suite` (built by build-image.sh when missing). Raises Skip."""
+    p = subprocess.run(["bash", os.path.join(HERE, "build-image.sh"), "--suite", suite],
+                       stdout=subprocess.PIPE, text=True)
+    if p.returncode == SKIP:
+        raise Skip(f"the {suite} guest image cannot be built here")
+    if p.returncode != 0:
+        raise RuntimeError(f"build-image.sh --suite {suite} failed ({p.returncode})")
+    return p.stdout.strip().splitlines()[-1]
+
+
+def sid_chroot():
+    """Makes sure the sid chroot with LTTng 2.16 exists (sid-chroot.sh build). Raises Skip."""
+    p = subprocess.run(["bash", SID_CHROOT, "build"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        text=True)
     if p.returncode == SKIP:
-        raise Skip("the guest image cannot be built here")
+        raise Skip("the sid chroot (LTTng 2.16) cannot be built here: " + p.stderr.strip()[-200:])
     if p.returncode != 0:
-        raise RuntimeError(f"build-image.sh failed ({p.returncode})")
-    return p.stdout.strip().splitlines()[-1]
+        raise RuntimeError(f"sid-chroot.sh build failed ({p.returncode}): {p.stderr.strip()[-500:]}")
+    return p.stdout.strip()
 
 
 def check_host():
@@ -67,10 +89,19 @@ def free_port_base(n):
 
 
 class Lab:
-    def __init__(self, name="lab", keep=None):
+    """suite: the guests' default image; relayd: "host" (the host's lttng-relayd, 2.13) or
+    "2.16" (the sid chroot's)."""
+
+    def __init__(self, name="lab", keep=None, suite="bookworm", relayd="host"):
         check_host()
-        self.image = image_dir()
-        self.info = json.load(open(os.path.join(self.image, "info.json")))
+        if suite not in SUITES or relayd not in ("host", "2.16"):
+            raise ValueError(f"suite {suite}, relayd {relayd}")
+        self.suite, self.relayd_kind = suite, relayd
+        self.images, self.infos = {}, {}
+        self.image = self.image_for(suite)
+        self.info = self.infos[suite]
+        if relayd == "2.16":
+            self.relayd_versions = sid_chroot()
         self.dir = keep or tempfile.mkdtemp(prefix=f"waitpath-vmlab-{name}.", dir="/var/tmp")
         os.makedirs(self.dir, exist_ok=True)
         self.procs = []  # every process we started, ended by pid in close()
@@ -81,6 +112,13 @@ class Lab:
         self.relayd = None
         self.relayd_out = None
         self.keep = keep is not None
+
+    def image_for(self, suite):
+        """The cached image of `suite` (built when missing) and its info.json in self.infos."""
+        if suite not in self.images:
+            self.images[suite] = image_dir(suite)
+            self.infos[suite] = json.load(open(os.path.join(self.images[suite], "info.json")))
+        return self.images[suite]
 
     # --- processes ---------------------------------------------------------------------
     def spawn(self, argv, out=None, err=None, **kw):
@@ -103,6 +141,9 @@ class Lab:
     def close(self):
         for g in self.guests:
             g.kill()
+        # The chroot's relayd first, with time for sid-chroot.sh to end it and unmount.
+        if self.relayd_kind == "2.16":
+            self.stop(self.relayd, signal.SIGTERM, 30)
         for p in reversed(self.procs):
             if p.poll() is None:
                 try:
@@ -125,14 +166,31 @@ class Lab:
     # --- relayd ------------------------------------------------------------------------
     def start_relayd(self, tag="a"):
         self.relayd_out = os.path.join(self.dir, f"relay-{tag}")
-        self.relayd = self.spawn(
-            ["lttng-relayd", "-C", f"tcp://127.0.0.1:{self.ctrl}", "-D", f"tcp://127.0.0.1:{self.data}",
-             "-L", f"tcp://127.0.0.1:{self.live}", "-o", self.relayd_out],
-            out=os.path.join(self.dir, f"relayd-{tag}.log"), err=os.path.join(self.dir, f"relayd-{tag}.err"))
-        wait_until(lambda: self.listening(self.live), 10, "lttng-relayd listening")
+        argv = ["lttng-relayd", "-C", f"tcp://127.0.0.1:{self.ctrl}", "-D", f"tcp://127.0.0.1:{self.data}",
+                "-L", f"tcp://127.0.0.1:{self.live}", "-o", self.relayd_out]
+        env = None
+        if self.relayd_kind == "2.16":
+            # In the sid chroot (its own mount namespace, the host's network): the lab
+            # directory is bound at the same path, so the output lands where the host reads it.
+            # Our pid is sid-chroot.sh's: SIGTERM ends the relayd and unmounts.
+            argv = ["nice", "-n", "10", "bash", SID_CHROOT, "run"] + argv
+            env = dict(os.environ, WAITPATH_SID_BIND=self.dir, WAITPATH_SID_BIND_RO="")
+        self.relayd = self.spawn(argv, out=os.path.join(self.dir, f"relayd-{tag}.log"),
+                                 err=os.path.join(self.dir, f"relayd-{tag}.err"), env=env)
+        wait_until(lambda: self.listening(self.live), 30, f"lttng-relayd ({self.relayd_kind}) listening")
         return self.relayd
 
     def kill_relayd(self):
+        if self.relayd_kind == "2.16" and self.relayd is not None:
+            # SIGKILL the relayd itself (the chroot's shell would not pass it on), then let
+            # sid-chroot.sh clean up.
+            for pid in children(self.relayd.pid, "lttng-relayd"):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            self.stop(self.relayd, signal.SIGTERM, 30)
+            return
         self.stop(self.relayd, signal.SIGKILL)
 
     def listening(self, port):
@@ -151,10 +209,36 @@ class Lab:
         return res
 
     # --- guests ------------------------------------------------------------------------
-    def guest(self, name, run_sh, smp=2, mem=1024, link=None, ip1=None, workloads=None):
-        g = Guest(self, name, run_sh, smp, mem, link, ip1, workloads)
+    def guest(self, name, run_sh, smp=2, mem=1024, link=None, ip1=None, workloads=None, suite=None,
+              trace_format=None):
+        """trace_format: None for lttng's default (CTF 1.8 on 2.13, CTF 2 on 2.16), or a
+        --trace-format value every `lttng create` of the guest gets (waitpath-session.sh has
+        no such option: a wrapper adds it)."""
+        g = Guest(self, name, run_sh, smp, mem, link, ip1, workloads, suite or self.suite, trace_format)
         self.guests.append(g)
         return g
+
+
+def children(pid, comm):
+    """The descendants of `pid` named `comm` (from /proc)."""
+    kids = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            stat = open(f"/proc/{d}/stat").read()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+        kids.setdefault(ppid, []).append((int(d), name))
+    res, todo = [], [pid]
+    while todo:
+        for c, name in kids.get(todo.pop(), []):
+            todo.append(c)
+            if name == comm:
+                res.append(c)
+    return res
 
 
 def wait_until(pred, timeout, what):
@@ -167,8 +251,12 @@ def wait_until(pred, timeout, what):
 
 
 class Guest:
-    def __init__(self, lab, name, run_sh, smp, mem, link, ip1, workloads=None):
+    def __init__(self, lab, name, run_sh, smp, mem, link, ip1, workloads=None, suite="bookworm",
+                 trace_format=None):
         self.lab, self.name, self.smp, self.mem = lab, name, smp, mem
+        self.suite, self.trace_format = suite, trace_format
+        self.image = lab.image_for(suite)
+        self.info = lab.infos[suite]
         self.link, self.ip1 = link, ip1  # link: ("listen"|"connect", port)
         self.dir = os.path.join(lab.dir, f"guest-{name}")
         os.makedirs(self.dir, exist_ok=True)
@@ -208,6 +296,14 @@ class Guest:
             f.write("set -u\nexport PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n"
                     f"RELAYD=net://{RELAYD_IP}:5342:5343\nSESSION=/lab/waitpath-session.sh\n"
                     f"host_says() {{ socat -u TCP:{RELAYD_IP}:7000 - 2>/dev/null; }}\n")
+            if self.trace_format:
+                # Every session in the given trace format, set up otherwise exactly as the
+                # session script does: `lttng create` gets --trace-format appended.
+                f.write("mkdir -p /usr/local/bin\n"
+                        "cat >/usr/local/bin/lttng <<'EOF'\n#!/bin/sh\n"
+                        f"if [ \"$1\" = create ]; then exec /usr/bin/lttng \"$@\" --trace-format={self.trace_format}; fi\n"
+                        "exec /usr/bin/lttng \"$@\"\nEOF\nchmod +x /usr/local/bin/lttng\n"
+                        f"echo \"LAB: trace format {self.trace_format}\"\n")
             f.write(run_sh)
         for f in ("init.sh", "waitpath-session.sh", "run.sh"):
             os.chmod(os.path.join(d, f), 0o755)
@@ -223,7 +319,7 @@ class Guest:
         os.replace(self.control + ".new", self.control)
 
     def argv(self):
-        img = self.lab.image
+        img = self.image
         # socat, not nc: it passes the guest's close on to the relayd (with nc the relayd
         # never sees a destroyed session end, and live viewers wait for it forever).
         # Port 7000 reads the host's control file (`host_says` in run.sh): a phase word the
@@ -295,7 +391,14 @@ class Guest:
             self.proc.wait()
 
 
+def exit_on_sigterm():
+    """SIGTERM ends the program through SystemExit, so that Lab.close() stops the guests and
+    daemons it started (Python's default would leave them running)."""
+    signal.signal(signal.SIGTERM, lambda *a: sys.exit(128 + signal.SIGTERM))
+
+
 def main():
+    exit_on_sigterm()
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("boot")
@@ -304,9 +407,13 @@ def main():
     b.add_argument("--run", default="lttng list -k | head -5\n")
     b.add_argument("--keep")
     b.add_argument("--timeout", type=int, default=300)
+    b.add_argument("--suite", choices=SUITES + ("mixed",), default="bookworm")
+    b.add_argument("--relayd", choices=("host", "2.16"), default="host")
+    b.add_argument("--trace-format")
     args = ap.parse_args()
     try:
-        with Lab("boot", keep=args.keep) as lab:
+        suites = list(SUITES) if args.suite == "mixed" else [args.suite]
+        with Lab("boot", keep=args.keep, suite=suites[0], relayd=args.relayd) as lab:
             lab.start_relayd()
             gs = []
             for i in range(args.guests):
@@ -314,14 +421,16 @@ def main():
                 if args.guests > 1:
                     link = ("listen" if i == 0 else "connect", lab.link_port)
                 gs.append(lab.guest(f"guest{i}", args.run, smp=args.smp, link=link,
-                                    ip1=f"192.168.77.{i + 1}/24" if link else None))
+                                    ip1=f"192.168.77.{i + 1}/24" if link else None,
+                                    suite=suites[i % len(suites)], trace_format=args.trace_format))
             for g in gs:
                 g.start()
             for g in gs:
                 _, t_init = g.wait_line(r"^LAB: init", args.timeout)
                 _, t_ready = g.wait_line(r"^LAB: sessiond ready", args.timeout)
                 g.wait(args.timeout)
-                print(f"{g.name}: init after {t_init:.1f} s, sessiond ready after {t_ready:.1f} s, "
+                print(f"{g.name} ({g.suite}: {g.info['kernel']}, lttng-modules {g.info['lttng_modules']}): "
+                      f"init after {t_init:.1f} s, sessiond ready after {t_ready:.1f} s, "
                       f"off after {time.time() - g.t_start:.1f} s")
                 for l in g.lab_lines():
                     print(f"  {l}")

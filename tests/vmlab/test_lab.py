@@ -7,6 +7,11 @@ configs/lttng/waitpath-session.sh, streamed to an lttng-relayd on the host, anal
   test_lab.py WAITPATH rpc2                         (b) an RPC across two guests, clock sync
   test_lab.py WAITPATH restart                      (e) relayd and session daemons killed mid-stream
   test_lab.py WAITPATH overlay [--fixtures DIR]     (f) kmod/ (DKMS) over a VXLAN(+ESP) overlay, cgroups
+  test_lab.py WAITPATH lttng216 [--trace-format F]  (a) (c) (d) on an LTTng 2.16 guest (Debian sid image),
+                                                    CTF 2 (2.16's default) to a 2.16 relayd; F=ctf-1.8
+                                                    records CTF 1.8 instead
+  test_lab.py WAITPATH mixed [--trace-format F]     (b) with a 2.16 server guest (CTF 2, or F) and a 2.13
+                                                    client guest (CTF 1.8), one 2.16 relayd
 
 Exit 0 pass, 1 fail, 77 skip (no root, QEMU or debootstrap). WAITPATH_VMLAB_KEEP=1 keeps the
 lab directory (serial logs, relayd output, waitpath output) under /var/tmp.
@@ -56,14 +61,24 @@ def task_lines(text):
     return sorted(l for l in text.splitlines() if '"type":"task"' in l)
 
 
+ORACLE = os.path.join(SRC, "tests", "lttng216", "bt2-oracle.sh")
+
+
+def trace_format(trace_dir):
+    """"ctf-2" when the trace's metadata is CTF 2 (JSON records, each after 0x1E), else "ctf-1.8"."""
+    with open(os.path.join(trace_dir, "metadata"), "rb") as f:
+        return "ctf-2" if f.read(1) == b"\x1e" else "ctf-1.8"
+
+
 def count_events(trace_dirs):
     total = 0
     for d in trace_dirs:
-        out = run(["babeltrace2", d, "-c", "sink.utils.counter"])
-        for l in out.splitlines():
-            parts = l.split()
-            if len(parts) >= 3 and parts[1:3] == ["Event", "messages"]:
-                total += int(parts[0])
+        # The host's babeltrace2 (2.0) cannot read CTF 2: babeltrace2 2.1 of the sid chroot can.
+        bt2 = [ORACLE] if trace_format(d) == "ctf-2" else ["babeltrace2"]
+        out = run(bt2 + [d, "-c", "sink.utils.counter"])
+        # The counter prints running counts every 10,000 messages, then the totals: the last.
+        counts = [int(l.split()[0]) for l in out.splitlines() if l.split()[1:3] == ["Event", "messages"]]
+        total += counts[-1] if counts else 0
     return total
 
 
@@ -179,16 +194,20 @@ def lab_command(x):
     return x["command"] + LAB_ARGS.get(x["workload"], [])
 
 
-def test_workloads(w, fixtures=None):
+def test_workloads(w, fixtures=None, suite="bookworm", relayd="host", trace_fmt=None, tag="workloads"):
+    """suite/relayd/trace_fmt: the guest image, the relayd and the sessions' trace format
+    (lab.Lab, lab.Lab.guest); the checks are the same for all."""
     wls = workloads()
     script = WL_SCRIPT + "".join(f"run_wl {x['workload']} {' '.join(lab_command(x))}\n" for x in wls)
-    with vmlab.Lab("workloads") as lab:
+    with vmlab.Lab(tag, suite=suite, relayd=relayd) as lab:
         lab.start_relayd()
         live = Live(lab, w)
-        g = lab.guest("vm", script, smp=2).start()
+        g = lab.guest("vm", script, smp=2, trace_format=trace_fmt).start()
         _, t_init = g.wait_line(r"^LAB: init", BOOT_TIMEOUT)
         _, t_ready = g.wait_line(r"^LAB: sessiond ready", BOOT_TIMEOUT)
-        log(f"guest init after {t_init:.1f} s, lttng-sessiond ready after {t_ready:.1f} s")
+        log(f"guest ({suite}: kernel {g.info['kernel']}, lttng-modules {g.info['lttng_modules']}, "
+            f"lttng-tools {g.info.get('lttng_tools', '?')}; relayd {relayd}) init after {t_init:.1f} s, "
+            f"lttng-sessiond ready after {t_ready:.1f} s")
         g.wait(BOOT_TIMEOUT + 60 * len(wls))
         lines = g.lab_lines()
         for x in wls:
@@ -199,13 +218,22 @@ def test_workloads(w, fixtures=None):
         check_invariants(live_path)
         stored = lab.stored_sessions()
         check(len(stored) == len(wls), f"the relayd stored {len(wls)} sessions ({sorted(stored)})")
-        analyze_lines, total_events = [], 0
+        analyze_lines, total_events, formats = [], 0, set()
         for x in wls:
             host = f"vm-{x['workload']}"
             dirs = [k for s in stored.get(host, []) for k in kernel_dirs(s)]
             if not check(len(dirs) == 1, f"{host}: one stored kernel trace ({dirs})"):
                 continue
+            fmt = trace_format(dirs[0])
+            formats.add(fmt)
             n = count_events(dirs)
+            # The decoder reads every event babeltrace2 reads (2.1's for CTF 2): a class it
+            # cannot decode costs the rest of each packet holding one (a loss, not an error).
+            st = subprocess.run([w, "stats", dirs[0]], capture_output=True, text=True)
+            got = [int(l.split()[1]) for l in st.stdout.splitlines() if l.split()[:1] == ["events"]]
+            warns = [l for l in st.stderr.splitlines() if "warning" in l]
+            check(got == [n] and not warns, f"{host}: waitpath reads the {n} events babeltrace2 reads ({got}, "
+                                            f"{len(warns)} warnings{': ' + warns[0][-300:] if warns else ''})")
             total_events += n
             a = run([w, "analyze", "--json", dirs[0]])
             apath = os.path.join(lab.dir, f"analyze-{host}.json")
@@ -235,8 +263,12 @@ def test_workloads(w, fixtures=None):
             log(f"live-only {len(only_live)}, analyze-only {len(only_an)}; e.g.\n  " +
                 "\n  ".join(sorted(only_live)[:2] + sorted(only_an)[:2]))
         check(same and len(ll) > 0, f"live --all equals analyze on the stored sessions ({len(ll)} task records)")
-        log(f"FIGURES workloads: boot-to-init {t_init:.1f} s, sessiond-ready {t_ready:.1f} s, "
-            f"events streamed {total_events} in {len(wls)} sessions")
+        # The sessions were recorded in the format asked for (lttng's default when none: CTF 2
+        # from 2.15 on).
+        want = trace_fmt or ("ctf-2" if suite == "sid" else "ctf-1.8")
+        check(formats == {want}, f"stored sessions in {want} ({sorted(formats)})")
+        log(f"FIGURES {tag}: boot-to-init {t_init:.1f} s, sessiond-ready {t_ready:.1f} s, "
+            f"events streamed {total_events} in {len(wls)} sessions ({', '.join(sorted(formats))})")
 
 
 def save_fixture(root, x, trace, events, task, info):
@@ -292,12 +324,21 @@ $SESSION --destroy --name rpc2
 """
 
 
-def test_rpc2(w):
-    with vmlab.Lab("rpc2") as lab:
+def test_rpc2(w, tag="rpc2", relayd="host", server_suite="bookworm", client_suite="bookworm", sid_format=None):
+    """The mixed case (tag "mixed"): a 2.16 server guest (sid) and a 2.13 client guest
+    (bookworm), both streaming to one 2.16 relayd; sid_format: the sid guest's trace format
+    (None: CTF 2, its default)."""
+    with vmlab.Lab(tag, relayd=relayd) as lab:
         lab.start_relayd()
         live = Live(lab, w)
-        srv = lab.guest("vm-server", RPC_SERVER, smp=1, workloads=["rpc"], link=("listen", lab.link_port), ip1="192.168.77.1/24")
-        cli = lab.guest("vm-client", RPC_CLIENT, smp=1, workloads=["rpc"], link=("connect", lab.link_port), ip1="192.168.77.2/24")
+        fmt = {"sid": sid_format, "bookworm": None}
+        srv = lab.guest("vm-server", RPC_SERVER, smp=1, workloads=["rpc"], link=("listen", lab.link_port),
+                        ip1="192.168.77.1/24", suite=server_suite, trace_format=fmt[server_suite])
+        cli = lab.guest("vm-client", RPC_CLIENT, smp=1, workloads=["rpc"], link=("connect", lab.link_port),
+                        ip1="192.168.77.2/24", suite=client_suite, trace_format=fmt[client_suite])
+        for g in (srv, cli):
+            log(f"{g.name}: {g.suite} (kernel {g.info['kernel']}, lttng-modules {g.info['lttng_modules']}), "
+                f"trace format {g.trace_format or 'default'}; relayd {relayd}")
         srv.start()
         cli.start()
         for g in (srv, cli):
@@ -312,6 +353,15 @@ def test_rpc2(w):
         if not check(len(dirs) == 2, f"two stored kernel traces ({dirs})"):
             return
         n = count_events(dirs)
+        for d in dirs:
+            want = count_events([d])
+            st = subprocess.run([w, "stats", d], capture_output=True, text=True)
+            got = [int(l.split()[1]) for l in st.stdout.splitlines() if l.split()[:1] == ["events"]]
+            fmt_line = [l.split(None, 1)[1] for l in st.stdout.splitlines() if l.split()[:1] == ["format"]]
+            warns = [l for l in st.stderr.splitlines() if "warning" in l]
+            check(got == [want] and not warns,
+                  f"{d.split('/relay-a/')[-1]} ({', '.join(fmt_line)}): waitpath reads the {want} events babeltrace2 "
+                  f"reads ({got}, {len(warns)} warnings{': ' + warns[0][-200:] if warns else ''})")
         sync = run([w, "sync", "--json"] + dirs)
         open(os.path.join(lab.dir, "sync.json"), "w").write(sync)
         clocks = records(sync, "clock")
@@ -364,7 +414,8 @@ def test_rpc2(w):
         log(f"NOTE: live vs analyze --reference {ref}: worst difference {worst:.1f} x the tolerance "
             f"(2 x final accuracy ±{acc / 1e3:.0f} µs + 1e-4 x life): {worst_what}")
         log(f"identical records: {len(set(task_lines(live_out)) & set(task_lines(ar)))} of {len(lt)}")
-        log(f"FIGURES rpc2: events streamed {n} (two guests)")
+        log(f"FIGURES {tag}: events streamed {n} (two guests); formats "
+            + ", ".join(f"{d.split('/relay-a/')[-1].split('/')[0]} {trace_format(d)}" for d in dirs))
 
 
 # --- (e): relayd and session daemons killed mid-stream ---------------------------------------
@@ -701,6 +752,7 @@ def main():
         print(__doc__)
         return 2
     w, which = os.path.abspath(sys.argv[1]), sys.argv[2]
+    vmlab.exit_on_sigterm()
     try:
         vmlab.check_host()
         if which == "workloads":
@@ -713,6 +765,12 @@ def main():
         elif which == "overlay":
             fx = sys.argv[sys.argv.index("--fixtures") + 1] if "--fixtures" in sys.argv else None
             test_overlay(w, fx)
+        elif which == "mixed":
+            fmt = sys.argv[sys.argv.index("--trace-format") + 1] if "--trace-format" in sys.argv else None
+            test_rpc2(w, tag="mixed", relayd="2.16", server_suite="sid", client_suite="bookworm", sid_format=fmt)
+        elif which == "lttng216":
+            fmt = sys.argv[sys.argv.index("--trace-format") + 1] if "--trace-format" in sys.argv else None
+            test_workloads(w, suite="sid", relayd="2.16", trace_fmt=fmt, tag="lttng216")
         else:
             print(__doc__)
             return 2
