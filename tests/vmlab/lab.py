@@ -327,7 +327,13 @@ class Guest:
         fwd = (f"guestfwd=tcp:{RELAYD_IP}:5342-cmd:socat - TCP:127.0.0.1:{self.lab.ctrl},"
                f"guestfwd=tcp:{RELAYD_IP}:5343-cmd:socat - TCP:127.0.0.1:{self.lab.data},"
                f"guestfwd=tcp:{RELAYD_IP}:7000-cmd:cat {self.control}")
-        a = ["nice", "-n", "15", "qemu-system-x86_64", "-accel", "tcg,thread=multi", "-cpu", "max",
+        # One host thread runs every vCPU (thread=single). With a thread per vCPU (QEMU 7.2's
+        # MTTCG) a guest could hang for good when LTTng started or stopped a session: a CPU
+        # patching a tracepoint's call site (text_poke_bp) waited on the other, which looped
+        # on the int3 left at that site (__schedule) with interrupts off: "soft lockup - CPU#1
+        # stuck for 600s" in text_poke_bp_batch, 2 runs of vmlab-workloads in 2 on a busy host.
+        # Single-threaded, vmlab-workloads takes 80 s against 67.
+        a = ["nice", "-n", "15", "qemu-system-x86_64", "-accel", "tcg,thread=single", "-cpu", "max",
              "-smp", str(self.smp), "-m", str(self.mem), "-display", "none", "-monitor", "none",
              "-serial", f"file:{self.serial}", "-no-reboot",
              "-kernel", os.path.join(img, "vmlinuz"), "-initrd", os.path.join(img, "initrd.img"),
