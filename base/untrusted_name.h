@@ -26,5 +26,10 @@ bool IsPlainName(std::string_view name);
 // `name` for a terminal or a log line: valid UTF-8 kept, control bytes, DEL and bytes that are
 // not UTF-8 written \xNN (a backslash as \\), at most `max_bytes` of the result before "…".
 std::string PrintableName(std::string_view name, size_t max_bytes = 256);
+// A message quoting untrusted input (a damaged trace's text, a relayd's error): PrintableName's
+// escapes, at most 4 KiB, so that it stays one line of valid UTF-8.
+inline std::string PrintableMessage(std::string_view text) {
+  return PrintableName(text, 4096);
+}
 
 }  // namespace waitpath

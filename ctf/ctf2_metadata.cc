@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/untrusted_name.h"
+
 namespace waitpath::ctf {
 namespace {
 
@@ -852,10 +854,10 @@ bool ParseCtf2(const std::string& text, Metadata* out, std::string* error,
     *error = (record == 0 ? std::string("CTF 2 metadata")
                           : "metadata record " + std::to_string(record) +
                                 (type.empty() ? "" : " (" + type + ")")) +
-             ": " + PrintableText(e.message);
+             ": " + PrintableMessage(e.message);
     return false;
   } catch (const std::exception& e) {  // memory, or a JSON access this code did not expect
-    *error = "metadata record " + std::to_string(record) + ": " + PrintableText(Clean(e.what()));
+    *error = "metadata record " + std::to_string(record) + ": " + PrintableMessage(Clean(e.what()));
     return false;
   }
   return true;

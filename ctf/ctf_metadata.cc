@@ -8,6 +8,7 @@
 #include <set>
 #include <utility>
 
+#include "base/untrusted_name.h"
 #include "ctf/ctf2_metadata.h"
 #include "ctf/trace_check.h"
 #include "ctf/tsdl_lexer.h"
@@ -611,22 +612,6 @@ class Parser {
 
 }  // namespace
 
-// Damaged text must not break the one-line message: control bytes are shown as \xNN.
-std::string PrintableText(const std::string& s) {
-  std::string out;
-  for (const char ch : s) {
-    const auto u = static_cast<unsigned char>(ch);
-    if (u < 0x20 || u == 0x7f) {
-      char buf[8];
-      snprintf(buf, sizeof buf, "\\x%02x", u);
-      out += buf;
-    } else {
-      out += ch;
-    }
-  }
-  return out;
-}
-
 const EventClass* StreamClass::Find(uint64_t event_id) const {
   auto it = std::lower_bound(events.begin(), events.end(), event_id,
                              [](const EventClass& e, uint64_t id) { return e.id < id; });
@@ -809,7 +794,7 @@ bool ParseTsdl(const std::string& text, const TsdlBounds& bounds, Metadata* out,
     e.offset = std::min(e.offset, text.size());
     e.line = static_cast<size_t>(
         std::count(text.begin(), text.begin() + static_cast<long>(e.offset), '\n') + 1);
-    e.message = PrintableText(e.message);
+    e.message = PrintableMessage(e.message);
     *error = std::move(e);
     return false;
   }

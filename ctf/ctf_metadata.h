@@ -160,9 +160,6 @@ struct Metadata {
   const char* FormatName() const { return format == Format::kCtf2 ? "CTF 2" : "CTF 1.8"; }
 };
 
-// `s` with control bytes shown as \xNN: names and errors from damaged input stay one line.
-std::string PrintableText(const std::string& s);
-
 // What TSDL text is held to beyond the grammar. The defaults are what the decoder reads (it
 // bounds every array by the bits left in its packet); the trace check asks for less, for
 // babeltrace2's sake (TsdlLimits, ctf/trace_check.h: babeltrace2 allocates per array element).

@@ -18,6 +18,7 @@
 #include <system_error>
 #include <utility>
 
+#include "base/untrusted_name.h"
 #include "ctf/ctf2_metadata.h"
 #include "ctf/ctf_metadata.h"
 #include "ctf/mapped_pages.h"
@@ -181,7 +182,7 @@ Verdict ReadModel(const std::string& path, const std::string& text, const TsdlLi
   *error =
       path + ": line " +
       std::to_string(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n') + 1) +
-      " (text offset " + Hex(at) + "): " + ctf::PrintableText(refused->message);
+      " (text offset " + Hex(at) + "): " + PrintableMessage(refused->message);
   return Verdict::kRefused;
 }
 
@@ -261,7 +262,7 @@ bool ValidateTypes(const ctf::Metadata& m, std::string* error) {
       return false;
     for (const ctf::EventClass& ev : sc.events) {
       const std::string event =
-          "event '" + ctf::PrintableText(ev.name) + "' (id " + std::to_string(ev.id) + ")'s ";
+          "event '" + PrintableMessage(ev.name) + "' (id " + std::to_string(ev.id) + ")'s ";
       if (!expand(ev.context, event + "context") || !expand(ev.fields, event + "fields"))
         return false;
     }

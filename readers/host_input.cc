@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "model/event_views.h"
 #include "model/loss_marker.h"
 #include "readers/event_decoder.h"
 
@@ -12,7 +13,8 @@ int64_t HostInput::OnReplayed(int64_t stream_ts, const Event& e, Batch& b) {
   counters.emitted_ns = stream_ts;
   b.clock_offset_ns = stream_ts - e.ts;
   cpus.NoteReplayedCpu(e.cpu);
-  if (e.kind == EventKind::kLost && e.a > 0) counters.discarded += static_cast<uint64_t>(e.a);
+  if (e.kind == EventKind::kLost && AsLost(e).count() > 0)
+    counters.discarded += static_cast<uint64_t>(AsLost(e).count());
   return e.ts;
 }
 

@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "base/untrusted_name.h"
 #include "ctf/ctf2_metadata.h"
 #include "ctf/trace_check.h"
 #include "readers/native_reader.h"
@@ -200,7 +201,7 @@ LiveAttempt ReadLiveSession(HostInput& input, const std::string& url,
         std::string why;
         if (!MetadataText(t->path + "/metadata", t->raw, &t->text, &why) ||
             !decoder->OpenText(t->path, t->text, &why)) {
-          why = ctf::PrintableText(why);
+          why = PrintableMessage(why);
           if (!t->decoder && options.may_fall_back && input.counters.events == 0) {
             result.unsupported = true;
             result.ctf2 = ctf::IsCtf2Text(t->text);

@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 
+#include "base/untrusted_name.h"
 #include "model/loss_marker.h"
 
 namespace waitpath {
@@ -53,7 +54,7 @@ bool NativeReader::Open(const std::vector<std::string>& dirs, std::string* why) 
   for (const std::string& dir : dirs) {
     auto trace = std::make_shared<ctf::TraceDecoder>();
     if (!trace->Open(dir, why)) {
-      *why = ctf::PrintableText(*why);
+      *why = PrintableMessage(*why);
       return false;
     }
     // LTTng's tracefile rotation splits one stream instance over several files (chan_0_0,
@@ -247,7 +248,7 @@ void NativeReader::OnPacket(Port& p) {
 
 void NativeReader::OnDamage(Port& p) {
   if (input_.warn) {
-    input_.warn(ctf::PrintableText(p.cursor->error()) +
+    input_.warn(PrintableMessage(p.cursor->error()) +
                 ": the rest of that packet skipped (a loss on CPU " + std::to_string(p.cpu) + ")");
   }
   const int64_t last = input_.time.last();

@@ -5,6 +5,7 @@
 #include <limits>
 #include <thread>
 
+#include "model/event_views.h"
 #include "model/loss_marker.h"
 
 namespace waitpath {
@@ -155,9 +156,10 @@ void Pipeline::Arrive(Batch& batch, bool sync) {
   watermark_[h] = std::max(watermark_[h], batch.watermark);
   if (sync && sync_) {
     for (const Event& e : batch.events) {
-      if ((e.kind == EventKind::kPacketOut || e.kind == EventKind::kPacketIn) && e.a >= 0) {
+      if ((e.kind == EventKind::kPacketOut || e.kind == EventKind::kPacketIn) &&
+          AsPacket(e).key() >= 0) {
         sync_->OnPacket(h, e.ts, e.kind == EventKind::kPacketOut,
-                        batch.packets[static_cast<size_t>(e.a)]);
+                        batch.packets[static_cast<size_t>(AsPacket(e).key())]);
       }
     }
     sync_->OnWatermark(h, batch.watermark);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <functional>
 
+#include "model/loss_marker.h"
+
 namespace waitpath {
 
 TimeMerger::TimeMerger(size_t hosts) {
@@ -69,23 +71,16 @@ void TimeMerger::DropLate(Host& h, int64_t floor) {
 }
 
 // The `lost` marker of one CPU of a host whose late events were dropped, at the time of its
-// next event (Event: a = count, x = the first dropped event's time; docs/reading.md).
+// next event, from the first dropped event's time on (docs/reading.md).
 bool TimeMerger::ReleaseLossMarker(Host& h, Event* event, const Batch** batch) {
   const auto it = h.late_cpus.begin();
   if (!h.marker) h.marker = std::make_unique<Batch>();
   const Batch& from = *h.batches.front();
   h.marker->host = from.host;
   h.marker->counters = from.counters;
-  Event e{};
-  e.ts = *h.head_ts;
-  e.cpu = it->first;
-  e.kind = EventKind::kLost;
-  e.cur_tid = -1;
-  e.cur_pid = -1;
-  e.a = static_cast<int32_t>(std::min<uint64_t>(it->second.second, INT32_MAX));
-  e.x = it->second.first;
+  *event = LossMarker(from.host, it->first, *h.head_ts, it->second.first,
+                      LossCount(/*known=*/true, it->second.second));
   h.late_cpus.erase(it);
-  *event = e;
   *batch = h.marker.get();
   return true;
 }
