@@ -137,6 +137,8 @@ void LiveSessions::Report() {
   const std::vector<HostStats>& stats = pipeline_.stats();
   for (uint16_t h = 0; h < merger.host_count(); ++h)
     notices_.Lag(h, stats[h].host, roster_.label(h), merger.lagging(h), merger.dropped_late(h));
+  for (uint16_t h = 0; h < stats.size(); ++h)
+    notices_.Kernel(h, roster_.label(h), stats[h].reader, stats[h].ended);
 }
 
 // The relayd stores a packet before a live viewer can read it, so once the engine has events

@@ -6,6 +6,7 @@
 
 #include "base/output.h"
 #include "exporters/clock_report.h"
+#include "model/dialect.h"
 
 namespace waitpath {
 
@@ -62,6 +63,21 @@ void SourceNotices::Lag(uint16_t h, const std::string& host, const std::string& 
     metrics_->health().AddLateEventsDropped(host, dropped - dropped_late_[h]);
   }
   dropped_late_[h] = dropped;
+}
+
+void SourceNotices::Kernel(uint16_t h, const std::string& label, const ReaderCounters& reader,
+                           bool ended) {
+  static constexpr int64_t kJudgeAfterNs = 2'000'000'000;
+  if (h >= kernel_judged_.size()) kernel_judged_.resize(h + 1u, false);
+  if (kernel_judged_[h] || reader.events == 0) return;
+  // The dialect grows as the host's streams show up (a kernel stream's first packet may come
+  // after a user-space one's): judged once the host has read for a while, or at its end.
+  if (!ended && reader.last_ns - reader.first_ns < kJudgeAfterNs) return;
+  kernel_judged_[h] = true;
+  if (reader.dialect & kDialectHasSwitch) return;
+  Say("waitpath: host {}: no kernel scheduler events (sched_switch) in its session: its "
+      "threads' states are unknown (trace its kernel too: configs/lttng/waitpath-session.sh)\n",
+      label);
 }
 
 void SourceNotices::Clocks(const std::vector<HostClock>& clocks) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "exporters/metrics.h"
+#include "model/batch.h"
 #include "relayd/relayd_link.h"
 #include "stream/clock_sync.h"
 
@@ -29,6 +30,10 @@ class SourceNotices {
   void Lag(uint16_t h, const std::string& host, const std::string& label, bool lagging,
            uint64_t dropped);
   bool lagging(uint16_t h) const { return h < lagging_.size() && lagging_[h]; }
+  // Host `h`'s reading so far: once it has read events over 2 s of its trace, or ended, a line
+  // when its session has no kernel scheduler events (a user-space-only session): without
+  // sched_switch its threads' states are unknown, never `running` (Engine::OnCpu).
+  void Kernel(uint16_t h, const std::string& label, const ReaderCounters& reader, bool ended);
   // The transforms changed: once there are two hosts, the reference; then a line per host
   // whenever its quality changes (a host that attaches later, a sync that becomes accurate or
   // fails), not at every new accuracy.
@@ -41,6 +46,7 @@ class SourceNotices {
   std::vector<RelaydLink::Counts> relayd_seen_;  // per source, as last reported
   std::vector<bool> lagging_;                    // per host, as last reported
   std::vector<uint64_t> dropped_late_;           // per host, as last counted
+  std::vector<bool> kernel_judged_;              // per host: Kernel() has decided
   bool said_reference_ = false;
   std::vector<std::optional<SyncQuality>> said_quality_;  // per host, as last said
 };

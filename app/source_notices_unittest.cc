@@ -4,6 +4,8 @@
 
 #include <sstream>
 
+#include "model/dialect.h"
+
 namespace waitpath {
 namespace {
 
@@ -70,6 +72,37 @@ TEST(SourceNotices, AHostLaggingIsSaidWhenItStartsAndWhenItEnds) {
   notices.Lag(0, "a", "a (session s)", false, 0);
   notices.Lag(1, "b", "b (session s)", false, 9);
   EXPECT_EQ(GetCapturedStderr(), "waitpath: host b (session s) caught up\n");
+}
+
+// A session of user-space events only (spans, no kernel tracer): said once per host, once it
+// has read for 2 s or ended; a kernel session is never named.
+TEST(SourceNotices, AHostWithoutKernelSchedulerEventsIsSaidOnce) {
+  SourceNotices notices("net://relayd", "10s", nullptr);
+  ReaderCounters ust;
+  ust.events = 100;
+  ust.first_ns = 0;
+  ust.last_ns = 1'000'000'000;
+  ReaderCounters kernel = ust;
+  kernel.dialect = kDialectHasSwitch | kDialectLttngModern;
+  CaptureStderr();
+  notices.Kernel(0, "vm (session spans)", ust, false);  // 1 s: too early to say
+  notices.Kernel(1, "db (session k)", kernel, false);
+  EXPECT_EQ(GetCapturedStderr(), "");
+  ust.last_ns = kernel.last_ns = 2'000'000'000;
+  CaptureStderr();
+  notices.Kernel(0, "vm (session spans)", ust, false);
+  notices.Kernel(0, "vm (session spans)", ust, true);
+  notices.Kernel(1, "db (session k)", kernel, true);
+  EXPECT_EQ(GetCapturedStderr(),
+            "waitpath: host vm (session spans): no kernel scheduler events (sched_switch) in its "
+            "session: its threads' states are unknown (trace its kernel too: "
+            "configs/lttng/waitpath-session.sh)\n");
+  ReaderCounters brief;  // ended before 2 s
+  brief.events = 3;
+  brief.first_ns = brief.last_ns = 5;
+  CaptureStderr();
+  notices.Kernel(2, "c (session s)", brief, true);
+  EXPECT_NE(GetCapturedStderr(), "");
 }
 
 TEST(SourceNotices, LateEventsDroppedAreCountedPerHost) {

@@ -4,7 +4,8 @@
 # (no --trace-format: what 2.15+ records by default) and one in CTF 1.8. One `waitpath live`
 # per session (one host each), native decoder: each finds its session, reads every event the
 # program emitted (waitpath_events_total), never falls back to babeltrace2 and sees the session
-# end. Before viewer protocol 2.15 the CTF 2 session was not even listed (waitpath said
+# end, and says once that a session of user-space events only leaves its threads' states
+# unknown. Before viewer protocol 2.15 the CTF 2 session was not even listed (waitpath said
 # nothing); before the CTF 2 front-end its metadata could not be read.
 # usage: test_live_ctf2.sh WAITPATH SOURCE_DIR
 set -euo pipefail
@@ -108,6 +109,10 @@ for s in live-ctf2 live-ctf18; do
   cat "$work/$s.err"
   [ "$n" -eq $((rounds * per_round)) ] || fail "$s: $n events read, not $((rounds * per_round))"
   ! grep -q "read with babeltrace2" "$work/$s.err" || fail "$s: the native decoder fell back"
+  # User-space events only: said once that the host's thread states are unknown.
+  for _ in $(seq 50); do grep -q "no kernel scheduler events" "$work/$s.err" && break; sleep 0.1; done
+  [ "$(grep -c ": no kernel scheduler events (sched_switch) in its session" "$work/$s.err")" -eq 1 ] ||
+    fail "$s: a session without kernel events not said to be one, once"
   port=$((port + 1))
 done
 echo PASS
