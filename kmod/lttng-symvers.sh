@@ -18,8 +18,8 @@ command -v readelf >/dev/null || exit 0
 work=$(mktemp -d "${TMPDIR:-/tmp}/lttng-symvers.XXXXXX") || exit 0
 trap 'rm -rf "$work"' EXIT
 for m in "$@"; do
-  found=$(find "$dir" \( -name "$m.ko" -o -name "$m.ko.xz" -o -name "$m.ko.zst" -o -name "$m.ko.gz" \) \
-    2>/dev/null | head -1)
+  found=$(find "$dir" \( -name "$m.ko" -o -name "$m.ko.xz" -o -name "$m.ko.zst" \
+    -o -name "$m.ko.gz" \) 2>/dev/null | head -1)
   [ -n "$found" ] || continue
   ko=$found
   case $found in
@@ -37,7 +37,8 @@ for m in "$@"; do
   # matter (C section offset name for __crc_, K section name for __ksymtab_, F section offset
   # name for __flags_).
   {
-    readelf -SW "$ko" | sed -n 's/^ *\[ *\([0-9]*\)\] \([^ ]*\) *[A-Z_]* *[0-9a-f]* \([0-9a-f]*\) \([0-9a-f]*\) .*/S \1 \2 \3 \4/p'
+    readelf -SW "$ko" |
+      sed -n 's/^ *\[ *\([0-9]*\)\] \([^ ]*\) *[A-Z_]* *[0-9a-f]* \([0-9a-f]*\) \([0-9a-f]*\) .*/S \1 \2 \3 \4/p'
     readelf -sW "$ko" | awk '
       $8 ~ /^__crc_/ { print "C", $7, $2, substr($8, 7) }
       $8 ~ /^__ksymtab_/ { print "K", $7, substr($8, 11) }

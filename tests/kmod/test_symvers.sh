@@ -37,17 +37,20 @@ __flags_lttng_plain: .byte 0
 ASM
 xz "$tmp/n/updates/dkms/lttng-tracer.ko"
 
+line() { printf '%s\t%s\t%s\t%s\t' "$@"; }  # a Module.symvers line: crc symbol module type
 got=$(sh "$SRC/kmod/lttng-symvers.sh" "$tmp/v")
-want=$(printf '0x12345678\tlttng_gpl_one\t%s\tEXPORT_SYMBOL_GPL\t\n0x9abcdef0\tlttng_plain\t%s\tEXPORT_SYMBOL\t' \
-  "$tmp/v/updates/dkms/lttng-tracer" "$tmp/v/updates/dkms/lttng-tracer")
+m=$tmp/v/updates/dkms/lttng-tracer
+want=$(line 0x12345678 lttng_gpl_one "$m" EXPORT_SYMBOL_GPL; echo
+  line 0x9abcdef0 lttng_plain "$m" EXPORT_SYMBOL)
 [ "$got" = "$want" ] || fail "with CRCs: got
 $got
 want
 $want"
 
 got=$(sh "$SRC/kmod/lttng-symvers.sh" "$tmp/n")
-want=$(printf '0x00000000\tlttng_kernel_probe_register\t%s\tEXPORT_SYMBOL_GPL\t\n0x00000000\tlttng_plain\t%s\tEXPORT_SYMBOL\t' \
-  "$tmp/n/updates/dkms/lttng-tracer" "$tmp/n/updates/dkms/lttng-tracer")
+m=$tmp/n/updates/dkms/lttng-tracer
+want=$(line 0x00000000 lttng_kernel_probe_register "$m" EXPORT_SYMBOL_GPL; echo
+  line 0x00000000 lttng_plain "$m" EXPORT_SYMBOL)
 [ "$got" = "$want" ] || fail "without CRCs, .ko.xz: got
 $got
 want

@@ -110,8 +110,9 @@ for s in live-ctf2 live-ctf18; do
   [ "$n" -eq $((rounds * per_round)) ] || fail "$s: $n events read, not $((rounds * per_round))"
   ! grep -q "read with babeltrace2" "$work/$s.err" || fail "$s: the native decoder fell back"
   # User-space events only: said once that the host's thread states are unknown.
-  for _ in $(seq 50); do grep -q "no kernel scheduler events" "$work/$s.err" && break; sleep 0.1; done
-  [ "$(grep -c ": no kernel scheduler events (sched_switch) in its session" "$work/$s.err")" -eq 1 ] ||
+  said=": no kernel scheduler events (sched_switch) in its session"
+  for _ in $(seq 50); do grep -q "$said" "$work/$s.err" && break; sleep 0.1; done
+  [ "$(grep -c "$said" "$work/$s.err")" -eq 1 ] ||
     fail "$s: a session without kernel events not said to be one, once"
   port=$((port + 1))
 done
