@@ -26,6 +26,8 @@ std::vector<HostHealth> HostHealthModel::Rows(const std::vector<Host>& hosts, si
   last_at_ = now;
   events_seen_.resize(hosts.size(), 0);
   emitted_ns_.resize(hosts.size(), 0);
+  lost_since_.resize(hosts.size());
+  outages_.resize(hosts.size(), Clock::duration::zero());
   std::vector<HostHealth> out;
   for (size_t h = 0; h < hosts.size(); ++h) {
     const Host& host = hosts[h];
@@ -34,6 +36,17 @@ std::vector<HostHealth> HostHealthModel::Rows(const std::vector<Host>& hosts, si
     x.events_per_s = dt > 0 ? static_cast<double>(host.events - events_seen_[h]) / dt : 0;
     events_seen_[h] = host.events;
     x.lost = host.lost;
+    x.gaps = host.gaps;
+    // Outages in wall time: what the screen can say of data that never came.
+    const bool was_lost = lost_since_[h] != Clock::time_point{};
+    if (host.relayd_lost && !was_lost) lost_since_[h] = now;
+    if (!host.relayd_lost && was_lost) {
+      outages_[h] += now - lost_since_[h];
+      lost_since_[h] = Clock::time_point{};
+    }
+    const Clock::duration ongoing =
+        host.relayd_lost ? now - lost_since_[h] : Clock::duration::zero();
+    x.outage_s = std::chrono::duration<double>(outages_[h] + ongoing).count();
     const int64_t at = emitted_ns_[h] != 0 ? emitted_ns_[h] : host.analysed_to;
     if (!host.ended && at != std::numeric_limits<int64_t>::min())
       x.lag_s = static_cast<double>(std::max<int64_t>(0, wall_ns - at)) * 1e-9;
@@ -48,7 +61,8 @@ std::vector<HostHealth> HostHealthModel::Rows(const std::vector<Host>& hosts, si
       x.sync = "synchronizing";
     }
     if (host.lagging) x.state = "lagging (events dropped)";
-    if (host.relayd_lost) x.state = "relayd lost";
+    if (host.relayd_lost)
+      x.state = "relayd lost for " + FormatAge(std::chrono::duration<double>(ongoing).count());
     if (host.ended) x.state = "ended";
     out.push_back(std::move(x));
   }

@@ -23,7 +23,8 @@ class HostHealthModel {
   struct Host {
     std::string name;
     uint64_t events = 0;  // read so far
-    uint64_t lost = 0;    // discarded by the tracer, gaps, damaged stretches, dropped as late
+    uint64_t lost = 0;    // events discarded by the tracer or dropped as late
+    uint64_t gaps = 0;    // input gaps and damaged stretches (of unknown size)
     int64_t analysed_to = std::numeric_limits<int64_t>::min();  // the engine's newest time
     bool ended = false, lagging = false, relayd_lost = false;
   };
@@ -45,6 +46,9 @@ class HostHealthModel {
   std::vector<uint64_t> events_seen_;  // per host, at the last Rows()
   std::vector<int64_t> emitted_ns_;    // per host: ReaderCounters::emitted_ns, as analysed
   std::vector<HostClock> clocks_;      // as last told
+  // Per host: since when its relayd is lost (epoch: it is not), and its past outages' time.
+  std::vector<Clock::time_point> lost_since_;
+  std::vector<Clock::duration> outages_;
 };
 
 }  // namespace waitpath

@@ -55,6 +55,26 @@ TEST(HostHealthModel, LagBehindTheWallClockOrWhenAReplayedEventWasEmitted) {
   EXPECT_LT(rows[2].lag_s, 0);  // not known
 }
 
+// A relayd lost: its state says for how long, and the outage's time adds up across losses.
+TEST(HostHealthModel, OutagesAreTimed) {
+  const auto t0 = HostHealthModel::Clock::now();
+  HostHealthModel model(t0);
+  HostHealthModel::Host a = Host("a", 10, kWall);
+  a.relayd_lost = true;
+  model.Rows({a}, 1, t0, kWall);
+  std::vector<HostHealth> rows = model.Rows({a}, 1, t0 + seconds(72), kWall);
+  EXPECT_EQ(rows[0].state, "relayd lost for 1m12s");
+  EXPECT_DOUBLE_EQ(rows[0].outage_s, 72);
+  a.relayd_lost = false;
+  rows = model.Rows({a}, 1, t0 + seconds(80), kWall);
+  EXPECT_EQ(rows[0].state, "");
+  EXPECT_DOUBLE_EQ(rows[0].outage_s, 80);  // lost until it was seen back
+  a.relayd_lost = true;
+  model.Rows({a}, 1, t0 + seconds(100), kWall);
+  rows = model.Rows({a}, 1, t0 + seconds(110), kWall);
+  EXPECT_DOUBLE_EQ(rows[0].outage_s, 90);
+}
+
 TEST(HostHealthModel, SyncOfEachHostOnceClocksCome) {
   HostHealthModel model;
   const auto now = HostHealthModel::Clock::now();
@@ -79,7 +99,8 @@ TEST(HostHealthModel, EndedOverRelaydLostOverLagging) {
   EXPECT_EQ(model.Rows({h}, 1, HostHealthModel::Clock::now(), kWall)[0].state,
             "lagging (events dropped)");
   h.relayd_lost = true;
-  EXPECT_EQ(model.Rows({h}, 1, HostHealthModel::Clock::now(), kWall)[0].state, "relayd lost");
+  EXPECT_EQ(model.Rows({h}, 1, HostHealthModel::Clock::now(), kWall)[0].state,
+            "relayd lost for 0s");
   h.ended = true;
   const HostHealth row = model.Rows({h}, 1, HostHealthModel::Clock::now(), kWall)[0];
   EXPECT_EQ(row.state, "ended");

@@ -183,8 +183,8 @@ std::vector<HostHealth> LiveSessions::Health() {
     HostHealthModel::Host& x = hosts.emplace_back();
     x.name = s.host;
     x.events = s.reader.events;
-    x.lost = s.reader.discarded + s.reader.gaps + s.reader.damaged +
-             (h < merger.host_count() ? merger.dropped_late(h) : 0);
+    x.lost = s.reader.discarded + (h < merger.host_count() ? merger.dropped_late(h) : 0);
+    x.gaps = s.reader.gaps + s.reader.damaged;
     x.analysed_to = analysis_.engine().host_now(h);
     x.ended = h < roster_.size() && roster_.ended(h);
     x.lagging = notices_.lagging(h);

@@ -66,12 +66,43 @@ std::string Rate(double per_s) {
   return fmt::format("{:.0f}", per_s);
 }
 
+// The LOST column: events, then the time of outages (else the stretches of unknown size).
+std::string Lost(const HostHealth& h) {
+  std::string s = fmt::format("{}", h.lost);
+  if (h.outage_s >= 0.5) return s + " +" + FormatAge(h.outage_s);
+  if (h.gaps > 0) return s + fmt::format(" +{}gap", h.gaps);
+  return s;
+}
+
+// How old the newest data is, in wall time: the smallest lag of the hosts still followed
+// (negative: none known). The view's times and windows are then that far in the past.
+double DataAge(const std::vector<HostHealth>& hosts) {
+  double age = -1;
+  for (const HostHealth& h : hosts) {
+    if (h.lag_s >= 0 && (age < 0 || h.lag_s < age)) age = h.lag_s;
+  }
+  return age;
+}
+
 }  // namespace
+
+std::string FormatAge(double seconds) {
+  const auto s = static_cast<int64_t>(std::max(0.0, seconds) + 0.5);
+  if (s < 60) return fmt::format("{}s", s);
+  if (s < 3600) return fmt::format("{}m{:02}s", s / 60, s % 60);
+  return fmt::format("{}h{:02}m", s / 3600, s % 3600 / 60);
+}
 
 std::vector<std::string> RenderTriage(const TriageView& view, const ScreenStatus& status, int width,
                                       int height, const std::deque<std::string>& messages) {
   const bool recent = !status.final;
   const bool bounded = height > 0;
+  // Live data this much older than the wall clock (the relayd lost, a stalled stream) is said
+  // to be so: in the title and in every "last N s" section.
+  static constexpr double kStaleS = 5;
+  const double age = DataAge(status.hosts);
+  const std::string stale =
+      !status.final && age >= kStaleS ? ", data " + FormatAge(age) + " old" : std::string();
   std::vector<std::string> lines;
   auto put = [&](std::string line) { lines.push_back(Fit(std::move(line), width)); };
 
@@ -81,6 +112,7 @@ std::vector<std::string> RenderTriage(const TriageView& view, const ScreenStatus
     std::string right = view.now() == INT64_MIN ? std::string("waiting for data")
                                                 : ShortTime(view.now(), status.time_format);
     if (status.final) right = "summary at the end, " + right;
+    right += stale;
     const int pad = width - static_cast<int>(left.size() + right.size());
     put(left + std::string(static_cast<size_t>(std::max(2, pad)), ' ') + right);
   }
@@ -92,7 +124,7 @@ std::vector<std::string> RenderTriage(const TriageView& view, const ScreenStatus
   for (size_t i = 0; i < host_rows; ++i) {
     const HostHealth& h = status.hosts[i];
     put(fmt::format("{:<16} {:>9} {:>9} {:>9}  {:<22} {}", h.name, Rate(h.events_per_s),
-                    h.lag_s < 0 ? std::string("-") : fmt::format("{:.1f} s", h.lag_s), h.lost,
+                    h.lag_s < 0 ? std::string("-") : fmt::format("{:.1f} s", h.lag_s), Lost(h),
                     h.sync.empty() ? std::string("-") : h.sync, h.state));
   }
   if (host_rows < status.hosts.size())
@@ -103,8 +135,9 @@ std::vector<std::string> RenderTriage(const TriageView& view, const ScreenStatus
   // Processes: where their time went, by state of their active path.
   std::vector<TriageProcess> processes = view.Processes(recent);
   const int window_s = static_cast<int>(view.options().window_ns / 1'000'000'000);
-  put(fmt::format("PROCESSES ({}): share of their threads' time by state of the active path",
-                  recent ? fmt::format("last {} s", window_s) : std::string("since the start")));
+  put(fmt::format(
+      "PROCESSES ({}): share of their threads' time by state of the active path",
+      recent ? fmt::format("last {} s{}", window_s, stale) : std::string("since the start")));
   std::string header = fmt::format("{:<24} {:>6} {:>9}", "HOST/PROCESS", "WAITS", "WAITED");
   for (const Column& c : kColumns) header += fmt::format(" {:>7}", c.title);
   header += fmt::format(" {:>8}", "untraced");
@@ -147,10 +180,10 @@ std::vector<std::string> RenderTriage(const TriageView& view, const ScreenStatus
 
   // The slowest requests (application spans), with where their time went across hosts.
   if (requests) {
-    put(
-        fmt::format("SLOWEST REQUESTS ({}): root spans, headline = largest state of the "
-                    "request's active path, and where",
-                    recent ? fmt::format("last {} s", window_s) : std::string("since the start")));
+    put(fmt::format(
+        "SLOWEST REQUESTS ({}): root spans, headline = largest state of the "
+        "request's active path, and where",
+        recent ? fmt::format("last {} s{}", window_s, stale) : std::string("since the start")));
     const std::vector<TriageRequest> slow =
         view.SlowestRequests(bounded ? kRequestRows - 1 : 20, recent);
     for (const TriageRequest& r : slow) {
@@ -162,11 +195,11 @@ std::vector<std::string> RenderTriage(const TriageView& view, const ScreenStatus
   }
 
   // The slowest waits, with what to act on.
-  put(
-      fmt::format("SLOWEST WAITS ({}){}: headline = largest state of the wait's active path, "
-                  "and where",
-                  recent ? fmt::format("last {} s", window_s) : std::string("since the start"),
-                  status.filters.empty() ? "" : ", " + status.filters));
+  put(fmt::format(
+      "SLOWEST WAITS ({}){}: headline = largest state of the wait's active path, "
+      "and where",
+      recent ? fmt::format("last {} s{}", window_s, stale) : std::string("since the start"),
+      status.filters.empty() ? "" : ", " + status.filters));
   const int footer = recent ? 1 + static_cast<int>(std::min<size_t>(messages.size(), 3)) : 0;
   const size_t wait_rows =
       bounded ? static_cast<size_t>(std::max(0, height - static_cast<int>(lines.size()) - footer))

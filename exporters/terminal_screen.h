@@ -22,10 +22,12 @@ namespace waitpath {
 struct HostHealth {
   std::string name;
   double events_per_s = 0;
-  double lag_s = -1;  // behind the wall clock (< 0: not known)
-  uint64_t lost = 0;  // events the tracer discarded, and damaged or missing stretches
-  std::string sync;   // "reference", "±12 us good", "waiting", "" (one host)
-  std::string state;  // "", "ended", "lagging", "relayd lost", an error
+  double lag_s = -1;    // behind the wall clock (< 0: not known)
+  uint64_t lost = 0;    // events the tracer discarded or the merger dropped as late
+  std::string sync;     // "reference", "±12 us good", "waiting", "" (one host)
+  std::string state;    // "", "ended", "lagging", "relayd lost for 1m12s", an error
+  double outage_s = 0;  // wall time its relayd was lost, in all (an outage still going included)
+  uint64_t gaps = 0;    // stretches of unknown size: input gaps, damaged packets
 };
 
 struct ScreenStatus {
@@ -35,6 +37,9 @@ struct ScreenStatus {
   TimeFormat time_format;
   bool final = false;  // the summary at the end: since the start rather than the last seconds
 };
+
+// A wall-clock age or outage, short: "4s", "1m12s", "2h03m".
+std::string FormatAge(double seconds);
 
 // The view as lines of at most `width` columns, at most `height` of them (the summary at
 // the end is not cut to a height when `height` <= 0).

@@ -195,6 +195,37 @@ TEST_F(TriageViewTest, RendersAScreenThatFits) {
   EXPECT_EQ(summary.back().find("q or Ctrl-C"), std::string::npos);
 }
 
+// The relayd lost for 72 s: the view says its data is that old (title and every "last 10 s"),
+// the host's state says since when, and LOST the outage's time, not "1" (one gap).
+TEST_F(TriageViewTest, DataFromBeforeAnOutageIsSaidToBeOld) {
+  TriageView view(accounting_, TriageOptions{});
+  Resolve(view, web_, 100 * kMs, 10 * kMs, Leaf::kDisk);
+  ScreenStatus status;
+  status.source = "relayd net://127.0.0.1:5344";
+  HostHealth box{"box", 0, 72.4, 3, "", "relayd lost for 1m12s"};
+  box.outage_s = 72.4;
+  box.gaps = 1;
+  status.hosts = {box};
+  std::vector<std::string> lines = RenderTriage(view, status, 120, 40);
+  EXPECT_NE(lines[0].find(", data 1m12s old"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[2].find("3 +1m12s"), std::string::npos) << lines[2];
+  EXPECT_NE(lines[2].find("relayd lost for 1m12s"), std::string::npos) << lines[2];
+  int old_windows = 0;
+  for (const std::string& line : lines)
+    old_windows += line.find("(last 10 s, data 1m12s old)") != std::string::npos;
+  EXPECT_EQ(old_windows, 2);  // processes, slowest waits
+  // Fresh data again: no note; a gap of unknown size without an outage is counted as one.
+  box.lag_s = 0.3;
+  box.outage_s = 0;
+  box.state = "";
+  status.hosts = {box};
+  lines = RenderTriage(view, status, 120, 40);
+  EXPECT_EQ(lines[0].find("old"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[2].find("3 +1gap"), std::string::npos) << lines[2];
+  EXPECT_EQ(FormatAge(4.4), "4s");
+  EXPECT_EQ(FormatAge(3725), "1h02m");
+}
+
 // A span of `task` named `name` over [end - length, end), all of it `leaf` in `where`'s path.
 ResolvedSpan Span(Utid task, Utid where, const char* name, uint64_t parent, int64_t end,
                   int64_t length, Leaf leaf, std::vector<PathSegment>* path) {
