@@ -180,6 +180,7 @@ int RunAnalyze(const AnalyzeOptions& options) {
     return 2;
   }
   analysis.Finish();
+  ReportNothingWatched(analysis.accounting(), options.watch);
 
   int code = ReportHostErrors(stats, HostCheck::kReadAndAnalyse);
   if (analysis.timeline() &&

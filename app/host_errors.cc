@@ -1,8 +1,13 @@
 #include "app/host_errors.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <set>
 
 #include "base/output.h"
+#include "base/untrusted_name.h"
+#include "model/string_table.h"
 
 namespace waitpath {
 
@@ -20,6 +25,28 @@ int ReportHostErrors(const std::vector<HostStats>& stats, HostCheck check) {
     }
   }
   return code;
+}
+
+void ReportNothingWatched(const WatchedAccounting& accounting,
+                          const std::vector<std::string>& watch) {
+  static constexpr size_t kNamed = 8;
+  if (accounting.any_watched() || watch.empty()) return;
+  const TaskTable& tasks = accounting.engine().tasks();
+  // The processes seen, by name, in the order they first appeared.
+  std::set<std::string_view> seen;
+  std::vector<std::string> named;
+  for (Utid u = 0; u < tasks.size(); ++u) {
+    const std::string_view comm = StringTable::Global().Get(tasks[u].comm);
+    if (comm.empty() || !seen.insert(comm).second) continue;
+    if (named.size() < kNamed) named.push_back(PrintableName(comm, 64));
+  }
+  if (seen.empty()) return;
+  std::vector<std::string> quoted;
+  for (const std::string& w : watch) quoted.push_back("'" + PrintableName(w, 200) + "'");
+  Say("waitpath: --watch {} matched none of the {} process names seen ({}{}); a comm= pattern "
+      "must match the whole name (comm=NAME.* for names that begin with NAME)\n",
+      fmt::join(quoted, " "), seen.size(), fmt::join(named, ", "),
+      seen.size() > named.size() ? ", …" : "");
 }
 
 }  // namespace waitpath

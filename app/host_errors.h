@@ -1,8 +1,11 @@
-// What went wrong reading each host, reported the same way by every command that reads traces.
+// What went wrong reading each host, and a selection that matched nothing, reported the same
+// way by every command that reads traces.
 #pragma once
 
+#include <string>
 #include <vector>
 
+#include "exporters/watched_accounting.h"
 #include "stream/host_stats.h"
 
 namespace waitpath {
@@ -15,5 +18,11 @@ enum class HostCheck {
 // Prints one line on stderr per host that failed `check`, "waitpath: host NAME: WHY". Returns
 // the exit status that calls for: 1 when a host failed, else 0.
 int ReportHostErrors(const std::vector<HostStats>& stats, HostCheck check = HostCheck::kRead);
+
+// When `watch` (the --watch selectors as given) selected no task of those the engine saw: one
+// line on stderr naming the selection and some of the processes seen, so that an empty report
+// is never silent. Nothing when nothing was read.
+void ReportNothingWatched(const WatchedAccounting& accounting,
+                          const std::vector<std::string>& watch);
 
 }  // namespace waitpath

@@ -75,13 +75,15 @@ int TailTraces(const LiveOptions& options, AnalysisPlan plan, ScreenStatus statu
     return 2;
   }
   analysis.Finish();
+  ReportNothingWatched(analysis.accounting(), options.watch);
   if (const TriageView* view = analysis.view()) {
     status.source =
         fmt::format("{} host{} from recorded traces", hosts.size(), hosts.size() == 1 ? "" : "s");
     for (const HostStats& s : stats) {
       HostHealth h;
       h.name = s.host;
-      h.lost = s.reader.discarded + s.reader.gaps + s.reader.damaged;
+      h.lost = s.reader.discarded;
+      h.gaps = s.reader.gaps + s.reader.damaged;
       h.state = s.error.empty() ? "read" : s.error;
       status.hosts.push_back(std::move(h));
     }
@@ -211,6 +213,7 @@ int FollowRelayd(const LiveOptions& options, AnalysisPlan plan, ScreenStatus sta
   std::error_code ec;
   if (analysis.capture()) fs::remove_all(ring_scratch, ec);
   analysis.Finish();
+  ReportNothingWatched(analysis.accounting(), options.watch);
   if (view && !StdoutClosed()) PrintSummary(*view, status);
   return StdoutClosed() ? kExitOutputClosed : 0;
 }

@@ -31,6 +31,7 @@ bool WatchedAccounting::Watched(Utid u) {
     const bool yes =
         watch_.Matches(host, t.tid, t.pid < 0 ? t.tid : t.pid, StringTable::Global().Get(t.comm));
     watched_[u] = key | (yes ? 1 : 0);
+    any_watched_ = any_watched_ || yes;
   }
   return watched_[u] & 1;
 }

@@ -72,6 +72,8 @@ class WatchedAccounting : public WaitListener {
 
   // Whether u is watched now (its name may change at exec), cached per name.
   bool Watched(Utid u);
+  // Whether any task has been watched so far.
+  bool any_watched() const { return any_watched_; }
 
  private:
   static constexpr int64_t kUnaccounted = INT64_MIN;
@@ -95,6 +97,7 @@ class WatchedAccounting : public WaitListener {
   std::vector<uint64_t> watched_;
   std::vector<uint8_t> done_;
   std::vector<PathSegment> pieces_;
+  bool any_watched_ = false;
 };
 
 }  // namespace waitpath

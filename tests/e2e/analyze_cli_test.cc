@@ -200,6 +200,24 @@ TEST(AnalyzeCliTest, NothingToAnalyseIsAClearError) {
   EXPECT_NE(r.err.find("nothing to analyse"), std::string::npos) << r.err;
 }
 
+// A selection that matches nothing says so, once, with the names it did see: `comm=wl-rpc`
+// matches no name of the RPC recording (its processes are wl-rpc-client and wl-rpc-server).
+// Before, nothing was printed and the exit status was 0.
+TEST(AnalyzeCliTest, ASelectionThatMatchesNothingSaysSo) {
+  const std::string trace = kFixtures + "/perf/rpc";
+  CommandResult r = RunWaitpath("analyze --watch comm=wl-rpc " + trace);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("waitpath: --watch 'comm=wl-rpc' matched none of the ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("wl-rpc-client"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("comm=NAME.*"), std::string::npos) << r.err;
+  // A selection that matches: not a word of it.
+  r = RunWaitpath("analyze --watch comm=wl-rpc.* " + trace);
+  EXPECT_EQ(r.err.find("matched none"), std::string::npos) << r.err;
+  EXPECT_NE(r.out, "");
+}
+
 TEST(AnalyzeCliTest, BadFlagsAreOneLine) {
   for (const char* args : {"analyze --watch nokey /tmp", "analyze --watch 'comm=(' /tmp",
                            "analyze --min-wait 5parsecs /tmp"}) {
