@@ -153,6 +153,7 @@ int RunAnalyze(const AnalyzeOptions& options) {
   std::vector<HostSpec> hosts;
   DiscoverOptions discover;
   discover.host_from_dir = options.host_from == "dir";
+  discover.merge_recordings = options.merge_recordings;
   if (!DiscoverHosts(options.traces, &hosts, &error, discover)) {
     Say("waitpath: {}\n", error);
     return 1;
@@ -270,6 +271,10 @@ Command AddAnalyzeCommand(CLI::App& app) {
                   "them (two machines with one hostname)")
       ->check(CLI::IsMember({"hostname", "dir"}))
       ->capture_default_str();
+  cmd->add_flag(
+      "--merge-recordings", o->merge_recordings,
+      "Read several recordings of one hostname (a machine traced twice, two machines with "
+      "one name) as one host; refused otherwise");
   cmd->add_option("--timeline", o->timeline.file,
                   "Write a timeline there: Chrome trace-event JSON for ui.perfetto.dev or "
                   "chrome://tracing (docs/timeline.md)");

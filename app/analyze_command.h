@@ -40,6 +40,7 @@ struct AnalyzeOptions {
   int sync_passes = 1;
   std::string reference;  // several hosts: the reference clock's host (default: the first)
   std::string host_from = "hostname";  // or "dir": hosts named by their directory
+  bool merge_recordings = false;       // two recordings of one hostname read as one host
   TimelineFlags timeline;              // --timeline FILE [--from T] [--to T] [--timeline-max-mb]
   CaptureFlags capture;                // --capture-dir DIR --capture-min-wait DUR...
   std::string min_span;                // --min-span: a record per span at least this long (text)

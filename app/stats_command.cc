@@ -21,6 +21,7 @@ int RunStats(const StatsOptions& options) {
   std::string error;
   DiscoverOptions discover;
   discover.host_from_dir = options.host_from == "dir";
+  discover.merge_recordings = options.merge_recordings;
   if (!DiscoverHosts(options.traces, &hosts, &error, discover)) {
     Say("waitpath: {}\n", error);
     return 1;
@@ -54,6 +55,10 @@ Command AddStatsCommand(CLI::App& app) {
                   "them (two machines with one hostname)")
       ->check(CLI::IsMember({"hostname", "dir"}))
       ->capture_default_str();
+  cmd->add_flag(
+      "--merge-recordings", options->merge_recordings,
+      "Read several recordings of one hostname (a machine traced twice, two machines with "
+      "one name) as one host; refused otherwise");
   cmd->add_option("TRACE", options->traces,
                   "Trace directories (several hosts, or a session output)")
       ->required();

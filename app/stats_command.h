@@ -14,6 +14,7 @@ struct StatsOptions {
   bool verbose = false;
   std::string decoder = "auto";        // --decoder: of recorded traces
   std::string host_from = "hostname";  // or "dir": hosts named by their directory
+  bool merge_recordings = false;       // two recordings of one hostname read as one host
   TimeFormat time_format;
 };
 

@@ -23,6 +23,7 @@ struct SyncOptions {
   std::string decoder = "auto";  // --decoder: of recorded traces
   bool single_phase = false;
   std::string host_from = "hostname";  // or "dir": hosts named by their directory
+  bool merge_recordings = false;       // two recordings of one hostname read as one host
 };
 
 int RunSync(const SyncOptions& o) {
@@ -31,6 +32,7 @@ int RunSync(const SyncOptions& o) {
   std::string error;
   DiscoverOptions discover;
   discover.host_from_dir = o.host_from == "dir";
+  discover.merge_recordings = o.merge_recordings;
   if (!DiscoverHosts(o.traces, &hosts, &error, discover)) {
     Say("waitpath: {}\n", error);
     return 1;
@@ -88,6 +90,9 @@ Command AddSyncCommand(CLI::App& app) {
                   "them (two machines with one hostname)")
       ->check(CLI::IsMember({"hostname", "dir"}))
       ->capture_default_str();
+  cmd->add_flag("--merge-recordings", o->merge_recordings,
+                "Read several recordings of one hostname (a machine traced twice, two machines "
+                "with one name) as one host; refused otherwise");
   cmd->add_option("TRACE", o->traces, "Trace directories, one or more per host")->required();
   return Command{cmd, [o] { return RunSync(*o); }};
 }

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <system_error>
 
+#include "base/untrusted_name.h"
 #include "ctf/ctf2_metadata.h"
 #include "ctf/ctf_metadata.h"
 
@@ -67,6 +68,11 @@ int EnvInt(std::string_view block, std::string_view key) {
   return out;
 }
 
+// What names one recording: LTTng's session name and creation time.
+std::string Recording(const std::string& session, const std::string& created) {
+  return session.empty() && created.empty() ? std::string() : session + "@" + created;
+}
+
 }  // namespace
 
 TraceEnv ParseTraceEnv(const std::string& text) {
@@ -93,6 +99,7 @@ TraceEnv ParseTraceEnv(const std::string& text) {
     env.tracer_name = str("tracer_name");
     env.tracer_major = num("tracer_major");
     env.tracer_minor = num("tracer_minor");
+    env.recording = Recording(str("trace_name"), str("trace_creation_datetime"));
     return env;
   }
   const size_t start = text.find("env {");
@@ -106,6 +113,8 @@ TraceEnv ParseTraceEnv(const std::string& text) {
   env.tracer_name = EnvString(block, "tracer_name");
   env.tracer_major = EnvInt(block, "tracer_major");
   env.tracer_minor = EnvInt(block, "tracer_minor");
+  env.recording =
+      Recording(EnvString(block, "trace_name"), EnvString(block, "trace_creation_datetime"));
   return env;
 }
 
@@ -226,16 +235,24 @@ bool DiscoverHosts(const std::vector<std::string>& paths, std::vector<HostSpec>*
     if (std::find(it->trace_dirs.begin(), it->trace_dirs.end(), dir) != it->trace_dirs.end())
       continue;
     if (!options.host_from_dir) {
-      // Two traces of one domain under one hostname: one machine traced twice, or two
-      // machines with the same name, which would be merged into one host.
+      // Two recordings of one domain under one hostname: one machine traced twice, or two
+      // machines with the same name, which would be merged into one host. (The per-user UST
+      // traces of one session are one recording.)
       for (size_t i = 0; i < it->trace_dirs.size(); ++i) {
-        if (!env.domain.empty() && it->envs[i].domain == env.domain) {
-          warn("host " + host + ": " + it->trace_dirs[i] + " and " + dir + " are both " +
-               env.domain +
-               " traces of this hostname: read as one host (two machines? name "
-               "hosts by directory with --host-from dir)");
-          break;
+        const TraceEnv& other = it->envs[i];
+        if (env.domain.empty() || other.domain != env.domain ||
+            (!env.recording.empty() && other.recording == env.recording))
+          continue;
+        if (!options.merge_recordings) {
+          *error = "host " + PrintableName(host) + ": " + it->trace_dirs[i] + " and " + dir +
+                   " are two " + PrintableName(env.domain) +
+                   " recordings of this hostname: not merged into one host (give one of them, "
+                   "--host-from dir to read each as its own host, or --merge-recordings)";
+          return false;
         }
+        warn("host " + host + ": " + it->trace_dirs[i] + " and " + dir + " are two " + env.domain +
+             " recordings of this hostname: read as one host (--merge-recordings)");
+        break;
       }
     }
     it->trace_dirs.push_back(dir);

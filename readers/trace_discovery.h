@@ -16,6 +16,9 @@ struct TraceEnv {
   std::string tracer_name;  // "lttng-modules", "perf", ...
   int tracer_major = -1, tracer_minor = -1;
   bool ctf2 = false;  // CTF 2 metadata (JSON; LTTng 2.15+'s default), else CTF 1.8 (TSDL)
+  // LTTng's session and its creation time ("wl-rpc@20261123T100029+0000"): traces of one
+  // recording (a session's per-user UST traces) share it. Empty when the tracer says neither.
+  std::string recording;
 
   // "CTF 2, lttng-ust 2.16", "CTF 1.8, lttng-modules 2.13", "CTF 1.8": what `stats` says.
   std::string FormatLine() const;
@@ -47,6 +50,10 @@ struct DiscoverOptions {
   // Hosts are named by the command-line directory they were found under instead of by the
   // hostname in their metadata (two machines with one hostname).
   bool host_from_dir = false;
+  // Two recordings of one hostname and domain found (a machine traced twice, or two machines
+  // with one name; e.g. a directory of unrelated traces): read as one host. False: refused,
+  // naming both and these two ways out.
+  bool merge_recordings = false;
   // One line per warning (damage skipped, copies of one trace, hostnames shared); default:
   // "waitpath: warning: ..." on stderr.
   std::function<void(const std::string&)> warn;

@@ -273,11 +273,25 @@ TEST_F(HostileInputTest, TwoCopiesOfOneTraceAreReadOnce) {
   EXPECT_NE(two.err.find("a copy of"), std::string::npos) << two.err;
 }
 
-TEST_F(HostileInputTest, OneHostnameOnTwoMachinesWarnsAndHostFromDirSplitsThem) {
+// Two recordings of one hostname (two machines, or one traced twice, or a directory of
+// unrelated traces) are refused in one line naming both ways out; merging them is deliberate.
+TEST_F(HostileInputTest, OneHostnameOnTwoMachinesIsRefusedAndHostFromDirSplitsThem) {
   const std::string pipe = kFixtures + "/perf/pipe", mutex = kFixtures + "/perf/mutex";
-  const CommandResult merged = RunWaitpath("stats --json " + pipe + " " + mutex, kLimit);
+  const CommandResult refused = RunWaitpath("stats --json " + pipe + " " + mutex, kLimit);
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_EQ(refused.out, "");
+  EXPECT_EQ(Lines(refused.err), 1u) << refused.err;
+  EXPECT_NE(refused.err.find("two kernel recordings of this hostname"), std::string::npos)
+      << refused.err;
+  EXPECT_NE(refused.err.find("--host-from dir"), std::string::npos) << refused.err;
+  // The whole fixtures directory (7 recordings of host vm), as `analyze /tmp` met them.
+  EXPECT_EQ(RunWaitpath("analyze " + kFixtures + "/perf", kLimit).exit_code, 1);
+  const CommandResult merged =
+      RunWaitpath("stats --json --merge-recordings " + pipe + " " + mutex, kLimit);
+  EXPECT_EQ(merged.exit_code, 0) << merged.err;
   EXPECT_EQ(JsonLines(merged.out).size(), 1u);
-  EXPECT_NE(merged.err.find("--host-from dir"), std::string::npos) << merged.err;
+  EXPECT_NE(merged.err.find("read as one host (--merge-recordings)"), std::string::npos)
+      << merged.err;
   const CommandResult split =
       RunWaitpath("stats --json --host-from dir " + pipe + " " + mutex, kLimit);
   ASSERT_EQ(split.exit_code, 0) << split.err;
