@@ -68,6 +68,11 @@ int EnvInt(std::string_view block, std::string_view key) {
   return out;
 }
 
+// How deep below a given directory traces are looked for: a relayd's output holds a host's
+// per-user UST trace at HOST/SESSION/ust/uid/UID/64-bit; deeper is not a layout of LTTng's, and
+// `analyze /` must not walk the whole file system.
+constexpr int kMaxTraceDepth = 6;
+
 // What names one recording: LTTng's session name and creation time.
 std::string Recording(const std::string& session, const std::string& created) {
   return session.empty() && created.empty() ? std::string() : session + "@" + created;
@@ -187,12 +192,14 @@ bool DiscoverHosts(const std::vector<std::string>& paths, std::vector<HostSpec>*
         if (it->is_directory(ec) && IsTraceDir(it->path())) {
           found.push_back(it->path().lexically_normal().string());
           it.disable_recursion_pending();
+        } else if (it.depth() + 1 >= kMaxTraceDepth) {
+          it.disable_recursion_pending();
         }
       }
       std::sort(found.begin(), found.end());
     }
     if (found.empty()) {
-      *error = p + ": no CTF trace found (no 'metadata' file in it or below it)" +
+      *error = p + ": no CTF trace found (no 'metadata' file in it or up to 6 levels below it)" +
                (IsPerfData(fs::path(p) / "perf.data") ? PerfHint(fs::path(p) / "perf.data")
                                                       : std::string());
       return false;

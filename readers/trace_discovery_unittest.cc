@@ -61,6 +61,27 @@ TEST(TraceDiscoveryTest, DirectoryWithoutTraceIsReported) {
   fs::remove_all(empty);
 }
 
+// A trace is looked for at most 6 levels down (a relayd's HOST/SESSION/ust/uid/UID/64-bit):
+// `analyze /` must not walk the whole file system.
+TEST(TraceDiscoveryTest, TracesAreLookedForAtMostSixLevelsDown) {
+  const fs::path dir = fs::temp_directory_path() / "waitpath-discovery-depth";
+  fs::remove_all(dir);
+  const fs::path rpc = fs::path(WAITPATH_FIXTURES) / "perf" / "rpc";
+  fs::create_directories(dir / "1/2/3/4/5");
+  fs::copy(rpc, dir / "1/2/3/4/5/rpc");  // the trace 6 levels down: found
+  std::vector<HostSpec> hosts;
+  std::string error;
+  EXPECT_TRUE(DiscoverHosts({dir.string()}, &hosts, &error)) << error;
+  fs::create_directories(dir / "deeper/1/2/3/4/5/6");
+  fs::rename(dir / "1/2/3/4/5/rpc", dir / "deeper/1/2/3/4/5/6/rpc");  // 8 levels down: not
+  hosts.clear();
+  EXPECT_FALSE(DiscoverHosts({dir.string()}, &hosts, &error));
+  EXPECT_EQ(
+      error,
+      dir.string() + ": no CTF trace found (no 'metadata' file in it or up to 6 levels below it)");
+  fs::remove_all(dir);
+}
+
 TEST(TraceDiscoveryTest, SessionOutputIsExpandedAndGroupedByHost) {
   if (!fs::exists(kShared + "/scp_src")) GTEST_SKIP() << "../shared/traces not present";
   ConfigureBabeltraceLogging(false);
