@@ -12,10 +12,16 @@
 
 namespace waitpath {
 
-// Server workers, and how long a client may take over a request: a few idle or slow clients
-// must not block a scrape.
-inline constexpr int kServerThreads = 8;
-inline constexpr int kRequestTimeoutMs = 10000;
+// civetweb gives each connection a worker thread until its request is read and answered, so
+// slow clients (slowloris: a header line every second) hold workers, and a scrape waits behind
+// every connection queued before it. Measured with 100 such clients (tests/metrics/
+// slowloris.py): with 8 workers and a 10 s deadline a scraper got 0 answers of 4 in 23 s; see
+// docs/live.md ("What a relayd, a trace and a metrics client can make waitpath do") for the
+// figures now. civetweb counts request_timeout_ms from the request's start, not from the last
+// byte. The limit stays: more slow clients than workers, queued faster than the workers are
+// freed, still delay scrapes.
+inline constexpr int kServerThreads = 64;
+inline constexpr int kRequestTimeoutMs = 2000;
 
 // Exactly one "ADDR:PORT", ":PORT" or "PORT" (bound on 127.0.0.1: exposing the metrics beyond the
 // host is a choice to write out), "[::1]:PORT" for IPv6. Port 0 picks a free port. False with a
