@@ -139,6 +139,7 @@ HostReader::Attempt HostReader::RunGraph(HostInput& input, bool reattach) {
         link_.OnRunning() == RelaydLink::Turn::kReattached) {
       // The graph is configured: its live iterators are connected.
       retry_now_.store(false, std::memory_order_relaxed);
+      retried_now_.store(false, std::memory_order_relaxed);
       PublishLink();
     }
     if (status == BT_GRAPH_RUN_ONCE_STATUS_OK) continue;
@@ -247,6 +248,7 @@ LiveAttempt HostReader::RunLiveNative(HostInput& input, bool reattach) {
   options.on_attached = [this] {
     if (link_.OnRunning() == RelaydLink::Turn::kReattached) {
       retry_now_.store(false, std::memory_order_relaxed);
+      retried_now_.store(false, std::memory_order_relaxed);
       PublishLink();
     }
   };

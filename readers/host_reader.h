@@ -90,8 +90,13 @@ class HostReader {
     return relayd_;
   }
   // Live: the relayd answers again; a reader that lost it tries now, not at the end of its
-  // backoff (any thread).
-  void RetryNow() { retry_now_.store(true, std::memory_order_relaxed); }
+  // backoff (any thread). Once per outage: a relayd that lists its sessions but fails every
+  // attach (a protocol error) would otherwise be tried at every discovery, for ever, instead of
+  // with the backoff (up to 5 s).
+  void RetryNow() {
+    if (!retried_now_.exchange(true, std::memory_order_relaxed))
+      retry_now_.store(true, std::memory_order_relaxed);
+  }
 
  private:
   struct Attempt {
@@ -146,6 +151,7 @@ class HostReader {
   std::atomic<bool> stop_{false};
   RelaydLink link_;  // the reader thread's
   std::atomic<bool> retry_now_{false};
+  std::atomic<bool> retried_now_{false};  // RetryNow() used in this outage
   mutable std::mutex relayd_mutex_;
   RelaydLink::Counts relayd_;  // link_'s counts, for other threads
   std::thread thread_;

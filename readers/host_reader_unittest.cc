@@ -1,12 +1,19 @@
 #include "readers/host_reader.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <regex>
+#include <thread>
 
 #include "model/event_views.h"
 #include "model/string_table.h"
@@ -301,6 +308,51 @@ TEST_F(DamagedTraceTest, CorruptMetadataIsAClearError) {
   ReadResult r = ReadAll({dir_.string()});
   EXPECT_EQ(r.counters.events, 0u);
   EXPECT_NE(r.error.find("cannot open trace"), std::string::npos) << r.error;
+}
+
+// A relayd that accepts every connection and closes it at once (as one failing every attach
+// with a protocol error): the reader backs off (250 ms doubling to 5 s), and discovery's
+// "the relayd answers again" (RetryNow, once a second or more) skips the wait once per outage.
+// Before, every RetryNow was a new attempt: about 30 in 3 s here, for ever.
+TEST(HostReaderTest, AFailingRelaydIsRetriedWithBackoffNotAtEveryDiscovery) {
+  const int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  socklen_t len = sizeof(a);
+  getsockname(listener, reinterpret_cast<sockaddr*>(&a), &len);
+  listen(listener, 16);
+  std::atomic<int> connections{0};
+  std::thread relayd([&] {
+    for (;;) {
+      const int c = accept(listener, nullptr, nullptr);
+      if (c < 0) return;
+      ++connections;
+      close(c);
+    }
+  });
+  HostSpec spec;
+  spec.hostname = "h";
+  spec.live_url = "net://127.0.0.1:" + std::to_string(ntohs(a.sin_port)) + "/host/h/s";
+  ReaderOptions options;
+  options.decoder = TraceDecoderChoice::kAuto;
+  moodycamel::LightweightSemaphore ready;
+  HostReader reader(0, spec, options, &ready);
+  reader.Start();
+  for (int i = 0; i < 30; ++i) {  // 3 s of discovery saying the relayd answers
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (reader.relayd().lost()) reader.RetryNow();
+  }
+  reader.RequestStop();
+  reader.Join();
+  shutdown(listener, SHUT_RDWR);
+  close(listener);
+  relayd.join();
+  // The first attempt, one at once after the loss, then 250 ms, 500 ms, 1 s, 2 s apart.
+  EXPECT_GE(connections.load(), 2);
+  EXPECT_LE(connections.load(), 7);
+  EXPECT_EQ(reader.relayd().losses, 1u);
 }
 
 }  // namespace
