@@ -11,7 +11,9 @@
 namespace waitpath {
 
 SourceNotices::SourceNotices(std::string relayd, std::string max_lag, MetricsExporter* metrics)
-    : relayd_(std::move(relayd)), max_lag_(std::move(max_lag)), metrics_(metrics) {}
+    : relayd_(std::move(relayd)), max_lag_(std::move(max_lag)), metrics_(metrics) {
+  if (metrics_) metrics_->health().AddRelayd(relayd_);
+}
 
 // Lost once, however long it stays away, then reattached.
 void SourceNotices::Relayd(uint16_t id, const std::string& label, const RelaydLink::Counts& now) {

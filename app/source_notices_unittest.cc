@@ -27,6 +27,13 @@ struct Metrics {
 TEST(SourceNotices, ARelaydLostIsSaidOnceAndItsReattachCounted) {
   Metrics metrics;
   SourceNotices notices("net://relayd", "10s", &metrics.exporter);
+  // The series exist from the start, at 0, for alert rules over them.
+  EXPECT_NE(metrics.Text().find("waitpath_relayd_reconnects_total{relayd=\"net://relayd\"} 0"),
+            std::string::npos)
+      << metrics.Text();
+  EXPECT_NE(
+      metrics.Text().find("waitpath_relayd_reconnect_failures_total{relayd=\"net://relayd\"} 0"),
+      std::string::npos);
   RelaydLink::Counts counts;
   CaptureStderr();
   notices.Relayd(0, "h1 (session s)", counts);

@@ -68,6 +68,11 @@ void PipelineHealthMetrics::SetStreamLag(const std::string& host, double seconds
   Set(QualityCounter::kStreamLag, {host}, seconds);
 }
 
+void PipelineHealthMetrics::AddRelayd(const std::string& relayd) {
+  Add(QualityCounter::kRelaydReconnects, {relayd}, 0);
+  Add(QualityCounter::kRelaydReconnectFailures, {relayd}, 0);
+}
+
 void PipelineHealthMetrics::AddRelaydReconnect(const std::string& relayd) {
   Add(QualityCounter::kRelaydReconnects, {relayd}, 1);
 }

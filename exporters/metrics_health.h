@@ -55,12 +55,15 @@ class PipelineHealthMetrics : public prometheus::Collectable {
   PipelineHealthMetrics();
 
   // Any thread.
-  // Reader figures are cumulative (model/batch.h): the counters follow them by difference; a
-  // restarted reader (its figures back to 0) starts again from there.
+  // Reader figures are cumulative (model/batch.h), a host's across its readers
+  // (Pipeline::Arrive): the counters follow them by difference.
   void ObserveReader(const std::string& host, const ReaderCounters& counters);
   // How far the host's analysed stream is behind (live: the wall clock; offline: the most
   // advanced host of the merge).
   void SetStreamLag(const std::string& host, double seconds);
+  // The relayd's reconnect counters, at 0 until something happens: alert rules over them
+  // (rate, increase) need a series from the start.
+  void AddRelayd(const std::string& relayd);
   // A relayd connection reattached after it was lost.
   void AddRelaydReconnect(const std::string& relayd);
   // Attempts to reattach a lost relayd connection that failed.
