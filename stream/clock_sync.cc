@@ -358,34 +358,53 @@ const std::vector<HostClock>& ClockSync::Clocks() {
     adjacent[e.a].push_back(&e);
     adjacent[e.b].push_back(&e);
   }
-  // Walk the tree from the reference, composing host -> reference transforms.
+  // Walk the tree from `root`, composing each host's transform to the root's clock (`root` is
+  // taken as exact: the reference, or the root of a component the reference does not reach).
   std::vector<bool> seen(n, false);
-  std::vector<size_t> stack{reference_};
-  seen[reference_] = true;
-  while (!stack.empty()) {
-    const size_t p = stack.back();
-    stack.pop_back();
-    for (const Edge* e : adjacent[p]) {
-      const size_t c = e->a == p ? e->b : e->a;
-      if (seen[c]) continue;
-      seen[c] = true;
-      // The pair gives t_b = slope * t_a + offset.
-      const ClockTransform a_to_b =
-          ClockTransform::FromLine(e->pair->slope(), e->pair->offset(), e->pair->anchor());
-      const ClockTransform child_to_parent = (c == e->b) ? a_to_b.Inverse() : a_to_b;
-      clocks_[c].transform = child_to_parent.Then(clocks_[p].transform);
-      clocks_[c].accuracy = clocks_[p].accuracy + e->pair->accuracy();
-      const SyncQuality q = e->pair->quality();
-      const SyncQuality pq = clocks_[p].quality;
-      clocks_[c].quality = (q == SyncQuality::kFail || pq == SyncQuality::kFail)
-                               ? SyncQuality::kFail
-                           : (q == SyncQuality::kAccurate && pq == SyncQuality::kAccurate)
-                               ? SyncQuality::kAccurate
-                               : SyncQuality::kApproximate;
-      clocks_[c].matches = e->pair->matches();
-      clocks_[c].on_tree = true;
-      stack.push_back(c);
+  auto walk = [&](size_t root) {
+    std::vector<size_t> stack{root};
+    seen[root] = true;
+    while (!stack.empty()) {
+      const size_t p = stack.back();
+      stack.pop_back();
+      for (const Edge* e : adjacent[p]) {
+        const size_t c = e->a == p ? e->b : e->a;
+        if (seen[c]) continue;
+        seen[c] = true;
+        // The pair gives t_b = slope * t_a + offset.
+        const ClockTransform a_to_b =
+            ClockTransform::FromLine(e->pair->slope(), e->pair->offset(), e->pair->anchor());
+        const ClockTransform child_to_parent = (c == e->b) ? a_to_b.Inverse() : a_to_b;
+        clocks_[c].transform = child_to_parent.Then(clocks_[p].transform);
+        clocks_[c].accuracy = clocks_[p].accuracy + e->pair->accuracy();
+        clocks_[c].reference = hosts_[root];
+        const SyncQuality q = e->pair->quality();
+        const SyncQuality pq = p == root ? SyncQuality::kAccurate : clocks_[p].quality;
+        clocks_[c].quality = (q == SyncQuality::kFail || pq == SyncQuality::kFail)
+                                 ? SyncQuality::kFail
+                             : (q == SyncQuality::kAccurate && pq == SyncQuality::kAccurate)
+                                 ? SyncQuality::kAccurate
+                                 : SyncQuality::kApproximate;
+        clocks_[c].matches = e->pair->matches();
+        clocks_[c].on_tree = true;
+        stack.push_back(c);
+      }
     }
+  };
+  walk(reference_);
+  // Hosts the reference's tree does not reach but that exchanged packets among themselves
+  // (live: two hosts whose sessions started after the reference's had ended; a pair that
+  // never talks to the others) are synchronized with each other: each such component keeps
+  // the clock of its first host by name (itself off the tree, its times its own clock's), the
+  // others' transforms lead to it, so that the packets between them are followed in one clock.
+  std::vector<size_t> root_of(n, n);  // by union-find representative
+  for (size_t h = 0; h < n; ++h) {
+    if (seen[h] || adjacent[h].empty()) continue;
+    size_t& r = root_of[find(h)];
+    if (r == n || hosts_[h] < hosts_[r]) r = h;
+  }
+  for (size_t r : root_of) {
+    if (r != n) walk(r);
   }
   // A host off the tree whose packets matched but contradict every line (a pair that failed
   // before it ever found one) is `fail`, with those matches, not `incomplete` with none: the

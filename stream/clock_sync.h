@@ -73,13 +73,15 @@ class PairSync {
 
 struct HostClock {
   std::string host;
-  std::string reference;
+  std::string reference;     // the reference host, or for a host of a component the
+                             // reference does not reach, that component's root (on_tree)
   ClockTransform transform;  // host -> reference
   SyncQuality quality = SyncQuality::kIncomplete;
   double accuracy = 0.0;  // ns, accumulated along the spanning tree
   uint64_t matches = 0;   // matched packets on the tree edge to this host (or, off the tree,
                           // on a pair of its that never found a line)
-  bool on_tree = false;   // the reference, or reached from it: `transform` comes from packets
+  bool on_tree = false;   // the reference, or reached from `reference`: `transform` comes from
+                          // packets
 };
 
 struct SyncCounters {

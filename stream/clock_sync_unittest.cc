@@ -130,6 +130,48 @@ TEST(ClockSyncTest, SpanningTreeComposesTransformsToTheReference) {
   EXPECT_EQ(sync.counters().matched, sync.counters().sends);
 }
 
+TEST(ClockSyncTest, HostsTheReferenceNeverReachesAreSynchronizedAmongThemselves) {
+  // a - b talk, and so do c - d, never the two pairs (live: a pair whose sessions started
+  // after the reference's ended). d's clock is c's plus 2 s: d is put in c's clock, c (the
+  // first of its pair by name) keeps its own, off the reference's tree.
+  ClockSync sync({"a", "b", "d", "c"}, 0);
+  const Clock b{10.0, 300000000}, c{0.0, 0}, d{-25.0, 2000000000};
+  std::mt19937_64 rng(5);
+  uint32_t seq = 1;
+  auto send = [&](uint16_t from, int64_t at_from, uint16_t to, int64_t at_to) {
+    PacketKey key;
+    key.has_tcp = true;
+    key.seq = seq++;
+    key.ack_seq = 9;
+    sync.OnPacket(from, at_from, true, key);
+    sync.OnPacket(to, at_to, false, key);
+  };
+  for (int64_t t = kEpoch; t < kEpoch + 5000000000LL; t += 20000000) {
+    const int64_t l = 80000 + static_cast<int64_t>(rng() % 300000);
+    send(0, t, 1, b.At(t + l));
+    send(1, b.At(t + 7000000), 0, t + 7000000 + l);
+    send(3, c.At(t + 9000000), 2, d.At(t + 9000000 + l));
+    send(2, d.At(t + 11000000), 3, c.At(t + 11000000 + l));
+  }
+  const auto& clocks = sync.Clocks();
+  ASSERT_EQ(clocks.size(), 4u);
+  EXPECT_EQ(clocks[1].quality, SyncQuality::kAccurate);
+  EXPECT_EQ(clocks[1].reference, "a");
+  // c: off the reference's tree, in its own clock.
+  EXPECT_EQ(clocks[3].quality, SyncQuality::kIncomplete);
+  EXPECT_FALSE(clocks[3].on_tree);
+  EXPECT_EQ(clocks[3].reference, "a");
+  EXPECT_TRUE(clocks[3].transform.identity());
+  // d: in c's clock, within the pair's accuracy.
+  EXPECT_EQ(clocks[2].quality, SyncQuality::kAccurate);
+  EXPECT_TRUE(clocks[2].on_tree);
+  EXPECT_EQ(clocks[2].reference, "c");
+  for (int64_t t = kEpoch; t < kEpoch + 5000000000LL; t += 250000000) {
+    EXPECT_LE(std::abs(static_cast<double>(clocks[2].transform.ToReference(d.At(t)) - c.At(t))),
+              clocks[2].accuracy + 1);
+  }
+}
+
 TEST(ClockSyncTest, LoopbackIsNotAClockLinkAndUnmatchedPacketsExpire) {
   ClockSync sync({"a", "b"}, 0, /*two_phase=*/true, /*bootstrap_window_ns=*/1000000000,
                  /*window_ns=*/100000000);

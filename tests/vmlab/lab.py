@@ -44,14 +44,18 @@ def log(msg):
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
-SUITES = ("bookworm", "sid")
+SUITES = ("bookworm", "sid", "services")
 SID_CHROOT = os.path.join(SRC, "tests", "lttng216", "sid-chroot.sh")
 
 
 def image_dir(suite="bookworm"):
-    """The cached guest image of `suite` (built by build-image.sh when missing). Raises Skip."""
-    p = subprocess.run(["bash", os.path.join(HERE, "build-image.sh"), "--suite", suite],
-                       stdout=subprocess.PIPE, text=True)
+    """The cached guest image of `suite` (built by build-image.sh when missing; "services": the
+    bookworm image with the services layer, build-services.sh). Raises Skip."""
+    if suite == "services":
+        argv = ["bash", os.path.join(HERE, "build-services.sh")]
+    else:
+        argv = ["bash", os.path.join(HERE, "build-image.sh"), "--suite", suite]
+    p = subprocess.run(argv, stdout=subprocess.PIPE, text=True)
     if p.returncode == SKIP:
         raise Skip(f"the {suite} guest image cannot be built here")
     if p.returncode != 0:
@@ -210,11 +214,13 @@ class Lab:
 
     # --- guests ------------------------------------------------------------------------
     def guest(self, name, run_sh, smp=2, mem=1024, link=None, ip1=None, workloads=None, suite=None,
-              trace_format=None):
+              trace_format=None, data_disk=None):
         """trace_format: None for lttng's default (CTF 1.8 on 2.13, CTF 2 on 2.16), or a
         --trace-format value every `lttng create` of the guest gets (waitpath-session.sh has
-        no such option: a wrapper adds it)."""
-        g = Guest(self, name, run_sh, smp, mem, link, ip1, workloads, suite or self.suite, trace_format)
+        no such option: a wrapper adds it). data_disk: an ext4 image the guest sees as
+        /dev/vdc (never written: snapshot=on)."""
+        g = Guest(self, name, run_sh, smp, mem, link, ip1, workloads, suite or self.suite,
+                  trace_format, data_disk)
         self.guests.append(g)
         return g
 
@@ -252,8 +258,9 @@ def wait_until(pred, timeout, what):
 
 class Guest:
     def __init__(self, lab, name, run_sh, smp, mem, link, ip1, workloads=None, suite="bookworm",
-                 trace_format=None):
+                 trace_format=None, data_disk=None):
         self.lab, self.name, self.smp, self.mem = lab, name, smp, mem
+        self.data_disk = data_disk
         self.suite, self.trace_format = suite, trace_format
         self.image = lab.image_for(suite)
         self.info = lab.infos[suite]
@@ -339,12 +346,19 @@ class Guest:
              "-kernel", os.path.join(img, "vmlinuz"), "-initrd", os.path.join(img, "initrd.img"),
              "-append", "root=/dev/vda rw console=ttyS0 net.ifnames=0 quiet init=/sbin/waitpath-lab-init "
              # A soft lockup's backtraces (every CPU's) in serial.log, past `quiet`.
-             "softlockup_all_cpu_backtrace=1 loglevel=5",
+             "softlockup_all_cpu_backtrace=1 loglevel=5 "
+             # A panic ends QEMU (-no-reboot) instead of hanging until the test's timeout.
+             "panic=1",
              "-drive", f"file={os.path.join(img, 'image.ext4')},format=raw,if=virtio,snapshot=on",
              # The lab disk is slow on purpose (100 I/O per second): diskwrite's flushes there
              # are disk waits, not answered at once by the host's page cache.
              "-drive", f"file={self.disk},format=raw,if=virtio,throttling.iops-total=100",
              "-netdev", f"user,id=u0,restrict=on,{fwd}", "-device", "virtio-net-pci,netdev=u0"]
+        if self.data_disk:
+            # /dev/vdc. cache=unsafe: the guest's flushes do not reach the host's disk, so that
+            # the guest's own disk waits are short and steady and an injected delay (dm-delay
+            # in the guest) is what stands out, not the host's shared disk.
+            a += ["-drive", f"file={self.data_disk},format=raw,if=virtio,snapshot=on,cache=unsafe"]
         if self.link:
             mode, port = self.link
             mac = "52:54:00:77:00:%02x" % (len(self.lab.guests) + 1)
@@ -418,7 +432,7 @@ def main():
     b.add_argument("--trace-format")
     args = ap.parse_args()
     try:
-        suites = list(SUITES) if args.suite == "mixed" else [args.suite]
+        suites = ["bookworm", "sid"] if args.suite == "mixed" else [args.suite]
         with Lab("boot", keep=args.keep, suite=suites[0], relayd=args.relayd) as lab:
             lab.start_relayd()
             gs = []

@@ -1,8 +1,8 @@
 #!/bin/sh
 # ctest wrapper of the VM lab tests: opt-in (WAITPATH_VMLAB=1), see docs/lab.md.
 #   run_test.sh [--extra] PYTHON3 test_lab.py WAITPATH TEST
-# --extra: a variant that only WAITPATH_VMLAB=all runs (the 2.16 guests recording CTF 1.8
-# instead of their default CTF 2): CI runs the cases users meet by default.
+# --extra: a case that only WAITPATH_VMLAB=all runs (the 2.16 guests recording CTF 1.8, the
+# whole services table): CI runs the cases users meet by default, in its time budget.
 extra=0
 if [ "${1:-}" = --extra ]; then
   extra=1

@@ -10,6 +10,10 @@ configs/lttng/waitpath-session.sh, streamed to an lttng-relayd on the host, anal
   test_lab.py WAITPATH lttng216 [--trace-format F]  (a) (c) (d) on an LTTng 2.16 guest (Debian sid image),
                                                     CTF 2 (2.16's default) to a 2.16 relayd; F=ctf-1.8
                                                     records CTF 1.8 instead
+  test_lab.py WAITPATH services [--all] [--table FILE] [--phases P,...]
+                                                    (g) known causes injected into PostgreSQL and
+                                                    pgbench across two guests; --all: every phase,
+                                                    not CI's subset; --table: docs/accuracy.md's
   test_lab.py WAITPATH mixed [--trace-format F]     (b) with a 2.16 server guest (CTF 2, or F) and a 2.13
                                                     client guest (CTF 1.8), one 2.16 relayd
 
@@ -26,6 +30,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import lab as vmlab  # noqa: E402
+import services  # noqa: E402
 from lab import log  # noqa: E402
 
 SRC = vmlab.SRC
@@ -110,11 +115,12 @@ def expectations_hold(task, expect, what):
 class Live:
     """`waitpath live --all --json` against the lab's relayd."""
 
-    def __init__(self, lab, w, tag="live", metrics=False):
+    def __init__(self, lab, w, tag="live", metrics=False, extra=()):
         self.lab, self.out, self.err = lab, os.path.join(lab.dir, f"{tag}.out"), os.path.join(lab.dir, f"{tag}.err")
         self.metrics = f"127.0.0.1:{lab.base + 4}" if metrics else None
         self.proc = lab.spawn([w, "live", "--relayd", f"net://127.0.0.1:{lab.live}", "--all", "--json"] +
-                              (["--metrics", self.metrics] if metrics else []), out=self.out, err=self.err)
+                              (["--metrics", self.metrics] if metrics else []) + list(extra),
+                              out=self.out, err=self.err)
 
     def scrape(self):
         """The Prometheus exposition live serves, saved next to its output."""
@@ -747,6 +753,58 @@ def test_overlay(w, fixtures=None):
             + "; ".join(l for g in (srv, cli) for l in g.lab_lines() if l.startswith("LAB: kmod built")))
 
 
+# --- (g): known causes injected into real software (docs/accuracy.md) -------------------------
+def test_services(w, everything=False, table_path=None, only=None):
+    """PostgreSQL in guest `db`, pgbench in guest `client`, one injected cause per phase
+    (services.PHASES; without `everything`, the ones CI runs: one per cause class and the
+    baselines). table_path: writes the accuracy table there (docs/accuracy.md)."""
+    phases = [p for p in services.PHASES if (everything or p.ci) and (not only or p.name in only)]
+    watch = ["--watch", "comm=pgbench", "--watch", "comm=postgres"]
+    with vmlab.Lab("services", suite="services") as lab:
+        lab.start_relayd()
+        t0 = time.time()
+        live = Live(lab, w, extra=watch + ["--min-wait", "1ms"])
+        db, cli = services.boot(lab, phases)
+        t_boot = time.time() - t0
+        facts = services.run_phases(lab, db, cli, phases)
+        for p in phases:
+            f = facts[p.name]
+            check(f["exit"] == "0" and f["tx"] > 0, f"{p.name}: pgbench ran ({f})")
+        live.wait_for("session ended", 2 * len(phases), 60)
+        live_out = live.stop()
+        check_invariants(os.path.join(lab.dir, "live.out"))
+        stored = lab.stored_sessions()
+        live_records = [json.loads(l) for l in live_out.splitlines() if l.startswith("{")]
+        said = {"analyze": {}, "live": {}}
+        for p in phases:
+            dirs = [k for h in (f"client-{p.name}", f"db-{p.name}") for s in stored.get(h, [])
+                    for k in kernel_dirs(s)]
+            if not check(len(dirs) == 2, f"{p.name}: two stored kernel traces ({dirs})"):
+                return
+            a = run([w, "analyze", "--json", "--min-wait", "1ms"] + watch + dirs)
+            apath = os.path.join(lab.dir, f"analyze-{p.name}.json")
+            open(apath, "w").write(a)
+            check_invariants(apath)
+            said["analyze"][p.name] = services.summarize(
+                [json.loads(l) for l in a.splitlines()], p.name)
+            said["live"][p.name] = services.summarize(live_records, p.name)
+        rows = []
+        for p in phases:
+            row = services.verdict(p, facts, said)
+            for ok, what in row["checks"]:
+                if not ok and p.known:
+                    log(f"KNOWN: {p.name}: {what} ({p.known}; docs/accuracy.md)")
+                else:
+                    check(ok, f"{p.name}: {what}")
+            rows.append(row)
+        text = services.table(rows)
+        log("accuracy table:\n" + text)
+        if table_path:
+            services.write_table(table_path, text, lab.infos["services"], facts, phases)
+        log(f"FIGURES services: {len(phases)} phases, guests up (postgres reachable) after "
+            f"{t_boot:.0f} s, all done after {time.time() - t0:.0f} s")
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__)
@@ -768,6 +826,11 @@ def main():
         elif which == "mixed":
             fmt = sys.argv[sys.argv.index("--trace-format") + 1] if "--trace-format" in sys.argv else None
             test_rpc2(w, tag="mixed", relayd="2.16", server_suite="sid", client_suite="bookworm", sid_format=fmt)
+        elif which == "services":
+            tp = sys.argv[sys.argv.index("--table") + 1] if "--table" in sys.argv else None
+            only = (sys.argv[sys.argv.index("--phases") + 1].split(",")
+                    if "--phases" in sys.argv else None)
+            test_services(w, everything="--all" in sys.argv or bool(only), table_path=tp, only=only)
         elif which == "lttng216":
             fmt = sys.argv[sys.argv.index("--trace-format") + 1] if "--trace-format" in sys.argv else None
             test_workloads(w, suite="sid", relayd="2.16", trace_fmt=fmt, tag="lttng216")
