@@ -90,7 +90,8 @@ enum class QualityMetricType { kNone, kCounter, kGauge };
     kDataLoss, kRelayd,                                                                          \
     "Relay daemon connections reattached after they were lost",                                  \
     "live: relay-daemon connections reattached after they were lost (one per reader and "        \
-    "outage, however many attempts it took)")                                                    \
+    "outage, however many attempts it took); 0 from the start, as "                              \
+    "`waitpath_relayd_reconnect_failures_total`, so that alert rules have a series")             \
   X(kRelaydReconnectFailures, "", "", "waitpath_relayd_reconnect_failures_total", kCounter,      \
     "relayd", kRelayd, kError, kRelayd,                                                          \
     "Attempts to reattach a lost relay daemon connection that failed",                           \
