@@ -16,7 +16,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCENARIO = os.path.join(ROOT, "tools/gen/scenarios/scale.toml")
-MANY_THREADS = os.path.join(os.environ.get("WAITPATH_SHARED_TRACES", os.path.join(ROOT, "../shared/traces")),
+MANY_THREADS = os.path.join(os.environ.get("WAITPATH_SHARED_TRACES",
+                                           os.path.join(ROOT, "../shared/traces")),
                             "many-threads")
 MANY_THREADS = os.path.normpath(MANY_THREADS)
 
@@ -30,8 +31,10 @@ QUICK = dict(duration="1s", rate=1_000_000, hosts=[1, 4, 16], reps=3, mt_reps=3,
              mem_rate=100_000, mem_base=2.0, mem_retention="500ms",
              cg_duration="0.1s", cg_tiny="0.01s", cg_many_threads=False, profile_hz=499)
 
-TARGETS = {"analyze_over_babeltrace2": 1.30, "analyze_cpu_over_babeltrace2": 0.33, "stats_cpu_over_babeltrace2": 0.20,
-           "analyze_cpu_over_babeltrace2_hosts": 0.50, "engine_ns_per_event": 150.0, "memory_growth_1x_16x": 1.10}
+TARGETS = {"analyze_over_babeltrace2": 1.30, "analyze_cpu_over_babeltrace2": 0.33,
+           "stats_cpu_over_babeltrace2": 0.20,
+           "analyze_cpu_over_babeltrace2_hosts": 0.50, "engine_ns_per_event": 150.0,
+           "memory_growth_1x_16x": 1.10}
 
 
 def log(msg):
@@ -47,7 +50,8 @@ def run(cmd, stdout=subprocess.DEVNULL, env=None):
     wall = time.perf_counter() - t0
     p.returncode = os.waitstatus_to_exitcode(status)
     if p.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)}: exit {p.returncode}: {err.decode(errors='replace')[-2000:]}")
+        raise RuntimeError(f"{' '.join(cmd)}: exit {p.returncode}: "
+                           f"{err.decode(errors='replace')[-2000:]}")
     return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss
 
 
@@ -88,13 +92,15 @@ class Bench:
     def generate(self, name, duration, rate, hosts):
         out = os.path.join(self.work, name)
         if not os.path.exists(os.path.join(out, "truth.json")):
-            run([self.gen, "-q", "--scenario", SCENARIO, "--out", out, "--set", f"duration={duration}",
+            run([self.gen, "-q", "--scenario", SCENARIO, "--out", out, "--set",
+                 f"duration={duration}",
                  "--set", f"scale.event_rate={rate}", "--set", f"scale.hosts={hosts}"])
         truth = json.load(open(os.path.join(out, "truth.json")))
         return out, sum(h["events"] for h in truth["hosts"])
 
     def count_events(self, trace):
-        out = subprocess.run([self.waitpath, "stats", "--json", trace], capture_output=True, text=True, check=True)
+        out = subprocess.run([self.waitpath, "stats", "--json", trace], capture_output=True,
+                             text=True, check=True)
         return sum(json.loads(line)["events"] for line in out.stdout.splitlines() if line.strip())
 
     # ---- throughput ---------------------------------------------------------------------------
@@ -104,7 +110,8 @@ class Bench:
         dirs = host_dirs(trace)
         if len(dirs) == 1:
             return run(bt2_cmd(dirs[0]))
-        script = "printf '%s\\0' \"$@\" | xargs -0 -P {} -I{{}} babeltrace2 {{}} -o dummy".format(self.nproc)
+        script = ("printf '%s\\0' \"$@\" | xargs -0 -P {} -I{{}} babeltrace2 {{}} -o dummy"
+                  .format(self.nproc))
         return run(["sh", "-c", script, "sh"] + dirs)
 
     def throughput(self, name, trace, events, reps):
@@ -112,17 +119,20 @@ class Bench:
         tools = {
             "babeltrace2": lambda: self.bt2_parallel(trace),
             "stats": lambda: run([self.waitpath, "stats", "--decoder", "native", trace]),
-            "analyze": lambda: run([self.waitpath, "analyze", "--json", "--decoder", "native", trace]),
+            "analyze": lambda: run([self.waitpath, "analyze", "--json", "--decoder", "native",
+                                    trace]),
             # the same through babeltrace2 (the decoder before the native one, docs/reading.md)
-            "stats_babeltrace2_decoder": lambda: run([self.waitpath, "stats", "--decoder", "babeltrace2", trace]),
-            "analyze_babeltrace2_decoder": lambda: run([self.waitpath, "analyze", "--json", "--decoder",
-                                                        "babeltrace2", trace]),
+            "stats_babeltrace2_decoder": lambda: run([self.waitpath, "stats", "--decoder",
+                                                      "babeltrace2", trace]),
+            "analyze_babeltrace2_decoder": lambda: run([self.waitpath, "analyze", "--json",
+                                                        "--decoder", "babeltrace2", trace]),
             # the evicting steady state of a long run (the default 30 s keeps a short trace whole)
-            "analyze_retention_1s": lambda: run([self.waitpath, "analyze", "--json", "--retention", "1s", trace]),
+            "analyze_retention_1s": lambda: run([self.waitpath, "analyze", "--json", "--retention",
+                                                 "1s", trace]),
         }
         if len(host_dirs(trace)) > 1:  # the sync pass's batches not kept: every event decoded twice
-            tools["analyze_decode_twice"] = lambda: run([self.waitpath, "analyze", "--json", "--keep-decoded-mb", "0",
-                                                         trace])
+            tools["analyze_decode_twice"] = lambda: run([self.waitpath, "analyze", "--json",
+                                                         "--keep-decoded-mb", "0", trace])
         samples = {k: [] for k in tools}
         for _ in range(reps):  # interleaved, so that a slow period of the machine hits all three
             for k, f in tools.items():
@@ -137,7 +147,8 @@ class Bench:
                       "cpu_per_wall": round(cpu / wall, 2)}
         bt = row["babeltrace2"]
         for k in [k for k in tools if k != "babeltrace2"]:
-            row[k]["time_over_babeltrace2"] = round(row[k]["wall_median_s"] / bt["wall_median_s"], 3)
+            row[k]["time_over_babeltrace2"] = round(row[k]["wall_median_s"] / bt["wall_median_s"],
+                                                    3)
             row[k]["cpu_over_babeltrace2"] = round(row[k]["cpu_median_s"] / bt["cpu_median_s"], 3)
             # The issue's measure: run i of the tool over babeltrace2's run i (same round), sorted.
             pairs = sorted(x[1] / b[1] for x, b in zip(samples[k], samples["babeltrace2"]))
@@ -152,7 +163,8 @@ class Bench:
         # default retention (30 s: nothing evicted in a short trace, history only grows), then a
         # short one (the steady state of a long run: evicted segments are reused)
         for extra in ([], ["--retention-ms", "250"]):
-            out = subprocess.run([self.engine_bench, "--reps", str(self.cfg["engine_reps"]), *extra, trace],
+            out = subprocess.run([self.engine_bench, "--reps", str(self.cfg["engine_reps"]), *extra,
+                                  trace],
                                  capture_output=True, text=True, check=True)
             rows.append(json.loads(out.stdout))
         return rows
@@ -168,28 +180,33 @@ class Bench:
             trace, events = self.generate(f"mem{mult}", f"{secs:g}s", c["mem_rate"], 1)
             # median of 3: how far the reader runs ahead of the engine (up to its queue bound,
             # ~12 MB) varies from run to run by a few MB
-            runs = [run([self.waitpath, "analyze", "--json", "--retention", ret, trace]) for _ in range(3)]
+            runs = [run([self.waitpath, "analyze", "--json", "--retention", ret, trace])
+                    for _ in range(3)]
             wall, cpu, rss = sorted(runs, key=lambda x: x[2])[1]
             # babeltrace2 alone on the same trace: the reader side's own memory, for reference
             _, _, bt_rss = run(bt2_cmd(host_dirs(trace)[0]))
             dur_rows.append({"scale": mult, "duration_s": secs, "events": events, "max_rss_kb": rss,
                              "max_rss_kb_runs": [x[2] for x in runs],
-                             "babeltrace2_max_rss_kb": bt_rss, "wall_s": round(wall, 3), "cpu_s": round(cpu, 3)})
+                             "babeltrace2_max_rss_kb": bt_rss, "wall_s": round(wall, 3),
+                             "cpu_s": round(cpu, 3)})
             shutil.rmtree(trace, ignore_errors=True)
         host_rows = []
         log(f"memory: host series (throughput traces), retention {ret}")
         for name, trace, events in thr_traces:
             wall, cpu, rss = run([self.waitpath, "analyze", "--json", "--retention", ret, trace])
-            host_rows.append({"trace": name, "hosts": len(host_dirs(trace)), "events": events, "max_rss_kb": rss,
-                              "wall_s": round(wall, 3), "cpu_s": round(cpu, 3)})
+            host_rows.append({"trace": name, "hosts": len(host_dirs(trace)), "events": events,
+                              "max_rss_kb": rss, "wall_s": round(wall, 3), "cpu_s": round(cpu, 3)})
         growth = dur_rows[-1]["max_rss_kb"] / dur_rows[0]["max_rss_kb"]
         own = [x["max_rss_kb"] - x["babeltrace2_max_rss_kb"] for x in dur_rows]
-        return {"retention": ret, "rate": c["mem_rate"], "by_duration": dur_rows, "by_hosts": host_rows,
-                "growth_1x_16x": round(growth, 3), "growth_1x_16x_minus_babeltrace2": round(own[-1] / own[0], 3)}
+        return {"retention": ret, "rate": c["mem_rate"], "by_duration": dur_rows,
+                "by_hosts": host_rows,
+                "growth_1x_16x": round(growth, 3),
+                "growth_1x_16x_minus_babeltrace2": round(own[-1] / own[0], 3)}
 
     # ---- callgrind ----------------------------------------------------------------------------
     def callgrind_ir(self, cmd, outfile, extra=()):
-        subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={outfile}", *extra, *cmd],
+        subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={outfile}", *extra,
+                        *cmd],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
         with open(outfile) as f:
             for line in f:
@@ -208,9 +225,10 @@ class Bench:
             "babeltrace2": lambda t: bt2_cmd(host_dirs(t)[0]),
             "stats": lambda t: [self.waitpath, "stats", "--decoder", "native", t],
             "analyze": lambda t: [self.waitpath, "analyze", "--json", "--decoder", "native", t],
-            "stats_babeltrace2_decoder": lambda t: [self.waitpath, "stats", "--decoder", "babeltrace2", t],
-            "analyze_babeltrace2_decoder": lambda t: [self.waitpath, "analyze", "--json", "--decoder",
-                                                      "babeltrace2", t],
+            "stats_babeltrace2_decoder": lambda t: [self.waitpath, "stats", "--decoder",
+                                                    "babeltrace2", t],
+            "analyze_babeltrace2_decoder": lambda t: [self.waitpath, "analyze", "--json",
+                                                      "--decoder", "babeltrace2", t],
         }
         rows = []
         for k, mk in cmds.items():
@@ -218,34 +236,38 @@ class Bench:
             ir_tiny = self.callgrind_ir(mk(tiny), os.path.join(cgdir, f"{k}.tiny.out"))
             rows.append({"tool": k, "trace": f"scale {c['cg_duration']} 1 host", "events": ev_big,
                          "instructions": ir_big, "per_event": round(ir_big / ev_big),
-                         # start-up (plugin loading, metadata) removed: the difference with a tiny trace
+                         # start-up (plugin loading, metadata) removed: the difference with a
+                         # tiny trace
                          "marginal_per_event": round((ir_big - ir_tiny) / (ev_big - ev_tiny)),
                          "tiny_events": ev_tiny, "tiny_instructions": ir_tiny})
         bt = rows[0]
         for r in rows:
-            r["marginal_over_babeltrace2"] = round(r["marginal_per_event"] / bt["marginal_per_event"], 3)
+            r["marginal_over_babeltrace2"] = round(
+                r["marginal_per_event"] / bt["marginal_per_event"], 3)
         # The engine alone: only the Push loop is counted (reading happens outside it).
-        ir = self.callgrind_ir([self.engine_bench, "--reps", "1", big], os.path.join(cgdir, "engine.out"),
-                               ["--toggle-collect=*PushAll*"])
+        ir = self.callgrind_ir([self.engine_bench, "--reps", "1", big],
+                               os.path.join(cgdir, "engine.out"), ["--toggle-collect=*PushAll*"])
         engine = {"events": ev_big, "instructions": ir, "per_event": round(ir / ev_big, 1)}
         mt = []
         if c["cg_many_threads"] and os.path.isdir(MANY_THREADS):
             ev = self.count_events(MANY_THREADS)
             log(f"callgrind: many-threads ({ev} events)")
             for k, mk in cmds.items():
-                ir = self.callgrind_ir(mk(MANY_THREADS), os.path.join(cgdir, f"{k}.many-threads.out"))
+                ir = self.callgrind_ir(mk(MANY_THREADS),
+                                       os.path.join(cgdir, f"{k}.many-threads.out"))
                 mt.append({"tool": k, "trace": "many-threads", "events": ev, "instructions": ir,
                            "per_event": round(ir / ev)})
             for r in mt:
                 r["over_babeltrace2"] = round(r["instructions"] / mt[0]["instructions"], 3)
         top, objects = self.annotate(os.path.join(cgdir, "analyze.scale.out"))
-        return {"scale": rows, "engine": engine, "many_threads": mt, "annotate_top": top, "annotate_objects": objects}
+        return {"scale": rows, "engine": engine, "many_threads": mt, "annotate_top": top,
+                "annotate_objects": objects}
 
     def annotate(self, outfile, n=15):
         """Top functions by exclusive instructions, from callgrind_annotate."""
         try:
-            out = subprocess.run(["callgrind_annotate", "--threshold=100", outfile], capture_output=True,
-                                 text=True, check=True).stdout
+            out = subprocess.run(["callgrind_annotate", "--threshold=100", outfile],
+                                 capture_output=True, text=True, check=True).stdout
         except (OSError, subprocess.CalledProcessError):
             return [], {}
         total, top, objects = None, [], {}
@@ -261,8 +283,8 @@ class Bench:
                 obj = os.path.basename(m.group(4) or "")
                 objects[obj] = round(objects.get(obj, 0) + 100 * ir / total, 2)
                 if len(top) < n:
-                    top.append({"share": round(100 * ir / total, 2), "instructions": ir, "function": fn[:160],
-                                "object": obj})
+                    top.append({"share": round(100 * ir / total, 2), "instructions": ir,
+                                "function": fn[:160], "object": obj})
         return top, objects
 
     # ---- profile ------------------------------------------------------------------------------
@@ -276,8 +298,8 @@ class Bench:
             return {"error": str(e)[:300]}
 
         def report(sort, n):
-            out = subprocess.run(["perf", "report", "-i", data, "--no-children", "--sort", sort, "--stdio",
-                                  "-g", "none", "--percent-limit", "0.3"],
+            out = subprocess.run(["perf", "report", "-i", data, "--no-children", "--sort", sort,
+                                  "--stdio", "-g", "none", "--percent-limit", "0.3"],
                                  capture_output=True, text=True).stdout
             rows = []
             for line in out.splitlines():
@@ -312,8 +334,8 @@ class Bench:
             if line.startswith("model name"):
                 cpu = line.split(":", 1)[1].strip()
                 break
-        commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True).stdout.strip()
+        commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                                capture_output=True, text=True).stdout.strip()
         dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
                                capture_output=True, text=True).stdout.strip() != ""
         return {"nproc": self.nproc, "cpu": cpu, "kernel": platform.release(),
@@ -334,7 +356,8 @@ class Bench:
             thr.append((f"scale {h}h", trace, ev))
         rows = [self.throughput(n, t, e, c["reps"]) for n, t, e in thr]
         if os.path.isdir(MANY_THREADS):
-            rows.append(self.throughput("many-threads", MANY_THREADS, self.count_events(MANY_THREADS), c["mt_reps"]))
+            rows.append(self.throughput("many-threads", MANY_THREADS,
+                                        self.count_events(MANY_THREADS), c["mt_reps"]))
         else:
             log(f"{MANY_THREADS} absent: skipped")
         self.res["throughput"] = rows
@@ -343,7 +366,8 @@ class Bench:
         self.res["callgrind"] = self.callgrind()
         self.res["profile"] = self.profile(thr[0][1])
         self.res["live"] = {"status": "measured separately", "latency": None, "scale": None,
-                            "note": "live latency and scale: bench/live_latency.sh and bench/live_scale.sh (bench/run.sh runs them after this)"}
+                            "note": "live latency and scale: bench/live_latency.sh and "
+                                    "bench/live_scale.sh (bench/run.sh runs them after this)"}
         self.res["machine"]["loadavg_end"] = os.getloadavg()[0]
         self.res["elapsed_s"] = round(time.time() - t0, 1)
         self.res["targets"] = self.targets()
@@ -364,31 +388,39 @@ class Bench:
         worst = max(row["analyze"]["time_over_babeltrace2"] for row in r["throughput"])
         ratios = {f"{row['trace']} {variant}": row[variant]["time_over_babeltrace2"]
                   for row in r["throughput"] for variant in ("analyze", "analyze_retention_1s")}
-        cg = next(x for x in r["callgrind"]["scale"] if x["tool"] == "analyze")["marginal_over_babeltrace2"]
+        cg = next(x for x in r["callgrind"]["scale"]
+                  if x["tool"] == "analyze")["marginal_over_babeltrace2"]
         ns = min(x["ns_per_event"] for x in r["engine"])
         g = r["memory"]["growth_1x_16x"]
-        cpu = []  # the decoder targets: CPU (user+sys) over babeltrace2's, medians of the pair-by-pair ratios
+        # the decoder targets: CPU (user+sys) over babeltrace2's, medians of the pair-by-pair ratios
+        cpu = []
         for row in r["throughput"]:
             one = row["hosts"] == 1
-            checks = ([("analyze", TARGETS["analyze_cpu_over_babeltrace2"]), ("stats", TARGETS["stats_cpu_over_babeltrace2"])]
+            checks = ([("analyze", TARGETS["analyze_cpu_over_babeltrace2"]),
+                       ("stats", TARGETS["stats_cpu_over_babeltrace2"])]
                       if one else [("analyze", TARGETS["analyze_cpu_over_babeltrace2_hosts"])])
             for tool, target in checks:
                 pairs = row[tool]["cpu_pair_ratios"]
                 whose = "stats'" if tool == "stats" else tool + "'s"
-                cpu.append({"goal": f"native decoder, {row['trace']}: {whose} CPU <= {target:g} x babeltrace2 -o dummy's"
-                                    + (" (one per host, summed; one decoding pass)" if not one else ""),
+                cpu.append({"goal": f"native decoder, {row['trace']}: {whose} CPU <= {target:g} x "
+                                    f"babeltrace2 -o dummy's"
+                                    + (" (one per host, summed; one decoding pass)" if not one
+                                       else ""),
                             "target": target, "trace": row["trace"], "tool": tool,
                             "measured_cpu_ratio": row[tool]["cpu_pair_ratio_median"],
                             "cpu_ratio_min": pairs[0], "cpu_ratio_max": pairs[-1],
                             "met": row[tool]["cpu_pair_ratio_median"] <= target})
         return cpu + [
-            {"goal": "analyze adds <= 30 % to babeltrace2's decoding time", "target": TARGETS["analyze_over_babeltrace2"],
-             "measured_worst_wall_ratio": worst, "measured_instruction_ratio": cg, "wall_ratios": ratios,
-             "met": worst <= TARGETS["analyze_over_babeltrace2"]},
-            {"goal": "engine < 150 ns/event", "target": TARGETS["engine_ns_per_event"], "measured": ns,
-             "met": ns < TARGETS["engine_ns_per_event"]},
-            {"goal": "memory flat: <= 10 % growth from 1x to 16x duration", "target": TARGETS["memory_growth_1x_16x"],
-             "measured": g, "measured_minus_babeltrace2": r["memory"]["growth_1x_16x_minus_babeltrace2"],
+            {"goal": "analyze adds <= 30 % to babeltrace2's decoding time",
+             "target": TARGETS["analyze_over_babeltrace2"],
+             "measured_worst_wall_ratio": worst, "measured_instruction_ratio": cg,
+             "wall_ratios": ratios, "met": worst <= TARGETS["analyze_over_babeltrace2"]},
+            {"goal": "engine < 150 ns/event", "target": TARGETS["engine_ns_per_event"],
+             "measured": ns, "met": ns < TARGETS["engine_ns_per_event"]},
+            {"goal": "memory flat: <= 10 % growth from 1x to 16x duration",
+             "target": TARGETS["memory_growth_1x_16x"],
+             "measured": g,
+             "measured_minus_babeltrace2": r["memory"]["growth_1x_16x_minus_babeltrace2"],
              "met": g <= TARGETS["memory_growth_1x_16x"]},
         ]
 
@@ -396,139 +428,163 @@ class Bench:
         r, c = self.res, self.cfg
         m = r["machine"]
         L = []
-        L.append(f"Machine: {m['nproc']} cores, {m['cpu']}, kernel {m['kernel']}, {m['babeltrace2']}; "
-                 f"{m['date']}; commit {m['commit']}; load average {m['loadavg_start']:.2f} at start, "
-                 f"{m['loadavg_end']:.2f} at end; `bench/run.sh{' --quick' if r['mode'] == 'quick' else ''}` "
-                 f"took {r['elapsed_s']:.0f} s.\n")
+        L.append(f"Machine: {m['nproc']} cores, {m['cpu']}, kernel {m['kernel']}, "
+                 f"{m['babeltrace2']}; {m['date']}; commit {m['commit']}; load average "
+                 f"{m['loadavg_start']:.2f} at start, {m['loadavg_end']:.2f} at end; "
+                 f"`bench/run.sh{' --quick' if r['mode'] == 'quick' else ''}` took "
+                 f"{r['elapsed_s']:.0f} s.\n")
         L.append("### Throughput (wall: median of the runs; CPU: user+sys)\n")
-        L.append(f"Generated `scale` traces: {c['duration']} at {c['rate']:,} events/s over all hosts. "
-                 f"babeltrace2 = `babeltrace2 TRACE -o dummy`, one process per host, {self.nproc} at a time "
-                 "(its CPU time is the sum over hosts). Ratio = waitpath time / babeltrace2 time "
-                 "(target for analyze: ≤ 1.30).\n")
-        L.append("| trace | hosts | events | runs | bt2 s | stats s | analyze s | bt2 Mev/s | stats Mev/s | analyze Mev/s "
-                 "| stats/bt2 wall | analyze/bt2 wall | analyze/bt2 CPU | analyze CPU/wall |")
+        L.append(f"Generated `scale` traces: {c['duration']} at {c['rate']:,} events/s over all "
+                 f"hosts. babeltrace2 = `babeltrace2 TRACE -o dummy`, one process per host, "
+                 f"{self.nproc} at a time (its CPU time is the sum over hosts). Ratio = waitpath "
+                 "time / babeltrace2 time (target for analyze: ≤ 1.30).\n")
+        L.append("| trace | hosts | events | runs | bt2 s | stats s | analyze s | bt2 Mev/s | "
+                 "stats Mev/s | analyze Mev/s | stats/bt2 wall | analyze/bt2 wall | analyze/bt2 "
+                 "CPU | analyze CPU/wall |")
         L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for row in r["throughput"]:
             b, s, a = row["babeltrace2"], row["stats"], row["analyze"]
-            L.append(f"| {row['trace']} | {row['hosts']} | {row['events']:,} | {row['reps']} | {b['wall_median_s']:.2f} "
-                     f"| {s['wall_median_s']:.2f} | {a['wall_median_s']:.2f} | {b['events_per_s'] / 1e6:.2f} "
-                     f"| {s['events_per_s'] / 1e6:.2f} | {a['events_per_s'] / 1e6:.2f} | {s['time_over_babeltrace2']:.2f} "
-                     f"| **{a['time_over_babeltrace2']:.2f}** | {a['cpu_over_babeltrace2']:.2f} | {a['cpu_per_wall']:.2f} |")
+            L.append(f"| {row['trace']} | {row['hosts']} | {row['events']:,} | {row['reps']} | "
+                     f"{b['wall_median_s']:.2f} | {s['wall_median_s']:.2f} | "
+                     f"{a['wall_median_s']:.2f} | {b['events_per_s'] / 1e6:.2f} | "
+                     f"{s['events_per_s'] / 1e6:.2f} | {a['events_per_s'] / 1e6:.2f} | "
+                     f"{s['time_over_babeltrace2']:.2f} | **{a['time_over_babeltrace2']:.2f}** | "
+                     f"{a['cpu_over_babeltrace2']:.2f} | {a['cpu_per_wall']:.2f} |")
         L.append("")
-        L.append("CPU (user+sys) beside babeltrace2's, same runs (the decoder targets' measure: run i of each command over "
-                 "babeltrace2's run i of the same round; median, min–max of those ratios; targets: 1 host stats ≤ 0.20, "
-                 "analyze ≤ 0.33; several hosts analyze ≤ 0.50 in one decoding pass).\n")
-        L.append("| trace | hosts | bt2 CPU s | stats CPU s | stats/bt2 CPU | analyze CPU s | analyze/bt2 CPU "
-                 "| analyze --decoder babeltrace2 /bt2 CPU |")
+        L.append("CPU (user+sys) beside babeltrace2's, same runs (the decoder targets' measure: "
+                 "run i of each command over babeltrace2's run i of the same round; median, "
+                 "min–max of those ratios; targets: 1 host stats ≤ 0.20, analyze ≤ 0.33; several "
+                 "hosts analyze ≤ 0.50 in one decoding pass).\n")
+        L.append("| trace | hosts | bt2 CPU s | stats CPU s | stats/bt2 CPU | analyze CPU s | "
+                 "analyze/bt2 CPU | analyze --decoder babeltrace2 /bt2 CPU |")
         L.append("|---|---|---|---|---|---|---|---|")
         for row in r["throughput"]:
-            b, s, a, ab = row["babeltrace2"], row["stats"], row["analyze"], row["analyze_babeltrace2_decoder"]
+            b, s, a, ab = (row["babeltrace2"], row["stats"], row["analyze"],
+                           row["analyze_babeltrace2_decoder"])
             rng = lambda x: (f"**{x['cpu_pair_ratio_median']:.2f}** ({x['cpu_pair_ratios'][0]:.2f}–"
                              f"{x['cpu_pair_ratios'][-1]:.2f})")
-            L.append(f"| {row['trace']} | {row['hosts']} | {b['cpu_median_s']:.2f} | {s['cpu_median_s']:.2f} | {rng(s)} "
-                     f"| {a['cpu_median_s']:.2f} | {rng(a)} | {rng(ab)} |")
+            L.append(f"| {row['trace']} | {row['hosts']} | {b['cpu_median_s']:.2f} | "
+                     f"{s['cpu_median_s']:.2f} | {rng(s)} | {a['cpu_median_s']:.2f} | {rng(a)} | "
+                     f"{rng(ab)} |")
         L.append("")
-        L.append("Variants of analyze on the same traces, same runs: `--retention 1s` (the evicting steady state of a "
-                 f"long run; the default 30 s keeps these {c['duration']} traces whole, so history only grows) and, with several "
-                 "hosts, `--keep-decoded-mb 0` (the clock-sync pass's batches are not kept: every event is decoded "
-                 "twice).\n")
-        L.append("| trace | hosts | analyze s | --retention 1s s | /bt2 wall | /bt2 CPU | --keep-decoded-mb 0 s | /bt2 wall "
-                 "| /bt2 CPU | peak RSS MB: analyze, 1s, keep 0 |")
+        L.append("Variants of analyze on the same traces, same runs: `--retention 1s` (the "
+                 f"evicting steady state of a long run; the default 30 s keeps these "
+                 f"{c['duration']} traces whole, so history only grows) and, with several hosts, "
+                 "`--keep-decoded-mb 0` (the clock-sync pass's batches are not kept: every event "
+                 "is decoded twice).\n")
+        L.append("| trace | hosts | analyze s | --retention 1s s | /bt2 wall | /bt2 CPU | "
+                 "--keep-decoded-mb 0 s | /bt2 wall | /bt2 CPU | peak RSS MB: analyze, 1s, keep 0 "
+                 "|")
         L.append("|---|---|---|---|---|---|---|---|---|---|")
         for row in r["throughput"]:
             a, e = row["analyze"], row["analyze_retention_1s"]
             t = row.get("analyze_decode_twice")
-            tw = (f"{t['wall_median_s']:.2f} | {t['time_over_babeltrace2']:.2f} | {t['cpu_over_babeltrace2']:.2f}"
+            tw = (f"{t['wall_median_s']:.2f} | {t['time_over_babeltrace2']:.2f} | "
+                  f"{t['cpu_over_babeltrace2']:.2f}"
                   if t else "– | – | –")
             rss = f"{a['max_rss_kb'] / 1024:.0f}, {e['max_rss_kb'] / 1024:.0f}, " + (
                 f"{t['max_rss_kb'] / 1024:.0f}" if t else "–")
-            L.append(f"| {row['trace']} | {row['hosts']} | {a['wall_median_s']:.2f} | {e['wall_median_s']:.2f} "
-                     f"| **{e['time_over_babeltrace2']:.2f}** | {e['cpu_over_babeltrace2']:.2f} | {tw} | {rss} |")
+            L.append(f"| {row['trace']} | {row['hosts']} | {a['wall_median_s']:.2f} | "
+                     f"{e['wall_median_s']:.2f} | **{e['time_over_babeltrace2']:.2f}** | "
+                     f"{e['cpu_over_babeltrace2']:.2f} | {tw} | {rss} |")
         L.append("")
         cg = r["callgrind"]
         L.append("### Instructions (callgrind, repeatable)\n")
-        L.append(f"Marginal = (Ir(trace) − Ir(tiny trace of {cg['scale'][0]['tiny_events']:,} events)) / extra events: "
-                 "start-up (plugin loading, metadata parsing) removed.\n")
-        L.append("| command | trace | events | instructions | per event | marginal per event | vs babeltrace2 |")
+        L.append(f"Marginal = (Ir(trace) − Ir(tiny trace of {cg['scale'][0]['tiny_events']:,} "
+                 f"events)) / extra events: start-up (plugin loading, metadata parsing) removed.\n")
+        L.append("| command | trace | events | instructions | per event | marginal per event | vs "
+                 "babeltrace2 |")
         L.append("|---|---|---|---|---|---|---|")
         for x in cg["scale"]:
-            L.append(f"| {x['tool']} | {x['trace']} | {x['events']:,} | {x['instructions']:,} | {x['per_event']:,} "
-                     f"| {x['marginal_per_event']:,} | {x['marginal_over_babeltrace2']:.2f} |")
+            L.append(f"| {x['tool']} | {x['trace']} | {x['events']:,} | {x['instructions']:,} | "
+                     f"{x['per_event']:,} | {x['marginal_per_event']:,} | "
+                     f"{x['marginal_over_babeltrace2']:.2f} |")
         for x in cg["many_threads"]:
-            L.append(f"| {x['tool']} | many-threads | {x['events']:,} | {x['instructions']:,} | {x['per_event']:,} "
-                     f"| | {x['over_babeltrace2']:.2f} (total) |")
+            L.append(f"| {x['tool']} | many-threads | {x['events']:,} | {x['instructions']:,} | "
+                     f"{x['per_event']:,} | | {x['over_babeltrace2']:.2f} (total) |")
         e = cg["engine"]
-        L.append(f"| engine alone (`Engine::Push` loop) | {cg['scale'][0]['trace']} | {e['events']:,} "
-                 f"| {e['instructions']:,} | {e['per_event']:,} | | |")
+        L.append(f"| engine alone (`Engine::Push` loop) | {cg['scale'][0]['trace']} | "
+                 f"{e['events']:,} | {e['instructions']:,} | {e['per_event']:,} | | |")
         L.append("")
-        L.append("### Engine alone (`bench/engine_bench.cc`: batches read into memory, then `Engine::Push`)\n")
-        L.append("Fresh engine per repetition, no listener. Default retention (30 s): a short trace never evicts, "
-                 "history only grows; 250 ms: the steady state of a long run. The first repetition takes its history "
-                 "memory from the system (page faults); later ones reuse what the previous engine gave back to the "
-                 "chunk pool, as a long-running process does. "
-                 f"Instructions/event: callgrind on the `Push` loop only, {cg['scale'][0]['trace']}, default retention. "
-                 "Target < 150 ns/event.\n")
-        L.append("| trace | retention | events | reps | median s | ns/event | best ns/event | first rep ns/event "
-                 "| Mevents/s | resolved waits | waits/s | evicted segments |")
+        L.append("### Engine alone (`bench/engine_bench.cc`: batches read into memory, then "
+                 "`Engine::Push`)\n")
+        L.append("Fresh engine per repetition, no listener. Default retention (30 s): a short "
+                 "trace never evicts, history only grows; 250 ms: the steady state of a long run. "
+                 "The first repetition takes its history memory from the system (page faults); "
+                 "later ones reuse what the previous engine gave back to the chunk pool, as a "
+                 f"long-running process does. Instructions/event: callgrind on the `Push` loop "
+                 f"only, {cg['scale'][0]['trace']}, default retention. Target < 150 ns/event.\n")
+        L.append("| trace | retention | events | reps | median s | ns/event | best ns/event | "
+                 "first rep ns/event | Mevents/s | resolved waits | waits/s | evicted segments |")
         L.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for en in r["engine"]:
-            L.append(f"| scale {c['duration']} 1 host | {en['retention_ns'] / 1e9:g} s | {en['events']:,} | {en['reps']} "
-                     f"| {en['push_median_s']:.3f} | **{en['ns_per_event']:.0f}** | {en['min_ns_per_event']:.0f} "
-                     f"| {en.get('first_ns_per_event', 0):.0f} "
-                     f"| {en['events_per_s'] / 1e6:.2f} | {en['waits']:,} | {en['waits_per_s']:,.0f} "
-                     f"| {en['evicted_segments']:,} |")
+            L.append(f"| scale {c['duration']} 1 host | {en['retention_ns'] / 1e9:g} s | "
+                     f"{en['events']:,} | {en['reps']} | {en['push_median_s']:.3f} | "
+                     f"**{en['ns_per_event']:.0f}** | {en['min_ns_per_event']:.0f} | "
+                     f"{en.get('first_ns_per_event', 0):.0f} | {en['events_per_s'] / 1e6:.2f} | "
+                     f"{en['waits']:,} | {en['waits_per_s']:,.0f} | {en['evicted_segments']:,} |")
         L.append(f"\nEngine instructions per event (callgrind): **{e['per_event']:,}**.\n")
         me = r["memory"]
-        L.append(f"### Memory (peak RSS of `waitpath analyze --json --retention {me['retention']}`)\n")
-        L.append(f"Retention {me['retention']} is below the 1× duration, so every run is in the evicting steady "
-                 "state (with the default 30 s nothing would be evicted in the short runs).\n")
-        L.append("babeltrace2 RSS: `babeltrace2 TRACE -o dummy` on the same trace (the decoder's own memory).\n")
-        L.append(f"| series | events | peak RSS MB (median of 3) | the 3 runs | vs first | babeltrace2 RSS MB "
-                 "| analyze − babeltrace2 MB | wall s |")
+        L.append(f"### Memory (peak RSS of `waitpath analyze --json --retention "
+                 f"{me['retention']}`)\n")
+        L.append(f"Retention {me['retention']} is below the 1× duration, so every run is in the "
+                 f"evicting steady state (with the default 30 s nothing would be evicted in the "
+                 "short runs).\n")
+        L.append("babeltrace2 RSS: `babeltrace2 TRACE -o dummy` on the same trace (the decoder's "
+                 "own memory).\n")
+        L.append(f"| series | events | peak RSS MB (median of 3) | the 3 runs | vs first | "
+                 f"babeltrace2 RSS MB | analyze − babeltrace2 MB | wall s |")
         L.append("|---|---|---|---|---|---|---|---|")
         base = me["by_duration"][0]["max_rss_kb"]
         for x in me["by_duration"]:
             runs = ", ".join(f"{v / 1024:.1f}" for v in x.get("max_rss_kb_runs", []))
-            L.append(f"| {x['scale']}× ({x['duration_s']:g} s at {me['rate']:,} ev/s, 1 host) | {x['events']:,} "
-                     f"| {x['max_rss_kb'] / 1024:.1f} | {runs} | {x['max_rss_kb'] / base:.2f} "
-                     f"| {x['babeltrace2_max_rss_kb'] / 1024:.1f} "
-                     f"| {(x['max_rss_kb'] - x['babeltrace2_max_rss_kb']) / 1024:.1f} | {x['wall_s']:.2f} |")
+            L.append(f"| {x['scale']}× ({x['duration_s']:g} s at {me['rate']:,} ev/s, 1 host) | "
+                     f"{x['events']:,} | {x['max_rss_kb'] / 1024:.1f} | {runs} | "
+                     f"{x['max_rss_kb'] / base:.2f} | {x['babeltrace2_max_rss_kb'] / 1024:.1f} | "
+                     f"{(x['max_rss_kb'] - x['babeltrace2_max_rss_kb']) / 1024:.1f} | "
+                     f"{x['wall_s']:.2f} |")
         base = me["by_hosts"][0]["max_rss_kb"]
         for x in me["by_hosts"]:
-            L.append(f"| {x['trace']} ({c['duration']} at {c['rate']:,} ev/s) | {x['events']:,} "
-                     f"| {x['max_rss_kb'] / 1024:.1f} | | {x['max_rss_kb'] / base:.2f} | | | {x['wall_s']:.2f} |")
+            L.append(f"| {x['trace']} ({c['duration']} at {c['rate']:,} ev/s) | {x['events']:,} | "
+                     f"{x['max_rss_kb'] / 1024:.1f} | | {x['max_rss_kb'] / base:.2f} | | | "
+                     f"{x['wall_s']:.2f} |")
         L.append("")
         L.append("### Reader threads: CPU time / wall time of analyze\n")
         L.append("| trace | hosts | analyze user+sys s | wall s | CPU/wall | bt2 CPU/wall |")
         L.append("|---|---|---|---|---|---|")
         for row in r["throughput"]:
             a = row["analyze"]
-            L.append(f"| {row['trace']} | {row['hosts']} | {a['cpu_median_s']:.2f} | {a['wall_median_s']:.2f} "
-                     f"| {a['cpu_per_wall']:.2f} | {row['babeltrace2']['cpu_per_wall']:.2f} |")
+            L.append(f"| {row['trace']} | {row['hosts']} | {a['cpu_median_s']:.2f} | "
+                     f"{a['wall_median_s']:.2f} | {a['cpu_per_wall']:.2f} | "
+                     f"{row['babeltrace2']['cpu_per_wall']:.2f} |")
         L.append("")
         p = r["profile"]
         L.append("### Profile (`perf record -g`, `waitpath analyze --json`, scale 1 host)\n")
         if "error" in p:
             L.append(f"perf failed: {p['error']}\n")
         else:
-            L.append("By owner: " + ", ".join(f"{k} {v:.1f} %" for k, v in sorted(p["by_owner"].items(),
-                                                                                 key=lambda kv: -kv[1])) + "\n")
+            L.append("By owner: "
+                     + ", ".join(f"{k} {v:.1f} %"
+                                 for k, v in sorted(p["by_owner"].items(), key=lambda kv: -kv[1]))
+                     + "\n")
             L.append("| share | object | function |")
             L.append("|---|---|---|")
             for x in p["top_functions"][:20]:
-                L.append(f"| {x['share']:.1f} % | {x['object']} | `{x.get('function', '')[:100]}` |")
+                L.append(f"| {x['share']:.1f} % | {x['object']} | `{x.get('function', '')[:100]}` "
+                         f"|")
             L.append("")
         if cg["annotate_top"]:
             L.append("Callgrind, analyze, instructions by object: " + ", ".join(
-                f"{k} {v:.1f} %" for k, v in sorted(cg["annotate_objects"].items(), key=lambda kv: -kv[1])[:8]) + "\n")
+                f"{k} {v:.1f} %" for k, v in sorted(cg["annotate_objects"].items(),
+                                                    key=lambda kv: -kv[1])[:8]) + "\n")
             L.append("Callgrind, analyze, exclusive instructions:\n")
             L.append("| share | object | function |")
             L.append("|---|---|---|")
             for x in cg["annotate_top"]:
                 L.append(f"| {x['share']:.1f} % | {x['object']} | `{x['function'][:100]}` |")
             L.append("")
-        L.append("Live latency and live scale (`bench/live_latency.sh`, `bench/live_scale.sh`, run after this by "
-                 "`bench/run.sh` as root) print their own tables.\n")
+        L.append("Live latency and live scale (`bench/live_latency.sh`, `bench/live_scale.sh`, run "
+                 "after this by `bench/run.sh` as root) print their own tables.\n")
         L.append("### Targets (goals, not assertions)\n")
         L.append("| goal | measured | met |")
         L.append("|---|---|---|")
@@ -536,11 +592,11 @@ class Bench:
             if "measured_worst_wall_ratio" in t:
                 meas = (f"worst wall ratio {t['measured_worst_wall_ratio']:.2f}, "
                         f"instructions {t['measured_instruction_ratio']:.2f}; wall ratios: " +
-                        ", ".join(f"{k.replace('analyze_retention_1s', '--retention 1s').replace(' analyze', '')} "
+                        ", ".join(f"{k.replace('analyze_retention_1s', '--retention 1s').replace(' analyze', '')} "  # noqa: line-length
                                   f"{v:.2f}" for k, v in t["wall_ratios"].items()))
             elif "measured_cpu_ratio" in t:
-                meas = (f"CPU ratio {t['measured_cpu_ratio']:.2f} (pairs: min {t['cpu_ratio_min']:.2f}, "
-                        f"max {t['cpu_ratio_max']:.2f})")
+                meas = (f"CPU ratio {t['measured_cpu_ratio']:.2f} (pairs: min "
+                        f"{t['cpu_ratio_min']:.2f}, max {t['cpu_ratio_max']:.2f})")
             elif "measured_minus_babeltrace2" in t:
                 meas = (f"{t['measured']:.2f}× (analyze − babeltrace2 RSS: "
                         f"{t['measured_minus_babeltrace2']:.2f}×)")
