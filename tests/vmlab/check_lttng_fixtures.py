@@ -34,7 +34,8 @@ def main():
                 # across an encrypted overlay, cgroups in records and metric labels.
                 traces = [os.path.join(root, d) for d in e["traces"]]
                 n = t.count_events(traces)
-                t.check(n == e["events"], f"{os.path.basename(path)}: {n} events (expect file: {e['events']})")
+                t.check(n == e["events"],
+                        f"{os.path.basename(path)}: {n} events (expect file: {e['events']})")
                 t.check_kmod_traces(w, traces, tmp, os.path.basename(path).split(".")[0])
                 continue
             if e.get("schema") == "waitpath-overlay-stock-fixture/1":
@@ -43,25 +44,29 @@ def main():
                 # the first client's path crosses; nothing matches over ESP.
                 traces = [os.path.join(root, d) for d in e["traces"]]
                 n = t.count_events(traces)
-                t.check(n == e["events"], f"{os.path.basename(path)}: {n} events (expect file: {e['events']})")
-                out = t.run([w, "analyze", "--json", "--watch=comm=wl-rpc-client", "--top", "100000"] + traces)
+                t.check(n == e["events"],
+                        f"{os.path.basename(path)}: {n} events (expect file: {e['events']})")
+                out = t.run([w, "analyze", "--json", "--watch=comm=wl-rpc-client", "--top",
+                             "100000"] + traces)
                 rec = os.path.join(tmp, "overlay-stock.json")
                 open(rec, "w").write(out)
                 t.check_invariants(rec)
                 clients = sorted((r for r in t.records(out) if r["comm"] == "wl-rpc-client"),
                                  key=lambda r: r["start_ns"])
-                if t.check(len(clients) == 2, f"overlay-stock: two wl-rpc-client tasks ({len(clients)})"):
+                if t.check(len(clients) == 2,
+                           f"overlay-stock: two wl-rpc-client tasks ({len(clients)})"):
                     clear, esp = t.crossing(clients[0], "clear"), t.crossing(clients[1], "esp")
                     t.check(clear[0] > 0 and clear[1] >= 0.3,
-                            f"overlay-stock: clear VXLAN, the path crosses into vm-server ({clear[0]:.3f}, "
-                            f"running {clear[1]:.3f})")
-                    t.check(esp[0] == 0, f"overlay-stock: VXLAN+ESP, nothing matched ({esp[0]:.3f})")
+                            f"overlay-stock: clear VXLAN, the path crosses into vm-server "
+                            f"({clear[0]:.3f}, running {clear[1]:.3f})")
+                    t.check(esp[0] == 0,
+                            f"overlay-stock: VXLAN+ESP, nothing matched ({esp[0]:.3f})")
                 continue
             trace = os.path.join(root, e["trace"])
             n = t.count_events([trace])
             t.check(n == e["events"], f"{e['workload']}: {n} events (expect file: {e['events']})")
-            out = t.run([w, "analyze", "--json", f"--watch=comm={e['watch_comm']}", "--top", "100000",
-                         "--min-wait", "1ms", trace])
+            out = t.run([w, "analyze", "--json", f"--watch=comm={e['watch_comm']}", "--top",
+                         "100000", "--min-wait", "1ms", trace])
             rec = os.path.join(tmp, f"{e['workload']}.json")
             open(rec, "w").write(out)
             t.check_invariants(rec)

@@ -58,16 +58,17 @@ READS = {
     "lttng_statedump_process_state": ["tid", "pid", "name", "status"],
     "x86_irq_vectors_*": ["vector"],
     # kmod/ (lttng-probe-waitpath), when the session has them (waitpath-session.sh --kmod).
-    "waitpath_tcp_send": ["skbaddr", "sk", "len", "saddr", "daddr", "sport", "dport", "seq", "ack_seq",
-                          "flags", "tot_len"],
-    "waitpath_tcp_recv": ["skbaddr", "sk", "len", "saddr", "daddr", "sport", "dport", "seq", "ack_seq",
-                          "flags", "tot_len"],
+    "waitpath_tcp_send": ["skbaddr", "sk", "len", "saddr", "daddr", "sport", "dport", "seq",
+                          "ack_seq", "flags", "tot_len"],
+    "waitpath_tcp_recv": ["skbaddr", "sk", "len", "saddr", "daddr", "sport", "dport", "seq",
+                          "ack_seq", "flags", "tot_len"],
     "waitpath_cgroup_attach": ["tid", "pid", "path", "threadgroup", "hierarchy"],
     "waitpath_statedump_cgroup": ["tid", "pid", "path", "threadgroup", "hierarchy"],
 }
 # The stream-level classes: the packet context (cpu_id, the discarded events count) and the
 # event common context (the tid and procname contexts waitpath-session.sh adds).
-STREAM = {"(packet context)": ["cpu_id", "events_discarded"], "(event common context)": ["tid", "procname"]}
+STREAM = {"(packet context)": ["cpu_id", "events_discarded"],
+          "(event common context)": ["tid", "procname"]}
 
 
 def details(trace):
@@ -120,7 +121,8 @@ def classes(text):
             cur["(indent)"] = ind - 2
             cur["(type)"] = s.split(":", 1)[1].strip()
             continue
-        if cur is None or ind <= cur["(indent)"] or s.startswith("Payload field class") or ":" not in s:
+        if (cur is None or ind <= cur["(indent)"] or s.startswith("Payload field class")
+                or ":" not in s):
             if cur is not None and ind <= cur["(indent)"]:
                 cur = None
             continue
@@ -155,9 +157,11 @@ def main():
         per = [fold(c) for c in per]
     names = sorted(set(n for c in per for n in c))
     wanted = list(STREAM) + list(READS)
-    shown = wanted + ([n for n in names if n not in STREAM and family(n) not in READS] if every else [])
+    shown = wanted + ([n for n in names if n not in STREAM and family(n) not in READS] if every
+                      else [])
     if md:
-        print("| event | field | " + " | ".join(os.path.basename(os.path.normpath(t)) for t in args) + " |")
+        print("| event | field | " + " | ".join(os.path.basename(os.path.normpath(t)) for t in args)
+              + " |")
         print("|---" * (2 + len(args)) + "|")
     for ev in shown:
         reads = READS.get(ev, STREAM.get(ev, []))
@@ -175,7 +179,8 @@ def main():
         if not md:
             print(f"{'  ' if same else '! '}{ev}: " + " | ".join(present))
         else:
-            print(f"| {'**' if not same else ''}{ev}{'**' if not same else ''} | (event) | " + " | ".join(present) + " |")
+            print(f"| {'**' if not same else ''}{ev}{'**' if not same else ''} | (event) | "
+                  + " | ".join(present) + " |")
         paths = []
         for f in fields:
             for p in (f or {}):
@@ -189,7 +194,9 @@ def main():
                 continue
             if md:
                 if diff or star == "*":
-                    print(f"| | {'**' if diff else ''}{p}{'**' if diff else ''}{' (read)' if star == '*' else ''} | "
+                    print(f"| | "
+                          f"{'**' if diff else ''}{p}{'**' if diff else ''}"
+                          f"{' (read)' if star == '*' else ''} | "
                           + " | ".join(d.replace("|", "\\|") for d in descs) + " |")
             else:
                 print(f"  {'!' if diff else ' '}{star} {p}: " + " | ".join(descs))

@@ -65,12 +65,13 @@ def image_dir(suite="bookworm"):
 
 def sid_chroot():
     """Makes sure the sid chroot with LTTng 2.16 exists (sid-chroot.sh build). Raises Skip."""
-    p = subprocess.run(["bash", SID_CHROOT, "build"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       text=True)
+    p = subprocess.run(["bash", SID_CHROOT, "build"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
     if p.returncode == SKIP:
         raise Skip("the sid chroot (LTTng 2.16) cannot be built here: " + p.stderr.strip()[-200:])
     if p.returncode != 0:
-        raise RuntimeError(f"sid-chroot.sh build failed ({p.returncode}): {p.stderr.strip()[-500:]}")
+        raise RuntimeError(f"sid-chroot.sh build failed ({p.returncode}): "
+                           f"{p.stderr.strip()[-500:]}")
     return p.stdout.strip()
 
 
@@ -170,7 +171,8 @@ class Lab:
     # --- relayd ------------------------------------------------------------------------
     def start_relayd(self, tag="a"):
         self.relayd_out = os.path.join(self.dir, f"relay-{tag}")
-        argv = ["lttng-relayd", "-C", f"tcp://127.0.0.1:{self.ctrl}", "-D", f"tcp://127.0.0.1:{self.data}",
+        argv = ["lttng-relayd", "-C", f"tcp://127.0.0.1:{self.ctrl}", "-D",
+                f"tcp://127.0.0.1:{self.data}",
                 "-L", f"tcp://127.0.0.1:{self.live}", "-o", self.relayd_out]
         env = None
         if self.relayd_kind == "2.16":
@@ -181,7 +183,8 @@ class Lab:
             env = dict(os.environ, WAITPATH_SID_BIND=self.dir, WAITPATH_SID_BIND_RO="")
         self.relayd = self.spawn(argv, out=os.path.join(self.dir, f"relayd-{tag}.log"),
                                  err=os.path.join(self.dir, f"relayd-{tag}.err"), env=env)
-        wait_until(lambda: self.listening(self.live), 30, f"lttng-relayd ({self.relayd_kind}) listening")
+        wait_until(lambda: self.listening(self.live), 30,
+                   f"lttng-relayd ({self.relayd_kind}) listening")
         return self.relayd
 
     def kill_relayd(self):
@@ -198,7 +201,8 @@ class Lab:
         self.stop(self.relayd, signal.SIGKILL)
 
     def listening(self, port):
-        out = subprocess.run(["ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True).stdout
+        out = subprocess.run(["ss", "-ltnH", f"sport = :{port}"], capture_output=True,
+                             text=True).stdout
         return bool(out.strip())
 
     def stored_sessions(self, out=None):
@@ -281,7 +285,8 @@ class Guest:
         os.makedirs(os.path.join(d, "workloads"))
         for f in os.listdir(os.path.join(SRC, "tools", "workloads")):
             if f.endswith((".c", ".h")):
-                shutil.copy(os.path.join(SRC, "tools", "workloads", f), os.path.join(d, "workloads"))
+                shutil.copy(os.path.join(SRC, "tools", "workloads", f),
+                            os.path.join(d, "workloads"))
         # The probe module's source (kmod/), for the tests that build it with DKMS in the guest.
         kmod = os.path.join(d, "kmod")
         os.makedirs(kmod)
@@ -308,7 +313,8 @@ class Guest:
                 # session script does: `lttng create` gets --trace-format appended.
                 f.write("mkdir -p /usr/local/bin\n"
                         "cat >/usr/local/bin/lttng <<'EOF'\n#!/bin/sh\n"
-                        f"if [ \"$1\" = create ]; then exec /usr/bin/lttng \"$@\" --trace-format={self.trace_format}; fi\n"
+                        "if [ \"$1\" = create ]; then "
+                        f"exec /usr/bin/lttng \"$@\" --trace-format={self.trace_format}; fi\n"
                         "exec /usr/bin/lttng \"$@\"\nEOF\nchmod +x /usr/local/bin/lttng\n"
                         f"echo \"LAB: trace format {self.trace_format}\"\n")
             f.write(run_sh)
@@ -344,7 +350,8 @@ class Guest:
              "-smp", str(self.smp), "-m", str(self.mem), "-display", "none", "-monitor", "none",
              "-serial", f"file:{self.serial}", "-no-reboot",
              "-kernel", os.path.join(img, "vmlinuz"), "-initrd", os.path.join(img, "initrd.img"),
-             "-append", "root=/dev/vda rw console=ttyS0 net.ifnames=0 quiet init=/sbin/waitpath-lab-init "
+             "-append",
+             "root=/dev/vda rw console=ttyS0 net.ifnames=0 quiet init=/sbin/waitpath-lab-init "
              # A soft lockup's backtraces (every CPU's) in serial.log, past `quiet`.
              "softlockup_all_cpu_backtrace=1 loglevel=5 "
              # A panic ends QEMU (-no-reboot) instead of hanging until the test's timeout.
@@ -368,7 +375,8 @@ class Guest:
 
     def start(self):
         if self.link and self.link[0] == "connect":
-            wait_until(lambda: self.lab.listening(self.link[1]), 30, "the peer guest's socket listener")
+            wait_until(lambda: self.lab.listening(self.link[1]), 30,
+                       "the peer guest's socket listener")
         self.t_start = time.time()
         self.proc = self.lab.spawn(self.argv(), out=os.path.join(self.dir, "qemu.out"),
                                    err=os.path.join(self.dir, "qemu.err"))
@@ -401,7 +409,8 @@ class Guest:
         try:
             self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
-            raise TimeoutError(f"guest {self.name} still running after {timeout} s; serial tail:\n" +
+            raise TimeoutError(f"guest {self.name} still running after {timeout} s; "
+                               "serial tail:\n" +
                                "\n".join(self.lines()[-30:]))
         return self.proc.returncode
 
@@ -419,7 +428,8 @@ def exit_on_sigterm():
 
 def main():
     exit_on_sigterm()
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("boot")
     b.add_argument("--guests", type=int, default=1)
@@ -449,9 +459,9 @@ def main():
                 _, t_init = g.wait_line(r"^LAB: init", args.timeout)
                 _, t_ready = g.wait_line(r"^LAB: sessiond ready", args.timeout)
                 g.wait(args.timeout)
-                print(f"{g.name} ({g.suite}: {g.info['kernel']}, lttng-modules {g.info['lttng_modules']}): "
-                      f"init after {t_init:.1f} s, sessiond ready after {t_ready:.1f} s, "
-                      f"off after {time.time() - g.t_start:.1f} s")
+                print(f"{g.name} ({g.suite}: {g.info['kernel']}, lttng-modules "
+                      f"{g.info['lttng_modules']}): init after {t_init:.1f} s, sessiond ready "
+                      f"after {t_ready:.1f} s, off after {time.time() - g.t_start:.1f} s")
                 for l in g.lab_lines():
                     print(f"  {l}")
     except Skip as e:
