@@ -114,7 +114,8 @@ def main():
     p.add_argument("--rules", required=True)
     p.add_argument("--dashboard", required=True)
     p.add_argument("--source", choices=["analyze", "demo"], default="analyze",
-                   help="what Prometheus scrapes: `analyze --metrics`, or the live pipeline of `waitpath demo`")
+                   help="what Prometheus scrapes: `analyze --metrics`, or the live pipeline of "
+                        "`waitpath demo`")
     args = p.parse_args()
     if args.source == "demo":
         if os.geteuid() != 0:
@@ -139,9 +140,11 @@ def main():
         if args.source == "demo":
             # The live pipeline: a private relayd, one session daemon per host, the engine
             # following the sessions, /metrics served by `waitpath live`'s exporter.
-            command = [args.waitpath, "demo", "--metrics", f"127.0.0.1:{free_port()}", "--duration", "90s"]
+            command = [args.waitpath, "demo", "--metrics", f"127.0.0.1:{free_port()}", "--duration",
+                       "90s"]
         else:
-            command = [args.waitpath, "analyze", "--metrics", "127.0.0.1:0", "--metrics-linger", "30s", trace]
+            command = [args.waitpath, "analyze", "--metrics", "127.0.0.1:0", "--metrics-linger",
+                       "30s", trace]
         waitpath = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=open(err_path, "w"))
         procs.append(waitpath)
         if args.source == "demo":
@@ -195,13 +198,15 @@ scrape_configs:
         for r in prom.vector("sum by (host) (waitpath_clock_sync_quality)"):
             expect(r["value"][1] == "1", f"sync quality of {r['metric']} sums to {r['value'][1]}")
         expect(prom.vector("waitpath_history_bytes > 0"), "history bytes not positive")
-        expect(prom.vector('waitpath_active_path_seconds_total{process="nginx",state="running"} > 0'),
+        expect(prom.vector(
+                   'waitpath_active_path_seconds_total{process="nginx",state="running"} > 0'),
                "nginx has no running time")
         if args.source == "demo":
             expect(prom.vector('waitpath_clock_sync_quality{quality="accurate"} == 1'),
                    "no host synchronized accurately while live")
             # Replay rounds keep the hosts' clocks consistent: the sync never fails.
-            failed = prom.vector('max_over_time(waitpath_clock_sync_quality{quality="fail"}[10m]) == 1')
+            failed = prom.vector(
+                'max_over_time(waitpath_clock_sync_quality{quality="fail"}[10m]) == 1')
             expect(not failed, f"clock sync failed while live: {failed}")
             lags = prom.vector("waitpath_stream_lag_seconds")
             expect(lags, "no stream lag reported while live")

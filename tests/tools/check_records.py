@@ -87,8 +87,8 @@ def main():
     problems = []
     counts = check_records(a.records, a.full_by_task, problems)
     samples = check_metrics(a.metrics, problems) if a.metrics else 0
-    print(f"check_records: {counts['task']} tasks, {counts['wait']} waits, {samples} metric samples, "
-          f"{len(problems)} problems")
+    print(f"check_records: {counts['task']} tasks, {counts['wait']} waits, {samples} metric "
+          f"samples, {len(problems)} problems")
     for p in problems[:20]:
         print("  " + p)
     sys.exit(1 if problems else 0)
