@@ -83,7 +83,8 @@ def summary(name, results, clean_events=None):
         fr = [fuzz.events_read(r["out"]) / clean_events if outcome(r) == "ok" else 0.0
               for r in results]
         read = "median %.0f %% of events read" % (100 * statistics.median(fr))
-    named = sum(1 for r in results if r["err"].strip() and ("offset" in r["err"] or "line " in r["err"]))
+    named = sum(1 for r in results if r["err"].strip()
+                and ("offset" in r["err"] or "line " in r["err"]))
     print("| %s | %s | %s; max %.2f s, max %.0f MB; %d of %d messages name an offset or line |" % (
         name, kinds, read,
         max(r["s"] for r in results), max(r["rss_mb"] for r in results), named, len(results)))
@@ -126,7 +127,8 @@ def main():
             data[at:at + 512] = bytes(rng.randrange(256) for _ in range(512))
             open(p, "wb").write(bytes(data))
             res.append(run(["stats", "--json", d]))
-        summary("512 random bytes in one stream of hello-lost (20 places)", res, clean["hello-lost"])
+        summary("512 random bytes in one stream of hello-lost (20 places)", res,
+                clean["hello-lost"])
 
         # Metadata declaring _prev_tid[100000000], and a duplicated struct member (scp_src's,
         # its text re-packetized).
@@ -190,19 +192,21 @@ def main():
         refused = sum(1 for r in res if outcome(r) != "ok")
         print("| a stream file truncated anywhere (67) | %s | %d of 67 refuse the trace; median "
               "%.0f %% of events read |" % (kinds,
-                                           refused, 100 * statistics.median(r["frac"] for r in res)))
+                                           refused,
+                                           100 * statistics.median(r["frac"] for r in res)))
 
         # Two copies of one trace; one hostname on two machines.
         a_, b_ = copy(sh("bug446190"), work, "a"), copy(sh("bug446190"), work, "b")
         r = run(["stats", "--json", a_, b_])
         print("| two copies of one trace | %s | %d events (one copy: %d); warns: %s |" % (
             outcome(r), fuzz.events_read(r["out"]), clean["bug446190"], "a copy of" in r["err"]))
-        pipe, mutex = (os.path.join(ROOT, "tests", "fixtures", "perf", x) for x in ("pipe", "mutex"))
+        pipe, mutex = (os.path.join(ROOT, "tests", "fixtures", "perf", x)
+                       for x in ("pipe", "mutex"))
         r = run(["stats", "--json", pipe, mutex])
         r2 = run(["stats", "--json", "--host-from", "dir", pipe, mutex])
-        print("| two machines with one hostname | %s | %d host(s), warns: %s; with --host-from dir: "
-              "%d hosts |" % (outcome(r), len(r["out"].splitlines()), "--host-from" in r["err"],
-                              len(r2["out"].splitlines())))
+        print("| two machines with one hostname | %s | %d host(s), warns: %s; with --host-from "
+              "dir: %d hosts |" % (outcome(r), len(r["out"].splitlines()),
+                                   "--host-from" in r["err"], len(r2["out"].splitlines())))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -270,7 +270,8 @@ def run(cmd, timeout, memory_mb, env):
             outcome = "ok"
         elif rc == 1:
             lines = [l for l in without_child_noise(err).splitlines() if l.strip()]
-            outcome = "error" if lines and all(l.startswith("waitpath:") for l in lines) else "messy"
+            outcome = ("error" if lines and all(l.startswith("waitpath:") for l in lines)
+                       else "messy")
         else:
             outcome = "messy"
     return outcome, b"".join(out_chunks).decode(errors="replace"), err, elapsed
@@ -322,7 +323,8 @@ def events_read(stats_out):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--waitpath", default=os.path.join(ROOT, "build", "app", "waitpath"))
     ap.add_argument("-n", type=int, default=200, help="mutations")
     ap.add_argument("--seed", type=int, default=1)
@@ -339,7 +341,8 @@ def main():
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args()
 
-    traces = [t for t in (a.traces or DEFAULT_TRACES) if os.path.isfile(os.path.join(t, "metadata"))]
+    traces = [t for t in (a.traces or DEFAULT_TRACES)
+              if os.path.isfile(os.path.join(t, "metadata"))]
     if not traces:
         print("fuzz: no traces found", file=sys.stderr)
         return 77

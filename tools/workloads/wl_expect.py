@@ -60,7 +60,8 @@ def count_events_per_stream(trace):
     counts = {}
     for stream in sorted(glob.glob(os.path.join(trace, "perf_stream_*"))):
         with tempfile.TemporaryDirectory() as d:
-            os.symlink(os.path.abspath(os.path.join(trace, "metadata")), os.path.join(d, "metadata"))
+            os.symlink(os.path.abspath(os.path.join(trace, "metadata")),
+                       os.path.join(d, "metadata"))
             os.symlink(os.path.abspath(stream), os.path.join(d, os.path.basename(stream)))
             out = run(["babeltrace2", "run", "--component=src:source.ctf.fs",
                        f"--params=inputs=[\"{d}\"]", "--component=cnt:sink.utils.counter",
@@ -177,7 +178,8 @@ def facts(trace, watch_comm):
             stack.append("irq:" + f["name"])
         elif name == "irq:softirq_entry":
             vec = int(f["vec"])
-            stack.append("softirq:" + (SOFTIRQ_NAMES[vec] if vec < len(SOFTIRQ_NAMES) else str(vec)))
+            stack.append("softirq:"
+                         + (SOFTIRQ_NAMES[vec] if vec < len(SOFTIRQ_NAMES) else str(vec)))
         elif name == "timer:hrtimer_expire_entry":
             stack.append("hrtimer")
         elif name.startswith("irq_vectors:") and name.endswith("_entry"):
@@ -282,7 +284,8 @@ def cmd_write(a):
         "babeltrace2_muxer_ok": bool(a.muxer_ok),
         # CPUs kept out of their idle task by wl-idle-fill while recording: on them,
         # interrupts interrupt wl-idle-fill instead of swapper/N.
-        "idle_filled_cpus": [] if a.idle_filled == "none" else [int(c) for c in a.idle_filled.split(",")],
+        "idle_filled_cpus": ([] if a.idle_filled == "none"
+                             else [int(c) for c in a.idle_filled.split(",")]),
         "program_output": program_output,
         "watch_comm": w["watch_comm"],
         "expect": w["expect"],
