@@ -10,7 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 EDGES=${1:-200000} RATE=${2:-20000} RUNS=${3:-5} REPLICAS=${REPLICAS:-1}
 BENCH=${BENCH:-build/bench/waitpath_bus_bench}
-command -v nats-server >/dev/null || { echo "nats-server not installed (scripts/setup.sh)"; exit 1; }
+command -v nats-server >/dev/null ||
+  { echo "nats-server not installed (scripts/setup.sh)"; exit 1; }
 [ "$REPLICAS" = 1 ] || [ "$REPLICAS" = 3 ] || { echo "REPLICAS is 1 or 3"; exit 1; }
 tmp=$(mktemp -d /tmp/waitpath-bus-bench.XXXXXX)
 servers=()
@@ -47,7 +48,8 @@ run() {  # run LABEL RATE
   out=$("$BENCH" "$urls" "$EDGES" "$2" "$REPLICAS")
   for p in "${servers[@]}"; do after=$((after + $(ticks "$p"))); done
   stop_servers
-  echo "$1: $out; nats-server cpu $(awk -v t=$((after - before)) -v n="$EDGES" -v hz="$(getconf CLK_TCK)" \
+  echo "$1: $out; nats-server cpu $(awk -v t=$((after - before)) -v n="$EDGES" \
+    -v hz="$(getconf CLK_TCK)" \
     'BEGIN { printf "%.2f", t / hz * 1e6 / n }') us/edge"
 }
 for i in $(seq "$RUNS"); do

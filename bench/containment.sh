@@ -21,7 +21,8 @@ if ((${#traces[@]} == 0)); then
   traces=("$tmp/one" "$tmp/four")
   [ -d ../shared/traces/many-threads ] && traces+=(../shared/traces/many-threads)
 fi
-printf "%-34s %12s %12s %12s %12s %8s\n" run "thread wall" "child wall" "thread cpu" "child cpu" "cpu +%"
+printf "%-34s %12s %12s %12s %12s %8s\n" run "thread wall" "child wall" "thread cpu" "child cpu" \
+  "cpu +%"
 for t in "${traces[@]}"; do
   for cmd in stats analyze; do
     for _ in $(seq "$REPS"); do

@@ -33,7 +33,8 @@ a=() b=() r=()
 for _ in $(seq "$RUNS"); do
   x=$(measure "$ctf2")
   y=$(measure "$ctf18")
-  a+=("$x") b+=("$y") r+=("$(awk -v x="$x" -v y="$y" 'BEGIN { printf "%.3f", (y > 0 ? x / y : 0) }')")
+  a+=("$x") b+=("$y") r+=("$(awk -v x="$x" -v y="$y" \
+    'BEGIN { printf "%.3f", (y > 0 ? x / y : 0) }')")
 done
 stats() {
   printf '%s\n' "$@" | sort -g |

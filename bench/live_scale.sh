@@ -16,7 +16,8 @@ shift || true
 configs=("1 20000" "2 20000" "4 20000" "1 80000" "2 80000" "4 80000" "4 200000" "4 400000")
 [ $# -gt 0 ] && configs=("${@/:/ }")
 mkdir -p bench/results
-printf "%-6s %12s %8s %9s %9s %12s %12s %-13s %10s %14s\n" hosts "events/s" waits "p50 ms" "p99 ms" "p50 start" \
+printf "%-6s %12s %8s %9s %9s %12s %12s %-13s %10s %14s\n" hosts "events/s" waits "p50 ms" \
+  "p99 ms" "p50 start" \
   "p50 end" verdict "us/event" "1 core ev/s"
 for cfg in "${configs[@]}"; do
   read -r hosts rate <<<"$cfg"
@@ -24,7 +25,8 @@ for cfg in "${configs[@]}"; do
   [ "$DECODER" = auto ] || out="bench/results/live_scale_${DECODER}_${hosts}_${rate}.json"
   SCENARIO=tools/gen/scenarios/scale.toml LOOPS=1 OUT="$out" DECODER="$DECODER" \
     GEN_ARGS="--set scale.hosts=$hosts --set scale.event_rate=$rate --set duration=${SECS}s" \
-    bench/live_latency.sh 200000 "$SECS" >/dev/null 2>&1 || { echo "$hosts $rate: run failed"; continue; }
+    bench/live_latency.sh 200000 "$SECS" >/dev/null 2>&1 ||
+    { echo "$hosts $rate: run failed"; continue; }
   python3 - "$out" "$hosts" "$rate" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -33,7 +35,8 @@ r = json.load(open(sys.argv[1]))
 keeps = (r["p50_last_third_ms"] <= r["p50_first_third_ms"] + 200 and
          r["p50_ms"] <= r["live_timer_us"] / 1000 + 1000)
 print(f'{sys.argv[2]:<6} {int(sys.argv[3]):>12} {r["waits"]:>8} {r["p50_ms"]:>9} {r["p99_ms"]:>9} '
-      f'{r["p50_first_third_ms"]:>12} {r["p50_last_third_ms"]:>12} {"keeps up" if keeps else "falls behind":<13} '
-      f'{r["waitpath_cpu_us_per_event"]:>10} {r["one_core_events_per_s"]:>14}')
+      f'{r["p50_first_third_ms"]:>12} {r["p50_last_third_ms"]:>12} '
+      f'{"keeps up" if keeps else "falls behind":<13} {r["waitpath_cpu_us_per_event"]:>10} '
+      f'{r["one_core_events_per_s"]:>14}')
 PY
 done

@@ -20,21 +20,25 @@ read -r -a configs <<<"${SCALE_CONFIGS:-1:80000 4:100000}"
 for i in $(seq "$PAIRS"); do
   for d in native babeltrace2; do
     echo "live targets: pair $i, $d: latency" >&2
-    DECODER=$d OUT="$res/latency_${d}_$i.json" bench/live_latency.sh 200000 "$SECS" >/dev/null 2>&1 ||
+    DECODER=$d OUT="$res/latency_${d}_$i.json" bench/live_latency.sh 200000 "$SECS" >/dev/null \
+      2>&1 ||
       echo "live targets: latency run $d $i failed" >&2
     for c in "${configs[@]}"; do
       hosts=${c%%:*} rate=${c##*:}
       echo "live targets: pair $i, $d: $hosts host(s) x $rate events/s" >&2
-      SCENARIO=tools/gen/scenarios/scale.toml LOOPS=1 DECODER=$d OUT="$res/scale_${d}_${hosts}_${rate}_$i.json" \
+      SCENARIO=tools/gen/scenarios/scale.toml LOOPS=1 DECODER=$d \
+        OUT="$res/scale_${d}_${hosts}_${rate}_$i.json" \
         GEN_ARGS="--set scale.hosts=$hosts --set scale.event_rate=$rate --set duration=${SECS}s" \
-        bench/live_latency.sh 200000 "$SECS" >/dev/null 2>&1 || echo "live targets: scale run $d $c $i failed" >&2
+        bench/live_latency.sh 200000 "$SECS" >/dev/null 2>&1 || echo \
+        "live targets: scale run $d $c $i failed" >&2
       if [ "$d" = native ]; then
         # The same replay read by `live --metrics`, how a fleet runs it: nothing printed per wait.
         echo "live targets: pair $i, $d, live --metrics: $hosts host(s) x $rate events/s" >&2
         SCENARIO=tools/gen/scenarios/scale.toml LOOPS=1 DECODER=$d MODE=metrics \
           OUT="$res/scale_metrics_${hosts}_${rate}_$i.json" \
           GEN_ARGS="--set scale.hosts=$hosts --set scale.event_rate=$rate --set duration=${SECS}s" \
-          bench/live_latency.sh 200000 "$SECS" >/dev/null 2>&1 || echo "live targets: metrics run $c $i failed" >&2
+          bench/live_latency.sh 200000 "$SECS" >/dev/null 2>&1 || echo \
+          "live targets: metrics run $c $i failed" >&2
       fi
     done
   done
@@ -53,7 +57,8 @@ def fmt(s, unit=""):
 out = {"pairs": {}, "targets": []}
 print("| run | reader | runs | p50 ms | p99 ms | waitpath µs/event | one core events/s |")
 print("|---|---|---|---|---|---|---|")
-rows = [("latency", "latency_{d}_*.json")] + [(f"scale {c.replace(':', ' × ')}/s", f"scale_{{d}}_{c.replace(':', '_')}_*.json")
+rows = [("latency", "latency_{d}_*.json")] + [(f"scale {c.replace(':', ' × ')}/s",
+                                               f"scale_{{d}}_{c.replace(':', '_')}_*.json")
                                               for c in configs]
 for name, pattern in rows:
     for d in ("native", "babeltrace2", "metrics"):
@@ -66,23 +71,30 @@ for name, pattern in rows:
         p50, p99 = stat([r["p50_ms"] for r in runs]), stat([r["p99_ms"] for r in runs])
         us = stat([r.get("waitpath_cpu_us_per_event") for r in runs])
         ev = stat([r.get("one_core_events_per_s") for r in runs])
-        out["pairs"][f"{name} {d}"] = {"runs": runs, "p50_ms": p50, "p99_ms": p99, "us_per_event": us}
+        out["pairs"][f"{name} {d}"] = {"runs": runs, "p50_ms": p50, "p99_ms": p99,
+                                       "us_per_event": us}
         reader = "native, `live --metrics`" if d == "metrics" else d
-        print(f"| {name} | {reader} | {len(runs)} | {fmt(p50)} | {fmt(p99)} | {fmt(us)} | {fmt(ev)} |")
+        print(f"| {name} | {reader} | {len(runs)} | {fmt(p50)} | {fmt(p99)} | {fmt(us)} | "
+              f"{fmt(ev)} |")
 lat = out["pairs"].get("latency native")
 if lat:
     timer_ms = lat["runs"][0]["live_timer_us"] / 1000
-    out["targets"].append({"goal": f"live p99 latency <= live timer + 100 ms ({timer_ms + 100:g} ms), native reader",
+    out["targets"].append({"goal": f"live p99 latency <= live timer + 100 ms ({timer_ms + 100:g} "
+                                   f"ms), native reader",
                            "measured": lat["p99_ms"][0], "met": lat["p99_ms"][0] <= timer_ms + 100})
 for c in configs:
     s = out["pairs"].get(f"scale {c.replace(':', ' × ')}/s native")
     if s and s["us_per_event"]:
-        out["targets"].append({"goal": f"live <= 0.5 us of waitpath CPU per event (2 M events/s per core), {c.replace(':', ' × ')}/s",
-                               "measured": s["us_per_event"][0], "met": s["us_per_event"][0] <= 0.5})
+        out["targets"].append({"goal": f"live <= 0.5 us of waitpath CPU per event (2 M events/s "
+                                       f"per core), {c.replace(':', ' × ')}/s",
+                               "measured": s["us_per_event"][0],
+                               "met": s["us_per_event"][0] <= 0.5})
     m = out["pairs"].get(f"scale {c.replace(':', ' × ')}/s metrics")
     if m and m["us_per_event"]:
-        out["targets"].append({"goal": f"the same, `live --metrics` (nothing printed per wait), {c.replace(':', ' × ')}/s",
-                               "measured": m["us_per_event"][0], "met": m["us_per_event"][0] <= 0.5})
+        out["targets"].append({"goal": f"the same, `live --metrics` (nothing printed per wait), "
+                                       f"{c.replace(':', ' × ')}/s",
+                               "measured": m["us_per_event"][0],
+                               "met": m["us_per_event"][0] <= 0.5})
 print()
 print("| goal | measured (median) | met |")
 print("|---|---|---|")

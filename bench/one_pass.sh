@@ -33,13 +33,17 @@ for hosts in 4 16; do
   for ((i = 0; i < RUNS; i++)); do
     echo "one $(measure "$WAITPATH" "${args[@]}")" >>"$work/samples"
     echo "two $(measure "$WAITPATH" "${args[@]}" --sync-passes 2)" >>"$work/samples"
-    echo "two-keep0 $(measure "$WAITPATH" "${args[@]}" --sync-passes 2 --keep-decoded-mb 0)" >>"$work/samples"
+    echo "two-keep0 $(measure "$WAITPATH" "${args[@]}" --sync-passes 2 --keep-decoded-mb 0)" \
+      >>"$work/samples"
   done
   bt2=0
   for host in "$trace"/*/; do
-    bt2=$(awk -v a="$bt2" -v b="$(measure babeltrace2 "$host" -o dummy | cut -d' ' -f1)" 'BEGIN { print a + b }')
+    bt2=$(awk -v a="$bt2" \
+      -v b="$(measure babeltrace2 "$host" -o dummy | cut -d' ' -f1)" 'BEGIN { print a + b }')
   done
-  events=$(python3 -c "import json,sys; print(sum(h['events'] for h in json.load(open(sys.argv[1]))['hosts']))" "$trace/truth.json")
+  events=$(python3 \
+    -c "import json,sys; print(sum(h['events'] for h in json.load(open(sys.argv[1]))['hosts']))" \
+    "$trace/truth.json")
   python3 - "$work/samples" "$hosts" "$events" "$bt2" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
@@ -47,16 +51,19 @@ by = {}
 for name, cpu, wall, rss in rows:
     by.setdefault(name, []).append((float(cpu), float(wall), int(rss)))
 bt2 = float(sys.argv[4])
-print(f"scale {sys.argv[2]} hosts, {int(sys.argv[3]):,} events; babeltrace2 CPU {bt2:.2f} s (one process per host, summed)")
-print(f"  {'variant':10} {'CPU s min/median/max':>24} {'wall s median':>14} {'peak RSS MB':>12} {'CPU/bt2':>8}")
+print(f"scale {sys.argv[2]} hosts, {int(sys.argv[3]):,} events; babeltrace2 CPU {bt2:.2f} s (one "
+      f"process per host, summed)")
+print(f"  {'variant':10} {'CPU s min/median/max':>24} {'wall s median':>14} {'peak RSS MB':>12} "
+      f"{'CPU/bt2':>8}")
 for name in ("one", "two", "two-keep0"):
     s = by[name]
     cpu = sorted(x[0] for x in s)
     print(f"  {name:10} {cpu[0]:7.2f} {statistics.median(cpu):7.2f} {cpu[-1]:7.2f}   "
-          f"{statistics.median(x[1] for x in s):12.2f} {statistics.median(x[2] for x in s) / 1024:12.0f} "
-          f"{statistics.median(cpu) / bt2:8.2f}")
+          f"{statistics.median(x[1] for x in s):12.2f} "
+          f"{statistics.median(x[2] for x in s) / 1024:12.0f} {statistics.median(cpu) / bt2:8.2f}")
 for other in ("two", "two-keep0"):
     ratios = sorted(a[0] / b[0] for a, b in zip(by["one"], by[other]))
-    print(f"  CPU one/{other}, pair by pair: min {ratios[0]:.2f} median {statistics.median(ratios):.2f} max {ratios[-1]:.2f}")
+    print(f"  CPU one/{other}, pair by pair: min {ratios[0]:.2f} median "
+          f"{statistics.median(ratios):.2f} max {ratios[-1]:.2f}")
 PY
 done

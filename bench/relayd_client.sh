@@ -22,17 +22,22 @@ tools/replay/replay-hosts.sh -r "$relayd_url" -s bench -H server-host -R "$REPLA
 pids+=($!)
 for _ in $(seq 300); do [ -e "$tmp/w/server-host/ready" ] && break; sleep 0.1; done
 url=$live_url/host/server-host/bench
-cpu() { /usr/bin/time -f "%U %S" -o "$tmp/t" "$@" >/dev/null 2>&1 || true; tail -1 "$tmp/t" | awk '{print $1 + $2}'; }
+cpu() { /usr/bin/time -f "%U %S" -o "$tmp/t" "$@" >/dev/null 2>&1 || true; tail -1 "$tmp/t" |
+  awk '{print $1 + $2}'; }
 for i in $(seq "$RUNS"); do
   a=$(cpu timeout -s INT "$SECS" "$DUMP" --relayd "$live_url" --session bench --seek last --discard)
   b=$(cpu timeout -s INT "$SECS" babeltrace2 --input-format=lttng-live "$url" -o dummy)
-  c=$(cpu timeout -s INT "$SECS" "$W" live --relayd "$live_url" --session bench --json --decoder native)
-  d=$(cpu timeout -s INT "$SECS" "$W" live --relayd "$live_url" --session bench --json --decoder babeltrace2)
-  echo "run $i: client ${a}s cpu, babeltrace2 ${b}s cpu, live native ${c}s cpu, live babeltrace2 ${d}s cpu (${SECS}s attached each)"
+  c=$(cpu timeout -s INT "$SECS" "$W" live --relayd "$live_url" --session bench --json \
+    --decoder native)
+  d=$(cpu timeout -s INT "$SECS" "$W" live --relayd "$live_url" --session bench --json \
+    --decoder babeltrace2)
+  echo "run $i: client ${a}s cpu, babeltrace2 ${b}s cpu, live native ${c}s cpu," \
+    "live babeltrace2 ${d}s cpu (${SECS}s attached each)"
 done
 timeout -s INT "$SECS" "$DUMP" --relayd "$live_url" --session bench --seek last --out "$tmp/d" \
   2>&1 | sed 's/^/client window: /' || true
 echo "client window events: $(babeltrace2 "$(dirname "$(find "$tmp/d" -name metadata)")" \
   -c sink.utils.counter 2>&1 | grep 'Event messages' | tail -1)"
 echo "babeltrace2 window: $(timeout -s INT "$SECS" babeltrace2 --input-format=lttng-live "$url" \
-  -c sink.utils.counter 2>&1 | grep -E 'Event messages|Packet beginning' | tail -2 | tr -s ' \n' ' ')"
+  -c sink.utils.counter 2>&1 | grep -E 'Event messages|Packet beginning' | tail -2 |
+  tr -s ' \n' ' ')"

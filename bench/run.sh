@@ -22,13 +22,16 @@ if ((${#need[@]})); then
   echo "bench: installing ${need[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" \
+    >/dev/null
 fi
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-if ! { cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWAITPATH_WERROR="${WAITPATH_WERROR:-ON}" &&
-       cmake --build "$BUILD_DIR" -j"$(nproc)" --target waitpath waitpath-gen waitpath-replay waitpath_engine_bench; } >"$log" 2>&1; then
+if ! { cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+         -DWAITPATH_WERROR="${WAITPATH_WERROR:-ON}" &&
+       cmake --build "$BUILD_DIR" -j"$(nproc)" \
+         --target waitpath waitpath-gen waitpath-replay waitpath_engine_bench; } >"$log" 2>&1; then
   tail -n 40 "$log"
   echo "bench: build failed" >&2
   exit 1
@@ -42,12 +45,16 @@ else
 fi
 # Live latency and scale need real LTTng daemons in namespaces (root); not in --quick.
 if [[ " $* " != *" --quick "* ]]; then
-  if [ "$(id -u)" -eq 0 ] && command -v lttng-relayd >/dev/null && command -v unshare >/dev/null; then
-    echo; echo "== live targets: latency (live timer 200 ms) and CPU per event, native reader and babeltrace2 in turn"
-    W=$BUILD_DIR/app/waitpath GEN=$BUILD_DIR/tools/gen/waitpath-gen REPLAY=$BUILD_DIR/tools/replay/waitpath-replay \
+  if [ "$(id -u)" -eq 0 ] && command -v lttng-relayd >/dev/null && command -v unshare \
+    >/dev/null; then
+    echo; echo "== live targets: latency (live timer 200 ms) and CPU per event, native reader" \
+      "and babeltrace2 in turn"
+    W=$BUILD_DIR/app/waitpath GEN=$BUILD_DIR/tools/gen/waitpath-gen \
+      REPLAY=$BUILD_DIR/tools/replay/waitpath-replay \
       bench/live_targets.sh 3 8
     echo; echo "== live scale"
-    W=$BUILD_DIR/app/waitpath GEN=$BUILD_DIR/tools/gen/waitpath-gen REPLAY=$BUILD_DIR/tools/replay/waitpath-replay \
+    W=$BUILD_DIR/app/waitpath GEN=$BUILD_DIR/tools/gen/waitpath-gen \
+      REPLAY=$BUILD_DIR/tools/replay/waitpath-replay \
       bench/live_scale.sh 8
   else
     echo "bench: live latency and scale skipped (they need root and lttng-tools)"

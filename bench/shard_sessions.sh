@@ -42,7 +42,8 @@ python3 - "$tmp" <<'PY'
 import json, sys
 tmp = sys.argv[1]
 for which, lo, hi in (("set", 0, 1700000050000000000), ("later", 1700000050000000000, 2**63)):
-    want = {(r["host"], r["tid"]): r for r in map(json.loads, open(f"{tmp}/analyze-{which}.json")) if r.get("type") == "task"}
+    want = {(r["host"], r["tid"]): r for r in map(json.loads, open(f"{tmp}/analyze-{which}.json"))
+            if r.get("type") == "task"}
     for name, host in (("s1","client"),("s2","web"),("s3","db")):
         for r in map(json.loads, open(f"{tmp}/{name}.json")):
             if r.get("type") != "task" or not (lo <= r["start_ns"] < hi): continue
@@ -50,5 +51,6 @@ for which, lo, hi in (("set", 0, 1700000050000000000), ("later", 170000005000000
             if not w: continue
             life = w["end_ns"] - w["start_ns"]
             worst = max(abs(r["breakdown_ns"][s] - v) for s, v in w["breakdown_ns"].items()) / life
-            print(which, r["host"], r["tid"], f"worst {worst:.2%}", "net", r["breakdown_ns"]["network"], "vs", w["breakdown_ns"]["network"])
+            print(which, r["host"], r["tid"], f"worst {worst:.2%}", "net",
+                  r["breakdown_ns"]["network"], "vs", w["breakdown_ns"]["network"])
 PY

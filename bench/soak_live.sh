@@ -23,16 +23,21 @@ mkdir -p "$out"
 . tests/live/daemons.sh
 live_setup soak 21000
 metrics=127.0.0.1:$((base + 3))
-scrape() { python3 -c "import sys,urllib.request; sys.stdout.write(urllib.request.urlopen('http://$metrics/metrics', timeout=10).read().decode())"; }
+scrape() { python3 -c \
+  "import sys,urllib.request; sys.stdout.write(urllib.request.urlopen(
+    'http://$metrics/metrics', timeout=10).read().decode())"; }
 metric() { awk -v n="$1" '$1 == n {print $2}'; }
 
-"$GEN" --scenario tools/gen/scenarios/scale.toml --out "$tmp/set" --set duration=10s --set scale.hosts=2 \
+"$GEN" --scenario tools/gen/scenarios/scale.toml --out "$tmp/set" --set duration=10s \
+  --set scale.hosts=2 \
   --set scale.tasks_per_host=6 --set scale.event_rate=30000 >/dev/null
 start_relayd a
-"$W" live --relayd "$live_url" --all --json --metrics "$metrics" >"$tmp/live.out" 2>"$tmp/live.err" &
+"$W" live --relayd "$live_url" --all --json --metrics "$metrics" >"$tmp/live.out" \
+  2>"$tmp/live.err" &
 live=$!
 pids+=("$live")
-bash tools/replay/replay-hosts.sh -r "$relayd_url" -s soak -R "$REPLAY" "$tmp/set" --forever >"$tmp/replay.log" 2>&1 &
+bash tools/replay/replay-hosts.sh -r "$relayd_url" -s soak -R "$REPLAY" "$tmp/set" --forever \
+  >"$tmp/replay.log" 2>&1 &
 replay=$!
 pids+=("$replay")
 
@@ -53,7 +58,8 @@ wait "$replay" 2>/dev/null || true
 sleep 8  # the sessions' last data and their end
 kill -INT "$live"
 wait "$live" || { echo "soak: waitpath exited $?"; cat "$tmp/live.err"; exit 1; }
-check=$(python3 tests/tools/check_records.py "$tmp/live.out" --metrics "$tmp/metrics.txt" 2>&1) && ok=true || ok=false
+check=$(python3 tests/tools/check_records.py "$tmp/live.out" --metrics "$tmp/metrics.txt" 2>&1) &&
+  ok=true || ok=false
 python3 - "$out/soak-samples.tsv" "$minutes" "$ok" "$check" "$tmp/metrics.txt" <<'PY'
 import json, statistics, sys
 rows = [l.split("\t") for l in open(sys.argv[1]).read().split("\n")[1:] if l]
@@ -70,7 +76,8 @@ for line in open(sys.argv[5]):
 third = max(1, len(rss) // 3)
 print(json.dumps({
     "minutes": float(sys.argv[2]), "samples": len(rows), "events": ev[-1] if ev else 0,
-    "rss_mb": {"first": rss[0] / 1024, "min": min(rss) / 1024, "median": statistics.median(rss) / 1024,
+    "rss_mb": {"first": rss[0] / 1024, "min": min(rss) / 1024,
+               "median": statistics.median(rss) / 1024,
                "max": max(rss) / 1024, "last": rss[-1] / 1024,
                "median_first_third": statistics.median(rss[:third]) / 1024,
                "median_last_third": statistics.median(rss[-third:]) / 1024},

@@ -10,7 +10,8 @@ GEN=${GEN:-build/tools/gen/waitpath-gen}
 WAITPATH=${WAITPATH:-build/app/waitpath}
 out=$(mktemp -d /var/tmp/waitpath-syncbench.XXXXXX)
 trap 'rm -rf "$out"' EXIT
-"$GEN" --scenario tools/gen/scenarios/scale.toml --out "$out/t" --set scale.hosts=2 --set duration="${SECS}s" \
+"$GEN" --scenario tools/gen/scenarios/scale.toml --out "$out/t" --set scale.hosts=2 \
+  --set duration="${SECS}s" \
   --set scale.event_rate=20000 --set loss.host=node01 --set loss.cpu=0 --set loss.share="$LOSS" \
   --set loss.chunk=200 >/dev/null
 for mode in two-phase single-phase; do
@@ -21,7 +22,8 @@ import json, sys
 recs = [json.loads(l) for l in open(sys.argv[2])]
 s = next(r for r in recs if r["type"] == "sync")
 c = [r for r in recs if r["type"] == "clock"][-1]
-print(f'{sys.argv[1]:13} peak unmatched {s["peak_pending"]:7}  expired {s["expired"]:6}  matched {s["matched"]:7}  '
-      f'inversions {s["inversions"]}  {c["host"]} {c["quality"]} accuracy {c["accuracy"]/1e3:.1f} us  peak RSS {int(sys.argv[3])/1024:.1f} MB')
+print(f'{sys.argv[1]:13} peak unmatched {s["peak_pending"]:7}  expired {s["expired"]:6}  matched '
+      f'{s["matched"]:7}  inversions {s["inversions"]}  {c["host"]} {c["quality"]} accuracy '
+      f'{c["accuracy"]/1e3:.1f} us  peak RSS {int(sys.argv[3])/1024:.1f} MB')
 PY
 done
