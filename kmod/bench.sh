@@ -2,7 +2,8 @@
 #   tests/vmlab/lab.py boot --guests 1 --smp 1 --timeout 1200 --run "$(cat kmod/bench.sh)"
 # (run.sh context: $SESSION, $RELAYD; the workloads built in /usr/local/bin).
 cp -r /lab/kmod /usr/src/waitpath-kmod-0.1
-dkms install waitpath-kmod/0.1 -k "$(uname -r)" >/tmp/dkms.log 2>&1 || { echo "LAB: dkms failed"; exit 1; }
+dkms install waitpath-kmod/0.1 -k "$(uname -r)" >/tmp/dkms.log 2>&1 ||
+  { echo "LAB: dkms failed"; exit 1; }
 N=3000
 one() {  # one LABEL: loopback TCP request/reply rate of one wl-rpc run
   s=$(date +%s.%N); wl-rpc --requests $N --work-ms 0 >/dev/null; e=$(date +%s.%N)

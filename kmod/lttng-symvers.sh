@@ -38,7 +38,7 @@ for m in "$@"; do
   # name for __flags_).
   {
     readelf -SW "$ko" |
-      sed -n 's/^ *\[ *\([0-9]*\)\] \([^ ]*\) *[A-Z_]* *[0-9a-f]* \([0-9a-f]*\) \([0-9a-f]*\) .*/S \1 \2 \3 \4/p'
+      sed -n 's/^ *\[ *\([0-9]*\)\] \([^ ]*\) *[A-Z_]* *[0-9a-f]* \([0-9a-f]*\) \([0-9a-f]*\) .*/S \1 \2 \3 \4/p'  # noqa: line-length
     readelf -sW "$ko" | awk '
       $8 ~ /^__crc_/ { print "C", $7, $2, substr($8, 7) }
       $8 ~ /^__ksymtab_/ { print "K", $7, substr($8, 11) }

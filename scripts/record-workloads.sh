@@ -35,7 +35,8 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     --bin) [[ $# -ge 2 ]] || die "--bin needs a directory"; bin=$2; shift 2 ;;
     --build-dir) [[ $# -ge 2 ]] || die "--build-dir needs a directory"; build_dir=$2; shift 2 ;;
-    --fill-idle) [[ $# -ge 2 ]] || die "--fill-idle needs auto, none or a CPU list"; fill_idle=$2; shift 2 ;;
+    --fill-idle)
+      [[ $# -ge 2 ]] || die "--fill-idle needs auto, none or a CPU list"; fill_idle=$2; shift 2 ;;
     -h|--help) sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option '$1' (see --help)" ;;
     *) if [[ -z "$outdir" ]]; then outdir=$1; else workloads+=("$1"); fi; shift ;;
@@ -44,7 +45,8 @@ done
 outdir=${outdir:-$repo/build-wl/traces}
 
 for tool in perf babeltrace2 python3; do
-  command -v "$tool" >/dev/null || die "'$tool' not found in PATH (Debian: linux-perf, babeltrace2, python3)"
+  command -v "$tool" >/dev/null ||
+    die "'$tool' not found in PATH (Debian: linux-perf, babeltrace2, python3)"
 done
 [[ $(id -u) -eq 0 ]] || die "system-wide tracepoints need root; run with sudo"
 [[ -f "$spec" && -f "$helper" ]] || die "missing $spec or $helper"
@@ -58,7 +60,8 @@ for wl in "${workloads[@]}"; do
 done
 
 if [[ -z "$bin" ]]; then
-  command -v cmake >/dev/null || die "cmake not found; build the programs yourself and pass --bin DIR"
+  command -v cmake >/dev/null ||
+    die "cmake not found; build the programs yourself and pass --bin DIR"
   # Configure tools/workloads on its own: recording must not depend on the
   # analysis' build dependencies.
   cmake -S "$repo/tools/workloads" -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null \
@@ -107,12 +110,16 @@ done
 events=()
 for attempt in $(seq 1 ${#candidates[@]}); do
   for ev in "${drop[@]}"; do
-    case "$ev" in *_entry) drop+=("${ev%_entry}_exit") ;; *_exit) drop+=("${ev%_exit}_entry") ;; esac
+    case "$ev" in
+      *_entry) drop+=("${ev%_entry}_exit") ;;
+      *_exit) drop+=("${ev%_exit}_entry") ;;
+    esac
   done
   events=()
   for ev in "${candidates[@]}"; do [[ " ${drop[*]} " == *" $ev "* ]] || events+=("$ev"); done
   probe "$(IFS=,; echo "${events[*]}")" && break
-  named=$(grep -o 'enable [a-z0-9_]*:[a-z0-9_]* event' "$tmp/probe.log" | head -n 1 | cut -d' ' -f2) || true
+  named=$(grep -o 'enable [a-z0-9_]*:[a-z0-9_]* event' "$tmp/probe.log" | head -n 1 |
+    cut -d' ' -f2) || true
   if [[ -z "$named" || " ${drop[*]} " == *" $named "* ]]; then
     die "perf cannot record the event list: $(head -n 2 "$tmp/probe.log" | tr '\n' ' ')"
   fi
@@ -120,8 +127,10 @@ for attempt in $(seq 1 ${#candidates[@]}); do
 done
 rm -f "$tmp/probe.data" "$tmp/probe.data.old"
 [[ ${#drop[@]} -eq 0 ]] ||
-  note "skipping events this kernel/perf cannot record: $(printf '%s\n' "${drop[@]}" | sort -u | tr '\n' ' ')"
-[[ " ${events[*]} " == *" sched:sched_switch "* ]] || die "cannot record sched:sched_switch; is perf usable here?"
+  note "skipping events this kernel/perf cannot record: $(printf '%s\n' "${drop[@]}" | sort -u |
+  tr '\n' ' ')"
+[[ " ${events[*]} " == *" sched:sched_switch "* ]] ||
+  die "cannot record sched:sched_switch; is perf usable here?"
 event_list=$(IFS=,; echo "${events[*]}")
 
 # Which CPUs lose their idle-task samples: they are seen switching to idle
@@ -139,9 +148,11 @@ if [[ $fill_idle == auto ]]; then
   fill_idle=${fill_idle:-none}
 fi
 if [[ $fill_idle != none ]]; then
-  [[ $fill_idle =~ ^[0-9]+(,[0-9]+)*$ ]] || die "--fill-idle wants auto, none or CPUs like 1,3; got '$fill_idle'"
+  [[ $fill_idle =~ ^[0-9]+(,[0-9]+)*$ ]] ||
+    die "--fill-idle wants auto, none or CPUs like 1,3; got '$fill_idle'"
   [[ -x "$bin/wl-idle-fill" ]] || die "program $bin/wl-idle-fill not found (build it, or fix --bin)"
-  note "perf loses idle samples on CPU(s) $fill_idle here: keeping them busy with wl-idle-fill (SCHED_IDLE)"
+  note "perf loses idle samples on CPU(s) $fill_idle here: keeping them busy with wl-idle-fill" \
+    "(SCHED_IDLE)"
   for cpu in ${fill_idle//,/ }; do
     "$bin/wl-idle-fill" --cpu "$cpu" --max-ms 600000 &
     filler_pids+=($!)
@@ -178,5 +189,7 @@ for wl in "${workloads[@]}"; do
     --muxer-ok "$muxer_ok" --program-output "$tmp/$wl.out" --idle-filled "$fill_idle" \
     --events "$event_list" --output "$outdir/$wl.expect.json" \
     || die "$wl: writing $outdir/$wl.expect.json failed"
-  echo "$wl: $(du -sk "$trace" | cut -f1) KiB, $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["events"])' "$outdir/$wl.expect.json") events -> $trace"
+  echo "$wl: $(du -sk "$trace" | cut -f1) KiB, $(python3 \
+    -c 'import json,sys; print(json.load(open(sys.argv[1]))["events"])' \
+    "$outdir/$wl.expect.json") events -> $trace"
 done

@@ -48,7 +48,8 @@ if ((${#missing[@]})); then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
+    --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
 log=$(mktemp)
@@ -58,7 +59,8 @@ build_failed() {
   echo "setup: build failed (last lines of its log above)" >&2
   exit 1
 }
-cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWAITPATH_WERROR="${WAITPATH_WERROR:-ON}" \
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DWAITPATH_WERROR="${WAITPATH_WERROR:-ON}" \
   >"$log" 2>&1 || build_failed
 
 # Progress: the build's percentage and what it is building, on one line rewritten on a terminal,
@@ -81,7 +83,8 @@ progress() {
   if [ -n "$working" ] && [ -t 1 ]; then printf '\r%-80s\r' ""; fi
 }
 # (pipefail: the pipeline fails when the build does)
-cmake --build "$BUILD_DIR" -j"${WAITPATH_JOBS:-$(nproc)}" 2>&1 | tee -a "$log" | progress || build_failed
+cmake --build "$BUILD_DIR" -j"${WAITPATH_JOBS:-$(nproc)}" 2>&1 | tee -a "$log" | progress ||
+  build_failed
 grep -qE '^\[ *[0-9]+%\] (Building|Linking)' "$log" &&
   echo "setup: built in $((SECONDS - start)) s ($BUILD_DIR)"
 exit 0

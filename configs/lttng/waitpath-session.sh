@@ -116,18 +116,23 @@ case $url in
   net://* | net6://* | tcp://* | tcp6://*) ;;
   *) echo "waitpath-session: RELAYD_URL must be net://HOST[:CTRL:DATA] (got $url)" >&2; exit 2 ;;
 esac
-[[ $live_timer =~ ^[1-9][0-9]*$ ]] || { echo "waitpath-session: --live-timer takes microseconds" >&2; exit 2; }
+[[ $live_timer =~ ^[1-9][0-9]*$ ]] ||
+  { echo "waitpath-session: --live-timer takes microseconds" >&2; exit 2; }
 
 if [ "$dry_run" -eq 0 ]; then
-  command -v lttng >/dev/null || { echo "waitpath-session: lttng not found (apt-get install lttng-tools lttng-modules-dkms)" >&2; exit 1; }
+  command -v lttng >/dev/null ||
+    { echo "waitpath-session: lttng not found (apt-get install lttng-tools lttng-modules-dkms)" \
+    >&2; exit 1; }
   # The kernel tracer needs lttng-modules and root (or the tracing group).
   lttng list -k >/dev/null 2>&1 ||
-    { echo "waitpath-session: the LTTng kernel tracer is not available (lttng-modules loaded? root or tracing group? lttng-sessiond running?)" >&2; exit 1; }
+    { echo "waitpath-session: the LTTng kernel tracer is not available (lttng-modules loaded?" \
+        "root or tracing group? lttng-sessiond running?)" >&2; exit 1; }
   if [ "$kmod" -eq 1 ]; then
     listed=$(lttng list -k 2>/dev/null)
     for e in "${kmod_events[@]}"; do
       grep -qw "$e" <<<"$listed" ||
-        { echo "waitpath-session: --kmod: the kernel tracer has no $e (modprobe lttng-probe-waitpath; kmod/README.md)" >&2; exit 1; }
+        { echo "waitpath-session: --kmod: the kernel tracer has no $e" \
+            "(modprobe lttng-probe-waitpath; kmod/README.md)" >&2; exit 1; }
     done
   fi
 fi
@@ -162,4 +167,5 @@ fi
 if [ "$start" -eq 1 ]; then
   run lttng start "$name"
 fi
-[ "$dry_run" -eq 1 ] || echo "waitpath-session: session $name streams to $url; live URL net://RELAYD/host/$(hostname)/$name"
+[ "$dry_run" -eq 1 ] || echo \
+  "waitpath-session: session $name streams to $url; live URL net://RELAYD/host/$(hostname)/$name"
