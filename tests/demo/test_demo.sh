@@ -84,7 +84,8 @@ echo "ok: $traces requests traced across the three hosts, $across reaching the d
 # accuracy (the capture is synchronized from its own, shorter, traces).
 mapfile -t made < <(find "$work/captures" -mindepth 1 -maxdepth 1 -type d | sort)
 [ "${#made[@]}" -ge 1 ] || fail "no capture in $work/captures: $(grep -i capture "$work/err1")"
-[ "$(grep -c '^waitpath: captured ' "$work/err1")" -eq "${#made[@]}" ] || fail "captures not said one by one"
+[ "$(grep -c '^waitpath: captured ' "$work/err1")" -eq "${#made[@]}" ] ||
+  fail "captures not said one by one"
 # A checkout when one was captured: its path spans the three hosts, the reference among them.
 pick=${made[0]}
 for c in "${made[@]}"; do
@@ -95,7 +96,8 @@ for trace in $(find "$pick" -name metadata -printf '%h\n'); do
 done
 "$waitpath" analyze --json --min-span 1ns "$pick" >"$work/again" 2>"$work/again.err" ||
   fail "analyze of the capture: $(tail -1 "$work/again.err")"
-python3 - "$work/out1" "$pick/wait.json" "$work/again" <<'PY' || fail "the capture does not give its request again"
+python3 - "$work/out1" "$pick/wait.json" "$work/again" \
+  <<'PY' || fail "the capture does not give its request again"
 import json, sys
 spans = [json.loads(l) for l in open(sys.argv[1]) if '"type":"span"' in l]
 info = json.load(open(sys.argv[2]))
@@ -103,8 +105,10 @@ again = [json.loads(l) for l in open(sys.argv[3]) if '"type":"span"' in l]
 cap = info["span"]
 live = [s for s in spans if s["span_id"] == cap["span_id"] and s["trace_id"] == cap["trace_id"]]
 assert live == [cap], ("wait.json's span is not the demo's record", cap, live)
-same_op = sorted(s["duration_ns"] for s in spans if s["name"] == cap["name"] and s["host"] == cap["host"])
-assert cap["duration_ns"] > same_op[len(same_op) // 2], ("not a slow one", cap["duration_ns"], same_op)
+same_op = sorted(s["duration_ns"] for s in spans if s["name"] == cap["name"]
+                 and s["host"] == cap["host"])
+assert cap["duration_ns"] > same_op[len(same_op) // 2], ("not a slow one", cap["duration_ns"],
+                                                         same_op)
 got = [s for s in again if s["span_id"] == cap["span_id"] and s["trace_id"] == cap["trace_id"]]
 assert len(got) == 1, ("the capture's analysis lacks the span", len(again))
 got = got[0]
@@ -125,9 +129,11 @@ for k in ("start_ns", "end_ns"):
 slack = sum(h["to_reference"].get("accuracy_ns", 0) for h in info["hosts"])
 for state, ns in cap["breakdown_ns"].items():
     # (plus the drift of a host's clock against the reference's over the request)
-    assert ns >= 0 and abs(got["breakdown_ns"][state] - ns) <= slack + 1000, (state, got["breakdown_ns"][state], ns, slack)
+    assert ns >= 0 and abs(got["breakdown_ns"][state] - ns) <= slack + 1000, (
+        state, got["breakdown_ns"][state], ns, slack)
 assert sum(got["breakdown_ns"].values()) == got["duration_ns"]
-print("capture", cap["name"], cap["span_id"], cap["duration_ns"], "ns: the same request again, states within", int(slack), "ns")
+print("capture", cap["name"], cap["span_id"], cap["duration_ns"],
+      "ns: the same request again, states within", int(slack), "ns")
 PY
 echo "ok: ${#made[@]} captures of slow requests; $(basename "$pick") reproduces its request"
 check_ended "$work/pids1"
@@ -139,7 +145,8 @@ grep -q "^workdir /run/waitpath/waitpath-demo\." "$work/pids1" ||
 echo "ok: no write through a planted symlink, no deletion of another user's directory"
 
 # 2. Until SIGINT, with metrics on a free port.
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(python3 \
+  -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$waitpath" demo --metrics "127.0.0.1:$port" --pid-file "$work/pids2" >"$work/out2" 2>"$work/err2" &
 demo_pid=$!
 for _ in $(seq 300); do
@@ -147,7 +154,8 @@ for _ in $(seq 300); do
   kill -0 "$demo_pid" 2>/dev/null || break
   sleep 0.1
 done
-grep -q "^replay " "$work/pids2" 2>/dev/null || fail "the demo did not start: $(tail -1 "$work/err2")"
+grep -q "^replay " "$work/pids2" 2>/dev/null ||
+  fail "the demo did not start: $(tail -1 "$work/err2")"
 sleep 5
 if command -v curl >/dev/null; then
   curl -sf "http://127.0.0.1:$port/metrics" | grep -q "^waitpath_" ||
@@ -174,12 +182,14 @@ check_ended "$work/pids2"
 timeout -s KILL 80 "$waitpath" demo --json --no-metrics --pid-file "$work/pids4" 2>"$work/err4" |
   head -1 >"$work/out4"
 status=${PIPESTATUS[0]}
-[ "$status" -eq 141 ] || fail "demo | head -1: exit status $status (expected 141): $(tail -1 "$work/err4")"
+[ "$status" -eq 141 ] ||
+  fail "demo | head -1: exit status $status (expected 141): $(tail -1 "$work/err4")"
 jq -e . "$work/out4" >/dev/null || fail "demo | head -1 printed no JSON line"
 check_ended "$work/pids4"
 echo "ok: demo --json | head -1 stops in order, exit 141"
 set -m  # the pipeline in its own process group, as a terminal's job
-{ "$waitpath" demo --no-metrics --pid-file "$work/pids5" 2>&1; echo "status $?" >"$work/status5"; } |
+{ "$waitpath" demo --no-metrics --pid-file "$work/pids5" 2>&1
+  echo "status $?" >"$work/status5"; } |
   tee "$work/log5" >/dev/null &
 set +m
 job=$!
@@ -206,7 +216,8 @@ for _ in $(seq 300); do
   kill -0 "$demo_pid" 2>/dev/null || break
   sleep 0.1
 done
-grep -q "^replay " "$work/pids3" 2>/dev/null || fail "the demo did not start: $(tail -1 "$work/err3")"
+grep -q "^replay " "$work/pids3" 2>/dev/null ||
+  fail "the demo did not start: $(tail -1 "$work/err3")"
 sleep 2
 kill -KILL "$demo_pid"
 wait "$demo_pid" 2>/dev/null

@@ -93,14 +93,16 @@ for process in client/wrk web/nginx db/postgres; do
 done
 # The first wait under the title is the slowest, with a headline naming a state and a task.
 first=$(grep -A1 '^SLOWEST WAITS' "$work/screen" | tail -1)
-echo "$first" | grep -Eq '^[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}  (client|web|db)/[a-z]+ [0-9]+ +[0-9.]+ m?s  [a-z_]+ [0-9<]+% on (client|web|db)/[a-z]+' ||
+echo "$first" | grep -Eq \
+  '^[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}  (client|web|db)/[a-z]+ [0-9]+ +[0-9.]+ m?s  [a-z_]+ [0-9<]+% on (client|web|db)/[a-z]+' ||  # noqa: line-length
   fail "the first wait has no headline: '$first'"
 durations=$(grep -A30 '^SLOWEST WAITS' "$work/screen" | grep -Eo '  [0-9.]+ ms  ' | tr -d ' ms')
 [ "$durations" = "$(echo "$durations" | sort -rn)" ] || fail "waits not slowest first"
 [ "$(echo "$durations" | wc -l)" -ge 10 ] || fail "fewer than 10 waits shown"
 # The slowest request: a client checkout whose headline names where its path was, on any host.
 request=$(grep -A1 '^SLOWEST REQUESTS (last 10 s)' "$work/screen" | tail -1)
-echo "$request" | grep -Eq '^[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}  client:checkout +[0-9.]+ m?s  [a-z_]+ [0-9<]+% on (client|web|db)/[a-z]+' ||
+echo "$request" | grep -Eq \
+  '^[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}  client:checkout +[0-9.]+ m?s  [a-z_]+ [0-9<]+% on (client|web|db)/[a-z]+' ||  # noqa: line-length
   fail "no slowest request with a headline: '$request'"
 grep -q '^! waitpath: .*clock accurate' "$work/screen" || fail "messages not shown at the bottom"
 tail -1 "$work/screen" | grep -q '^q or Ctrl-C' || fail "no key help on the last line"
@@ -144,7 +146,8 @@ if [ -d "$trace" ]; then
   run "$waitpath tail --plain $trace | head -3"
   wait_status 120
   tmux_ capture-pane -p -t "$pane" >"$work/plain"
-  grep -Eq ' waited [0-9.]+ ms: [a-z_]+ [0-9<]+% ' "$work/plain" || fail "tail --plain: no wait line"
+  grep -Eq ' waited [0-9.]+ ms: [a-z_]+ [0-9<]+% ' "$work/plain" ||
+    fail "tail --plain: no wait line"
   echo "ok: tail on a trace in a terminal: summary; --plain: lines"
 else
   echo "note: $trace not found: tail part not run"

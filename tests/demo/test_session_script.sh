@@ -26,9 +26,11 @@ grep -q "Channel sizing" <<<"$help" || fail "--help does not explain the channel
 out=$("$script" --dry-run --live-timer 500000 net://relay.example.com:6000:6001) ||
   fail "--dry-run failed"
 echo "$out"
-grep -qx "lttng create waitpath --live=500000 --set-url=net://relay.example.com:6000:6001" <<<"$out" ||
+grep -qx "lttng create waitpath --live=500000 --set-url=net://relay.example.com:6000:6001" \
+  <<<"$out" ||
   fail "no live session to the relayd"
-grep -q "^lttng enable-channel --kernel .*--discard .*--subbuf-size=1M --num-subbuf=8 .* waitpath$" \
+grep -q \
+  "^lttng enable-channel --kernel .*--discard .*--subbuf-size=1M --num-subbuf=8 .* waitpath$" \
   <<<"$out" || fail "no kernel channel with the documented sizes in discard mode"
 grep -qx "lttng start waitpath" <<<"$out" || fail "the session is not started"
 

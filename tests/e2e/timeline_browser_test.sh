@@ -31,7 +31,8 @@ hosts = [e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "p
 assert drawn["processes"] == hosts, (drawn["processes"], hosts)
 assert drawn["slices"] == sum(e["ph"] == "X" for e in events), drawn["slices"]
 starts = {e["id"] for e in events if e["ph"] == "s"}
-assert drawn["flows"] == sum(e["ph"] == "f" and e["id"] in starts for e in events) > 0, drawn["flows"]
+assert drawn["flows"] == sum(e["ph"] == "f" and e["id"] in starts
+                             for e in events) > 0, drawn["flows"]
 assert drawn["waits"] > 0 and drawn["drawn"] > 0, drawn
 checked = 0
 for t in tasks:
@@ -41,7 +42,8 @@ for t in tasks:
     got = drawn["state_us"][mine[0]]
     slices = sum(1 for e in events if e["ph"] == "X" and e.get("cat") == "state")
     for state, ns in t["breakdown_ns"].items():
-        assert abs(got.get(state, 0) * 1000 - ns) <= slices, (who, state, got.get(state, 0) * 1000, ns)
+        assert abs(got.get(state, 0) * 1000 - ns) <= slices, (who, state, got.get(state, 0) * 1000,
+                                                              ns)
     checked += 1
 assert checked == 3, checked
 print(f"the browser drew {len(hosts)} hosts, {drawn['slices']} slices, {drawn['flows']} arrows;"

@@ -21,4 +21,5 @@ nice cmake --build "$bin" --target waitpath -j"$(nproc)" >"$bin.build.log" 2>&1 
   { tail -30 "$bin.build.log"; exit 1; }
 echo "fuzz: sanitizer build ready in $(($(date +%s) - start)) s"
 exec python3 "$src/tools/fuzz/fuzz.py" --waitpath "$bin/app/waitpath" -n "$n" --budget "$budget" \
-  --timeout 30 --seed "${WAITPATH_FUZZ_SEED:-1}" --json "$bin/fuzz-results${5:+-native}.json" "${@:5}"
+  --timeout 30 --seed "${WAITPATH_FUZZ_SEED:-1}" --json "$bin/fuzz-results${5:+-native}.json" \
+  "${@:5}"

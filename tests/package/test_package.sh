@@ -204,7 +204,8 @@ awk -v e="$exposure" 'BEGIN { exit !(e <= 2.0) }' || {
 complete_words() { # LINE...: what completing the last word of LINE offers
   # (the root's binaries answer --help, with this machine's libraries)
   PATH=$root/usr/bin:$PATH bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
-    _waitpath; printf "%s\n" "${COMPREPLY[@]}"' _ "$root/usr/share/bash-completion/completions/waitpath" "$@"
+    _waitpath; printf "%s\n" "${COMPREPLY[@]}"' _ \
+      "$root/usr/share/bash-completion/completions/waitpath" "$@"
 }
 complete_words waitpath an | grep -qx analyze || fail "completion: waitpath an -> no analyze"
 complete_words waitpath analyze --wa | grep -qx -- --watch ||
