@@ -32,7 +32,8 @@ live_cleanup() {
 }
 
 start_relayd() {
-  lttng-relayd -C tcp://127.0.0.1:$base -D tcp://127.0.0.1:$((base + 1)) -L tcp://127.0.0.1:$((base + 2)) \
+  lttng-relayd -C tcp://127.0.0.1:$base -D tcp://127.0.0.1:$((base + 1)) \
+    -L tcp://127.0.0.1:$((base + 2)) \
     -o "$tmp/relay-$1" >"$tmp/relayd-$1.log" 2>&1 &
   relayd=$!
   pids+=("$relayd")

@@ -25,7 +25,8 @@ nats_cluster() {
     for j in 0 1 2; do
       [ "$j" = "$i" ] || routes+=${routes:+,}nats://127.0.0.1:${ports[j + 3]}
     done
-    nats-server -a 127.0.0.1 -p "${ports[i]}" -js -sd "$dir/nats$i" -n "n$i" --cluster_name "$name" \
+    nats-server -a 127.0.0.1 -p "${ports[i]}" -js -sd "$dir/nats$i" -n "n$i" \
+      --cluster_name "$name" \
       --cluster "nats://127.0.0.1:${ports[i + 3]}" --routes "$routes" >"$dir/nats$i.log" 2>&1 &
     nats_pids+=($!)
     nats_urls+=${nats_urls:+,}nats://127.0.0.1:${ports[i]}

@@ -14,7 +14,9 @@ set -euo pipefail
 W=$1 GEN=$2 REPLAY=$3 SRC=$4 MODE=${5:-}
 skip() { echo "SKIP: $*"; exit 77; }
 [ "$(id -u)" -eq 0 ] || skip "needs root (namespaces for the per-host session daemons)"
-for t in lttng-relayd lttng-sessiond lttng unshare python3 babeltrace2; do command -v "$t" >/dev/null || skip "$t not installed"; done
+for t in lttng-relayd lttng-sessiond lttng unshare python3 babeltrace2; do
+  command -v "$t" >/dev/null || skip "$t not installed"
+done
 
 # shellcheck source=tests/live/daemons.sh
 . "$SRC/tests/live/daemons.sh"
@@ -61,12 +63,14 @@ capture() {
   local session=$1
   shift
   rm -rf "$tmp/captures"
-  "$W" live --relayd "$live_url" --session "$session" --json --watch comm=db-writer --min-wait 50ms --metrics "$metrics" \
+  "$W" live --relayd "$live_url" --session "$session" --json --watch comm=db-writer \
+    --min-wait 50ms --metrics "$metrics" \
     --capture-dir "$tmp/captures" --capture-min-wait 50ms --capture-margin 20ms \
     "$@" >"$tmp/live.out" 2>"$tmp/live.err" &
   l=$!
   pids+=("$l")
-  bash "$SRC/tools/replay/replay-hosts.sh" -r "$relayd_url" -s "$session" -R "$REPLAY" ${buffers[@]+"${buffers[@]}"} "$tmp/set" --start-delay-ms 4000 --speed 0.2 \
+  bash "$SRC/tools/replay/replay-hosts.sh" -r "$relayd_url" -s "$session" -R "$REPLAY" \
+    ${buffers[@]+"${buffers[@]}"} "$tmp/set" --start-delay-ms 4000 --speed 0.2 \
     >"$tmp/replay.log" 2>&1 &
   pids+=($!)
   # Cut while running: the host's events went 0.5 s past the wait's window (it runs 1.2 s).
@@ -86,35 +90,46 @@ print(sum(int(float(l.rsplit(" ", 1)[1])) for l in body.splitlines()
 PY
     )
   fi
-  [ "$written" -eq 1 ] || { echo "FAIL: waitpath_captures_total{outcome=\"written\"} is $written, want 1"; exit 1; }
+  [ "$written" -eq 1 ] ||
+    { echo "FAIL: waitpath_captures_total{outcome=\"written\"} is $written, want 1"; exit 1; }
   wait_for "$tmp/live.err" "session ended" 1 90
   kill -INT "$l" 2>/dev/null || true
   for _ in $(seq 300); do kill -0 "$l" 2>/dev/null || break; sleep 0.1; done
   wait "$l" || { echo "FAIL: waitpath live exited $?"; cat "$tmp/live.err"; exit 1; }
 
-  [ "$(grep -c '"type":"wait"' "$tmp/live.out")" -eq 1 ] || { echo "FAIL: want one wait record:"; cat "$tmp/live.out" "$tmp/live.err"; exit 1; }
+  [ "$(grep -c '"type":"wait"' "$tmp/live.out")" -eq 1 ] ||
+    { echo "FAIL: want one wait record:"; cat "$tmp/live.out" "$tmp/live.err"; exit 1; }
   mapfile -t made < <(find "$tmp/captures" -mindepth 1 -maxdepth 1 -type d)
-  [ "${#made[@]}" -eq 1 ] || { echo "FAIL: want one capture, got ${#made[@]}:"; ls -la "$tmp/captures"; cat "$tmp/live.err"; exit 1; }
+  [ "${#made[@]}" -eq 1 ] ||
+    { echo "FAIL: want one capture, got ${#made[@]}:"; ls -la "$tmp/captures"
+      cat "$tmp/live.err"; exit 1; }
   capture=${made[0]}
-  grep -q "captured $capture" "$tmp/live.err" || { echo "FAIL: the capture is not said"; cat "$tmp/live.err"; exit 1; }
+  grep -q "captured $capture" "$tmp/live.err" ||
+    { echo "FAIL: the capture is not said"; cat "$tmp/live.err"; exit 1; }
   if [ "$MODE" = rotate ]; then
     # The relayd did rotate and overwrite: it holds fewer events than were replayed.
     kept=$(babeltrace2 "$tmp/relay-a" | wc -l)
     sent=$(sed -n 's/.*: \([0-9]*\) events in.*/\1/p' "$tmp/replay.log")
-    [ "$kept" -lt "$sent" ] || { echo "FAIL: the relayd kept all $sent events: no rotation"; exit 1; }
+    [ "$kept" -lt "$sent" ] ||
+      { echo "FAIL: the relayd kept all $sent events: no rotation"; exit 1; }
     echo "the relayd kept $kept of $sent events in its rotated files"
     # The native decoder reads a stream rotated over several files as one, as babeltrace2 does.
     "$W" analyze --json --decoder auto "$tmp/relay-a" >"$tmp/native.json" 2>"$tmp/native.err"
     "$W" analyze --json --decoder babeltrace2 "$tmp/relay-a" >"$tmp/bt.json" 2>/dev/null
-    ! grep -q "read with babeltrace2" "$tmp/native.err" || { echo "FAIL: rotated files not read natively:"; cat "$tmp/native.err"; exit 1; }
-    cmp -s "$tmp/native.json" "$tmp/bt.json" || { echo "FAIL: the decoders disagree on the rotated trace"; diff "$tmp/native.json" "$tmp/bt.json" | head; exit 1; }
-    diff <("$W" stats --decoder native "$tmp/relay-a" 2>&1) <("$W" stats --decoder babeltrace2 "$tmp/relay-a" 2>&1) ||
+    ! grep -q "read with babeltrace2" "$tmp/native.err" ||
+      { echo "FAIL: rotated files not read natively:"; cat "$tmp/native.err"; exit 1; }
+    cmp -s "$tmp/native.json" "$tmp/bt.json" ||
+      { echo "FAIL: the decoders disagree on the rotated trace"; diff "$tmp/native.json" \
+      "$tmp/bt.json" | head; exit 1; }
+    diff <("$W" stats --decoder native "$tmp/relay-a" 2>&1) \
+      <("$W" stats --decoder babeltrace2 "$tmp/relay-a" 2>&1) ||
       { echo "FAIL: the decoders' stats disagree on the rotated trace"; exit 1; }
   fi
   for trace in $(find "$capture" -name metadata -printf '%h\n'); do
     babeltrace2 "$trace" >/dev/null || { echo "FAIL: babeltrace2 cannot read $trace"; exit 1; }
   done
-  "$W" analyze --json --watch comm=db-writer --min-wait 50ms "$capture" >"$tmp/again.out" 2>"$tmp/again.err" ||
+  "$W" analyze --json --watch comm=db-writer --min-wait 50ms "$capture" >"$tmp/again.out" \
+    2>"$tmp/again.err" ||
     { echo "FAIL: analyze of the capture:"; cat "$tmp/again.err"; exit 1; }
   python3 - "$tmp/live.out" "$tmp/again.out" "$capture/wait.json" "$capture/timeline.json" <<'PY'
 import json, sys

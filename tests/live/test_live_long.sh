@@ -10,7 +10,9 @@ set -euo pipefail
 W=$1 GEN=$2 REPLAY=$3 SRC=$4
 skip() { echo "SKIP: $*"; exit 77; }
 [ "$(id -u)" -eq 0 ] || skip "needs root (namespaces for the per-host session daemons)"
-for t in lttng-relayd lttng-sessiond lttng unshare python3; do command -v "$t" >/dev/null || skip "$t not installed"; done
+for t in lttng-relayd lttng-sessiond lttng unshare python3; do
+  command -v "$t" >/dev/null || skip "$t not installed"
+done
 
 # shellcheck source=tests/live/daemons.sh
 . "$SRC/tests/live/daemons.sh"
@@ -23,17 +25,20 @@ start_relayd a
   >"$tmp/live.out" 2>"$tmp/live.err" &
 live=$!
 pids+=("$live")
-bash "$SRC/tools/replay/replay-hosts.sh" -r "$relayd_url" -s long -R "$REPLAY" "$tmp/set" --speed 0.1 --loop 10 \
+bash "$SRC/tools/replay/replay-hosts.sh" -r "$relayd_url" -s long -R "$REPLAY" "$tmp/set" \
+  --speed 0.1 --loop 10 \
   >"$tmp/replay.log" 2>&1 &
 pids+=($!)
 deadline=$((SECONDS + 150))
 until [ "$(grep -c 'session ended' "$tmp/live.err" || true)" -ge 2 ]; do
-  [ $SECONDS -lt $deadline ] || { echo "FAIL: sessions did not end"; cat "$tmp/live.err" "$tmp/replay.log"; exit 1; }
+  [ $SECONDS -lt $deadline ] ||
+    { echo "FAIL: sessions did not end"; cat "$tmp/live.err" "$tmp/replay.log"; exit 1; }
   sleep 1
 done
 python3 - "$metrics" "$tmp/metrics.txt" <<'PY'
 import sys, urllib.request
-open(sys.argv[2], "w").write(urllib.request.urlopen(f"http://{sys.argv[1]}/metrics", timeout=10).read().decode())
+open(sys.argv[2], "w").write(
+    urllib.request.urlopen(f"http://{sys.argv[1]}/metrics", timeout=10).read().decode())
 PY
 kill -INT "$live"
 wait "$live" || { echo "FAIL: live exited $?"; cat "$tmp/live.err"; exit 1; }
@@ -47,7 +52,8 @@ echo "waits: $waits, evicted reads: ${evicted:-none}"
 # two hosts synchronized, which a looped replay keeps only with each host's true period (the
 # script passes it from truth.json; without it the sync failed in 1 run of 3, and no evicted
 # read was counted, twice in CI).
-grep -q '^waitpath_clock_sync_quality{host="server-host",quality="accurate"} 1' "$tmp/metrics.txt" || {
+grep -q '^waitpath_clock_sync_quality{host="server-host",quality="accurate"} 1' "$tmp/metrics.txt" \
+  || {
   echo "FAIL: server-host's clock is not accurate"
   grep -E 'clock' "$tmp/live.err" "$tmp/metrics.txt"
   exit 1
@@ -58,7 +64,8 @@ grep -q '^waitpath: server-host: clock accurate' "$tmp/live.err" ||
 awk -v e="${evicted:-0}" 'BEGIN { exit !(e > 0) }' || {
   echo "FAIL: no evicted read counted"
   tail -20 "$tmp/live.err"
-  grep -E '^waitpath_(history|sync|hosts?_|events_lost|waits_resolved)' "$tmp/metrics.txt" | head -40
+  grep -E '^waitpath_(history|sync|hosts?_|events_lost|waits_resolved)' "$tmp/metrics.txt" |
+    head -40
   exit 1
 }
 echo "OK"

@@ -22,14 +22,17 @@ start_relayd a
   --forever >"$tmp/replay.log" 2>&1 &
 pids+=($!)
 wait_for "$tmp/replay.log" "live URL" 2 30
-for _ in $(seq 100); do [ "$(ls "$tmp"/w/*/ready 2>/dev/null | wc -l)" -ge 2 ] && break; sleep 0.1; done
+for _ in $(seq 100); do
+  [ "$(ls "$tmp"/w/*/ready 2>/dev/null | wc -l)" -ge 2 ] && break; sleep 0.1
+done
 viewed=client-host
 babeltrace2 --input-format=lttng-live "$live_url/host/$viewed/s1" >/dev/null 2>"$tmp/bt.err" &
 pids+=($!)
 sleep 2
 timeout 15 "$W" live --relayd "$live_url" --all --json >"$tmp/live.out" 2>"$tmp/live.err" || true
 cat "$tmp/live.err"
-n=$(grep -c "host $viewed (session s1): another viewer is attached to this session" "$tmp/live.err" || true)
+n=$(grep -c "host $viewed (session s1): another viewer is attached to this session" \
+  "$tmp/live.err" || true)
 [ "$n" -eq 1 ] || fail "expected one 'another viewer' line for $viewed, got $n"
 ! grep -q "lost the relayd" "$tmp/live.err" || fail "a refused viewer was taken for a lost relayd"
 grep -q '"host":"server-host"' "$tmp/live.out" || fail "the other host's session was not followed"

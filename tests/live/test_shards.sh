@@ -85,8 +85,10 @@ if [ "$MODE" = cluster ]; then
 import re, sys, time, urllib.request
 for _ in range(600):
     try:
-        body = urllib.request.urlopen("http://" + sys.argv[1] + "/metrics", timeout=5).read().decode()
-        m = re.search(r'waitpath_shard_remote_waits_total\{kind="resolved",shard="s2"\} (\S+)', body)
+        body = urllib.request.urlopen("http://" + sys.argv[1] + "/metrics",
+                                      timeout=5).read().decode()
+        m = re.search(r'waitpath_shard_remote_waits_total\{kind="resolved",shard="s2"\} (\S+)',
+                      body)
         if m and float(m.group(1)) >= 40:
             print(f"web's shard has resolved {m.group(1)} cross-shard waits")
             sys.exit(0)
@@ -109,7 +111,8 @@ python3 - "$metrics" <<'PY'
 import re, sys, time, urllib.request
 for _ in range(50):  # the counters are copied at the shard's next poll
     body = urllib.request.urlopen("http://" + sys.argv[1] + "/metrics", timeout=5).read().decode()
-    resolved = re.search(r'waitpath_shard_remote_waits_total\{kind="resolved",shard="s2"\} (\S+)', body)
+    resolved = re.search(r'waitpath_shard_remote_waits_total\{kind="resolved",shard="s2"\} (\S+)',
+                         body)
     if resolved and float(resolved.group(1)) >= 50:
         break
     time.sleep(0.1)
@@ -128,11 +131,13 @@ for p in "$s1" "$s2" "$s3"; do kill -INT "$p"; done
 for p in "$s1" "$s2" "$s3"; do wait "$p"; done
 grep -h "waitpath: shard.*edges" "$tmp"/s?.err
 
-python3 - "$MODE" "$tmp/analyze.json" "$tmp"/s1.json "$tmp"/s2.json "$tmp"/s3.json "$tmp"/s?.err <<'PY'
+python3 - "$MODE" "$tmp/analyze.json" "$tmp"/s1.json "$tmp"/s2.json "$tmp"/s3.json "$tmp"/s?.err \
+  <<'PY'
 import json, re, sys
 mode = sys.argv.pop(1)
 def tasks(path):
-    return {(r["host"], r["tid"]): r for r in map(json.loads, open(path)) if r.get("type") == "task"}
+    return {(r["host"], r["tid"]): r for r in map(json.loads, open(path))
+            if r.get("type") == "task"}
 want = tasks(sys.argv[1])
 got = {"s1": tasks(sys.argv[2]), "s2": tasks(sys.argv[3]), "s3": tasks(sys.argv[4])}
 owner = {"client": "s1", "web": "s2", "db": "s3"}
@@ -208,15 +213,18 @@ for err in sys.argv[5:]:
         print(f"{err.rsplit('/', 1)[-1]}: " + ", ".join(f"{k} {v}" for k, v in late.items()))
 if mode == "cluster":
     # Every edge and every clock sample published is received, by the one shard it is for.
-    lines = [[l for l in open(e) if "waitpath: shard" in l and "edges published" in l][-1] for e in sys.argv[5:]]
+    lines = [[l for l in open(e) if "waitpath: shard" in l and "edges published" in l][-1]
+             for e in sys.argv[5:]]
     for what in ("edges", "samples"):
         pub = sum(int(re.search(what + r" published (\d+)", l).group(1)) for l in lines)
-        got = sum(int(re.search(what + r" published \d+, received (\d+)", l).group(1)) for l in lines)
+        got = sum(int(re.search(what + r" published \d+, received (\d+)", l).group(1))
+                  for l in lines)
         if pub != got:
             fail.append(f"{what}: {pub} published, {got} received")
             for e in sys.argv[5:]:
                 print(f"{e.rsplit('/', 1)[-1]}, the bus's events:")
-                print("".join(l for l in open(e) if l.startswith("bus ") and "not acknowledged" not in l)[-3000:])
+                print("".join(l for l in open(e) if l.startswith("bus ")
+                              and "not acknowledged" not in l)[-3000:])
 print(f"worst state difference: {worst:.4%} of a task's life")
 if fail:
     print("FAIL:\n  " + "\n  ".join(fail))

@@ -68,7 +68,8 @@ for s in s1 s2 s3; do wait_for "$tmp/$s.err" "shard $s" 1 10; done
 replay_loop() {  # replay_loop SESSION ROUNDS
   local h
   for h in client web db; do
-    bash "$SRC/tools/replay/replay-hosts.sh" -r "$relayd_url" -s "$1" -H "$h" -R "$REPLAY" "$tmp/set" \
+    bash "$SRC/tools/replay/replay-hosts.sh" -r "$relayd_url" -s "$1" -H "$h" -R "$REPLAY" \
+      "$tmp/set" \
       --loop "$2" --speed 0.5 >"$tmp/replay-$1-$h.log" 2>&1 &
     pids+=($!)
   done
@@ -128,7 +129,8 @@ for name in ("s1", "s2"):
     line = [l for l in open(f"{tmp}/{name}.err") if "edges published" in l][-1]
     if count(line, "disconnects") < 1 or count(line, "reconnects") < 1:
         fail.append(f"{name}: the bus's loss and return are not counted: {line}")
-    lost = count(line, "failed") + count(line, "receives without an edge") + count(line, "unresolved")
+    lost = (count(line, "failed") + count(line, "receives without an edge")
+            + count(line, "unresolved"))
     if lost == 0:
         fail.append(f"{name}: nothing counted lost: {line}")
 for name in ("s1", "s2", "s3b"):
@@ -143,7 +145,8 @@ for name in ("s1", "s2", "s3", "s3b"):
         if sum(r["breakdown_ns"].values()) != r["end_ns"] - r["start_ns"]:
             fail.append(f"{name}: {r['host']}/{r['tid']} breakdown does not sum to its life")
 def tasks(path):
-    return {(r["host"], r["tid"]): r for r in map(json.loads, open(path)) if r.get("type") == "task"}
+    return {(r["host"], r["tid"]): r for r in map(json.loads, open(path))
+            if r.get("type") == "task"}
 def compare(what, key, got, want, life, asserted=True):
     worst = 0.0
     for state, v in want.items():
@@ -192,7 +195,8 @@ for key, w in sorted(want.items()):
     life = w["end_ns"] - w["start_ns"]
     for g in rounds:
         worst["last rounds (not asserted)"] = max(worst.get("last rounds (not asserted)", 0),
-                                                  compare("last round", key, g, w["breakdown_ns"], life, False))
+                                                  compare("last round", key, g, w["breakdown_ns"],
+                                                          life, False))
 print("worst state difference after recovery:",
       ", ".join(f"{k} {v:.2%} of a task's life" for k, v in worst.items()))
 if fail:
