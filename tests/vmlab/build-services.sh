@@ -51,7 +51,9 @@ root=$work/root
 mounted=()
 cleanup() {
   local i
-  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[i]}" 2>/dev/null || true; done
+  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do
+    umount -l "${mounted[i]}" 2>/dev/null || true
+  done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -122,13 +124,16 @@ du_pg=$(du -sm "$root/var/lib/postgresql/$pgver" | cut -f1)
 mkfs.ext4 -q -F -L pgdata -d "$root/var/lib/postgresql/$pgver" "$work/out/pgdata.ext4" 512M
 rm -f "$root/usr/sbin/policy-rc.d" "$root/etc/resolv.conf"
 in_root apt-get clean
-vers=$(in_root dpkg-query -W -f '${Package}=${Version} ' postgresql-"$pgver" nginx-light redis-server)
+vers=$(in_root dpkg-query -W -f '${Package}=${Version} ' postgresql-"$pgver" nginx-light \
+  redis-server)
 left=()
 for p in /proc/[0-9]*; do
   [ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] && left+=("${p#/proc/}")
 done
 if [ ${#left[@]} -gt 0 ]; then
-  for p in "${left[@]}"; do log "ending pid $p left in the chroot: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"; done
+  for p in "${left[@]}"; do
+    log "ending pid $p left in the chroot: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
+  done
   kill -TERM "${left[@]}" 2>/dev/null || true
   sleep 2
   kill -KILL "${left[@]}" 2>/dev/null || true

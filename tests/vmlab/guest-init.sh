@@ -24,7 +24,8 @@ for c in /lab/workloads/wl_*.c; do
   [ "$n" = wl_idle_fill ] && continue
   # Only the ones this boot needs, when the host says (building is slow under TCG).
   [ -f /lab/build-workloads ] && ! grep -qx "$n" /lab/build-workloads && continue
-  { gcc -O2 -static -std=gnu11 -D_GNU_SOURCE -pthread -o "/usr/local/bin/$(echo "$n" | tr _ -)" "$c" ||
+  { gcc -O2 -static -std=gnu11 -D_GNU_SOURCE -pthread \
+    -o "/usr/local/bin/$(echo "$n" | tr _ -)" "$c" ||
     echo "LAB: cannot build $n"; } &
 done
 wait
@@ -34,13 +35,15 @@ start_sessiond() {
   i=0
   until lttng list -k >/dev/null 2>&1; do
     i=$((i + 1))
-    [ $i -gt 100 ] && { echo "LAB: lttng-sessiond has no kernel tracer"; lsmod | grep lttng; return 1; }
+    [ $i -gt 100 ] && { echo "LAB: lttng-sessiond has no kernel tracer"; lsmod |
+      grep lttng; return 1; }
     sleep 0.2
   done
   return 0
 }
 if start_sessiond; then
-  echo "LAB: sessiond ready uptime=$(cut -d' ' -f1 /proc/uptime) probes=$(lttng list -k 2>/dev/null | grep -c '^ ')"
+  echo "LAB: sessiond ready uptime=$(cut -d' ' -f1 /proc/uptime) probes=$(lttng list -k \
+    2>/dev/null | grep -c '^ ')"
   cd /root
   sh /lab/run.sh
   echo "LAB: run.sh exit=$? uptime=$(cut -d' ' -f1 /proc/uptime)"
