@@ -43,7 +43,8 @@ pids+=($!)
 wait_for "$tmp/dump.log" "attached to session 's1'" 1 30
 # No data stream at attach: whatever streams it gets come later.
 sleep 1
-! grep -q "stream added: .*/rp_" "$tmp/dump.log" || fail "data streams existed before the replayer ran"
+! grep -q "stream added: .*/rp_" "$tmp/dump.log" ||
+  fail "data streams existed before the replayer ran"
 touch "$tmp/go"
 wait_for "$tmp/dump.log" "stream added: .*/rp_" 1 30
 wait "$dump" || { cat "$tmp/dump.log"; fail "waitpath-relayd-dump failed"; }
@@ -57,12 +58,14 @@ babeltrace2 "$dump_trace" >"$tmp/dump.txt"
 n=$(wc -l <"$tmp/relayd.txt")
 [ "$n" -gt 10000 ] || fail "the relayd's trace has only $n events"
 cmp -s "$tmp/relayd.txt" "$tmp/dump.txt" ||
-  { diff "$tmp/relayd.txt" "$tmp/dump.txt" | head; fail "the dumped trace differs from the relayd's"; }
+  { diff "$tmp/relayd.txt" "$tmp/dump.txt" | head; fail "the dumped trace differs from the relayd's"
+  }
 echo "oracle: $n events, the same as the relayd's files"
 
 # --- 2. nothing listening -----------------------------------------------------------------
 start=$(date +%s%N)
-if "$DUMP" --relayd net://127.0.0.1:$((base + 5)) --session s1 --out "$tmp/x" 2>"$tmp/none.err"; then
+if "$DUMP" --relayd net://127.0.0.1:$((base + 5)) --session s1 --out "$tmp/x" \
+  2>"$tmp/none.err"; then
   fail "connecting to nothing succeeded"
 fi
 ms=$((($(date +%s%N) - start) / 1000000))
@@ -95,7 +98,8 @@ dump=$!
 pids+=("$dump")
 wait_for "$tmp/dump1.log" "stream added: .*/rp_" 1 30
 kill -INT "$dump"
-wait "$dump" || { cat "$tmp/dump1.log"; fail "waitpath-relayd-dump did not stop cleanly on SIGINT"; }
+wait "$dump" ||
+  { cat "$tmp/dump1.log"; fail "waitpath-relayd-dump did not stop cleanly on SIGINT"; }
 "$DUMP" --relayd "$live_url" --session s2 --out "$tmp/dump2" --timeout-ms 3000 --verbose \
   >"$tmp/dump2.log" 2>&1 &
 dump=$!

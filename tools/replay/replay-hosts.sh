@@ -105,10 +105,12 @@ shift $((OPTIND - 1))
 trace_set=$1
 shift
 for sizes in "$subbuf" ${files:+"$files"}; do
-  [[ $sizes =~ ^[0-9]+[kKMG]?:[0-9]+$ ]] || { echo "replay-hosts: '$sizes': expected SIZE:COUNT, e.g. 4M:8"; exit 2; }
+  [[ $sizes =~ ^[0-9]+[kKMG]?:[0-9]+$ ]] ||
+    { echo "replay-hosts: '$sizes': expected SIZE:COUNT, e.g. 4M:8"; exit 2; }
 done
 [ -x "$replay_bin" ] || { echo "replay-hosts: no waitpath-replay at $replay_bin (use -R)"; exit 2; }
-[ "$(id -u)" -eq 0 ] || { echo "replay-hosts: needs root (namespaces, one session daemon per host)"; exit 2; }
+[ "$(id -u)" -eq 0 ] ||
+  { echo "replay-hosts: needs root (namespaces, one session daemon per host)"; exit 2; }
 hosts=$("$replay_bin" --list-hosts "$trace_set") || exit 1
 if [ -n "$only_host" ]; then
   grep -qxF -- "$only_host" <<<"$hosts" ||
@@ -142,7 +144,10 @@ trap 'exit 130' INT TERM
 # passed per host unless the caller gave one; for other sets with several hosts, a warning.
 looped="" period_given=""
 for a in "$@"; do
-  case $a in --loop | --loop=* | --forever) looped=1 ;; --period-ns | --period-ns=*) period_given=1 ;; esac
+  case $a in
+    --loop | --loop=* | --forever) looped=1 ;;
+    --period-ns | --period-ns=*) period_given=1 ;;
+  esac
 done
 period_of() { :; }
 if [ -n "$looped" ] && [ -z "$period_given" ]; then
@@ -157,8 +162,8 @@ if "duration_ns" in t and slope:
 PY
     }
   elif [ "$(wc -l <<<"$hosts")" -gt 1 ]; then
-    echo "replay-hosts: warning: looping several hosts without --period-ns: each shifts by its own" \
-      "trace's span, so their clocks drift apart at every round (docs/replay.md)"
+    echo "replay-hosts: warning: looping several hosts without --period-ns: each shifts by" \
+      "its own trace's span, so their clocks drift apart at every round (docs/replay.md)"
   fi
 fi
 

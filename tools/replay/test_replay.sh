@@ -20,7 +20,8 @@ if [ -z "${WAITPATH_REPLAY_TEST_IN_NS:-}" ]; then
   for tool in lttng-sessiond lttng unshare mount jq; do
     command -v "$tool" >/dev/null || skip "$tool not found (apt-get install lttng-tools jq)"
   done
-  [ "$(id -u)" -eq 0 ] || skip "needs root (private mount and UTS namespaces for the session daemon)"
+  [ "$(id -u)" -eq 0 ] ||
+    skip "needs root (private mount and UTS namespaces for the session daemon)"
   unshare -m -u true 2>/dev/null || skip "cannot create mount/UTS namespaces here"
   # Mounts and the hostname change stay inside the namespace and vanish with it.
   exec unshare -m -u --propagation private env WAITPATH_REPLAY_TEST_IN_NS=1 "$0" "$@"
@@ -116,7 +117,8 @@ replay_case() {
     >"$work/$name.replay.bt2.analyze" || fail "$name: analyze --decoder babeltrace2 on the replay"
   cmp -s "$work/$name.replay.analyze" "$work/$name.replay.bt2.analyze" ||
     fail "$name: analyze of the replay differs between the native decoder and babeltrace2"
-  echo "ok: $name ($(jq -r .host "$work/$name.replay.stats")): $(jq -c .kinds "$work/$name.replay.stats"), $(wc -l <"$work/$name.orig.analyze") identical task records"
+  echo "ok: $name ($(jq -r .host "$work/$name.replay.stats")): $(jq -c .kinds \
+    "$work/$name.replay.stats"), $(wc -l <"$work/$name.orig.analyze") identical task records"
 }
 
 replay_case gen "$work/gen"
@@ -158,6 +160,7 @@ if kill -0 "$replay_pid" 2>/dev/null; then
   fail "signal: waitpath-replay still runs 5 s after SIGINT"
 fi
 wait "$replay_pid" || fail "signal: exit status $? after SIGINT: $(cat "$work/signal.log")"
-grep -q "stopped by signal" "$work/signal.log" || fail "signal: no summary: $(cat "$work/signal.log")"
+grep -q "stopped by signal" "$work/signal.log" ||
+  fail "signal: no summary: $(cat "$work/signal.log")"
 echo "ok: signal"
 echo PASS

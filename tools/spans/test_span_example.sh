@@ -24,7 +24,8 @@ if [ -z "${WAITPATH_SPAN_TEST_IN_NS:-}" ]; then
   for tool in lttng-sessiond lttng unshare mount jq; do
     command -v "$tool" >/dev/null || skip "$tool not found (apt-get install lttng-tools jq)"
   done
-  [ "$(id -u)" -eq 0 ] || skip "needs root (private mount and UTS namespaces for the session daemon)"
+  [ "$(id -u)" -eq 0 ] ||
+    skip "needs root (private mount and UTS namespaces for the session daemon)"
   unshare -m -u true 2>/dev/null || skip "cannot create mount/UTS namespaces here"
   exec unshare -m -u --propagation private env WAITPATH_SPAN_TEST_IN_NS=1 "$0" "$@"
 fi
@@ -75,7 +76,8 @@ record() {
   lttng add-context --userspace --channel=waitpath_spans --type=vtid --type=vpid >/dev/null ||
     fail "$name: add-context"
   lttng start >/dev/null || fail "$name: start"
-  "$example" "$@" >"$work/$name.log" 2>&1 || fail "$name: the example failed: $(cat "$work/$name.log")"
+  "$example" "$@" >"$work/$name.log" 2>&1 ||
+    fail "$name: the example failed: $(cat "$work/$name.log")"
   lttng stop >/dev/null || fail "$name: stop"
   lttng destroy >/dev/null || fail "$name: destroy"
 }
@@ -94,7 +96,8 @@ want_begin=$((2 * requests)) want_handoff=$requests
 "$waitpath" analyze --json "$work/trace" >"$work/analyze.jsonl" 2>"$work/analyze.err"
 jq -c 'select(.type == "span")' "$work/analyze.jsonl" >"$work/spans.jsonl"
 [ "$(wc -l <"$work/spans.jsonl")" -eq "$want_begin" ] ||
-  fail "expected $want_begin span records: $(head -c 2000 "$work/analyze.jsonl") $(cat "$work/analyze.err")"
+  fail "expected $want_begin span records: $(head -c 2000 "$work/analyze.jsonl")" \
+    "$(cat "$work/analyze.err")"
 pid=$(jq -r 'select(.name == "GET /cart") | .pid' "$work/spans.jsonl" | sort -u)
 [ "$(wc -l <<<"$pid")" -eq 1 ] || fail "one process expected: $pid"
 jq -e -s --argjson n "$requests" '
@@ -166,7 +169,8 @@ done
 live_pid=""
 got=$(grep -c '"type":"span"' "$work/live.jsonl")
 [ "$got" -eq "$want_begin" ] ||
-  fail "live: $got span records, expected $want_begin: $(cat "$work/live.err") $(head -c 2000 "$work/live.jsonl")"
+  fail "live: $got span records, expected $want_begin: $(cat "$work/live.err")" \
+    "$(head -c 2000 "$work/live.jsonl")"
 jq -e -s --argjson n "$requests" 'map(select(.type == "span" and .name == "GET /cart"
   and .handoffs == 1)) | length == $n' "$work/live.jsonl" >/dev/null ||
   fail "live: span records differ from the example's: $(head -c 2000 "$work/live.jsonl")"

@@ -30,7 +30,8 @@ if [ -z "$png" ]; then
   echo "$url"
   exit 0
 fi
-command -v chromium >/dev/null || { echo "view.sh: chromium is not installed (apt-get install chromium)" >&2; exit 1; }
+command -v chromium >/dev/null ||
+  { echo "view.sh: chromium is not installed (apt-get install chromium)" >&2; exit 1; }
 # --no-sandbox: root has no user namespace sandbox here; the page is our own local file.
 chromium --headless=new --no-sandbox --disable-gpu --hide-scrollbars --window-size="$size" \
   --virtual-time-budget=10000 --screenshot="$(realpath -m "$png")" "$url" >/dev/null 2>&1

@@ -13,5 +13,6 @@ out=$(mktemp -d /var/tmp/wl-record-test.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 "$repo/scripts/record-workloads.sh" --bin "$bin" "$out" "$wl"
 [[ -f "$out/$wl/metadata" ]] || { echo "FAIL: no $out/$wl/metadata"; exit 1; }
-compgen -G "$out/$wl/perf_stream_*" >/dev/null || { echo "FAIL: no perf_stream_* in $out/$wl"; exit 1; }
+compgen -G "$out/$wl/perf_stream_*" >/dev/null ||
+  { echo "FAIL: no perf_stream_* in $out/$wl"; exit 1; }
 python3 "$repo/tools/workloads/wl_expect.py" check "$out" --full
