@@ -9,6 +9,7 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "exporters/shown_name.h"
 #include "exporters/wait_headline.h"
 #include "model/string_table.h"
 
@@ -71,6 +72,10 @@ nlohmann::ordered_json AnalysisReport::Record(std::string_view type, Utid u) con
   j["pid"] = t.pid < 0 ? t.tid : t.pid;
   j["comm"] = TaskName(u);
   return j;
+}
+
+std::string AnalysisReport::ShownName(Utid u) const {
+  return u == kNoTask ? std::string("?") : std::string(ShownComm(TaskName(u)));
 }
 
 std::string AnalysisReport::TaskName(Utid u) const {
@@ -237,9 +242,9 @@ void AnalysisReport::WriteWait(const ResolvedWait& wait, std::span<const PathSeg
   const WaitHeadline h = HeadlineOf(wait, pieces);
   const Task& where = engine_.tasks()[h.where];
   fmt::print(out_, "{} {} {}/{} waited {:.3f} ms: {}\n  active path (cause {}): {}\n",
-             FormatTime(wait.end, options_.time_format), TaskName(wait.task), HostName(t.host),
+             FormatTime(wait.end, options_.time_format), ShownName(wait.task), HostName(t.host),
              t.tid, d / 1e6,
-             FormatHeadline(h, fmt::format("{}/{}", HostName(where.host), TaskName(h.where))),
+             FormatHeadline(h, fmt::format("{}/{}", HostName(where.host), ShownName(h.where))),
              WaitCauseName(wait.link), Shares(wait.breakdown, d));
   for (size_t i = 0; i < pieces.size();) {
     size_t j = i;
@@ -258,7 +263,7 @@ void AnalysisReport::WriteWait(const ResolvedWait& wait, std::span<const PathSeg
       }
     }
     const std::string who = p.task == kNoTask ? std::string("?")
-                                              : fmt::format("{} ({}/{})", TaskName(p.task),
+                                              : fmt::format("{} ({}/{})", ShownName(p.task),
                                                             HostName(engine_.tasks()[p.task].host),
                                                             engine_.tasks()[p.task].tid);
     fmt::print(out_, "  {:>{}}{}: {}\n", "", 2 * std::min<int>(p.depth, 20), who, states);
@@ -320,7 +325,7 @@ void AnalysisReport::WriteRows(Utid u, const std::vector<std::pair<TaskRef, Stat
     out_ << "host,tid,pid,comm,credited_host,credited_tid,credited_comm,state,ns\n";
     csv_header_written_ = true;
   }
-  const std::string watched = Frame(HostName(t.host), comm);
+  const std::string watched = Frame(HostName(t.host), ShownComm(comm));
   for (const auto& [ref, states] : by_task) {
     const Identity w = Who(ref);
     const std::string_view credited = StringTable::Global().Get(w.comm);
@@ -329,8 +334,8 @@ void AnalysisReport::WriteRows(Utid u, const std::vector<std::pair<TaskRef, Stat
       if (ns == 0) continue;
       const std::string_view state = LeafName(static_cast<Leaf>(leaf));
       if (options_.format == TaskFormat::kFolded) {
-        out_ << watched << ';' << Frame(HostName(w.host), credited) << ';' << state << ' ' << ns
-             << '\n';
+        out_ << watched << ';' << Frame(HostName(w.host), ShownComm(credited)) << ';' << state
+             << ' ' << ns << '\n';
       } else {
         out_ << CsvField(HostName(t.host)) << ',' << t.tid << ',' << (t.pid < 0 ? t.tid : t.pid)
              << ',' << CsvField(comm) << ',' << CsvField(HostName(w.host)) << ',' << w.tid << ','
@@ -365,15 +370,16 @@ void AnalysisReport::WriteTask(Utid u, const StateVec& breakdown,
     return;
   }
   const int64_t total = end - start;
-  fmt::print(out_, "{} (host {}, tid {}, pid {})  {:.6f} s observed\n", TaskName(u),
+  fmt::print(out_, "{} (host {}, tid {}, pid {})  {:.6f} s observed\n", ShownName(u),
              HostName(t.host), t.tid, t.pid < 0 ? t.tid : t.pid, total / 1e9);
   fmt::print(out_, "  breakdown: {}\n", Shares(breakdown, total));
   fmt::print(out_, "  path went through:\n");
   for (const auto& [ref, states] : by_task) {
     const Identity w = Who(ref);
     fmt::print(out_, "    {:>5.1f}%  {:<20} {}/{:<8} {}\n",
-               total > 0 ? 100.0 * states.total() / total : 0.0, StringTable::Global().Get(w.comm),
-               HostName(w.host), w.tid, Shares(states, states.total()));
+               total > 0 ? 100.0 * states.total() / total : 0.0,
+               ShownComm(StringTable::Global().Get(w.comm)), HostName(w.host), w.tid,
+               Shares(states, states.total()));
   }
 }
 

@@ -79,6 +79,8 @@ class AnalysisReport : public AccountingSink {
   void WriteRows(Utid u, const std::vector<std::pair<TaskRef, StateVec>>& by_task);
   bool csv_header_written_ = false;
   std::string TaskName(Utid u) const;
+  // The name as text shows it (exporters/shown_name.h).
+  std::string ShownName(Utid u) const;
   // JSON fragments written with every wait, escaped once: "host":…,"tid":… with or without
   // "pid", and "comm" (recomputed when the task's name or pid changes, or its Utid is reused).
   const std::string& TaskJson(Utid u, bool with_pid);

@@ -36,7 +36,10 @@ uint32_t ProcessLabels::Slot(uint32_t comm) {
   if (comm < by_comm_.size() && by_comm_[comm] != kUnset) return by_comm_[comm];
   const std::string_view text = StringTable::Global().Get(comm);
   std::string name =
-      kind_ == Kind::kCgroup ? SanitizeCgroupLabelValue(text) : SanitizeLabelValue(text);
+      kind_ == Kind::kCgroup ? SanitizeCgroupLabelValue(text)
+      // A task the trace never named: "unnamed", not the sanitizer's "_" for an empty value.
+      : text.empty() ? std::string("unnamed")
+                     : SanitizeLabelValue(text);
   uint32_t slot;
   if (auto it = by_name_.find(name); it != by_name_.end()) {
     slot = it->second;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "exporters/analysis_report.h"
+#include "exporters/shown_name.h"
 #include "model/string_table.h"
 
 namespace waitpath {
@@ -134,7 +135,7 @@ bool SpanReport::CheckOperation(const std::string& pattern, std::string* error) 
 std::string SpanReport::Who(Utid u) const {
   if (u == kNoTask) return "?";
   const Task& t = engine_.tasks()[u];
-  return fmt::format("{}/{}", hosts_[t.host], StringTable::Global().Get(t.comm));
+  return fmt::format("{}/{}", hosts_[t.host], ShownComm(StringTable::Global().Get(t.comm)));
 }
 
 void SpanReport::OnSpan(const ResolvedSpan& span) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "exporters/shown_name.h"
 #include "model/string_table.h"
 
 namespace waitpath {
@@ -93,7 +94,7 @@ uint32_t TriageView::RowOf(Utid u) {
     const std::string& host =
         t.host < accounting_.hosts().size() ? accounting_.hosts()[t.host] : std::string("?");
     totals_.push_back(TriageProcess{
-        fmt::format("{}/{}", host, StringTable::Global().Get(t.comm)), {}, 0, 0, 0, 0});
+        fmt::format("{}/{}", host, ShownComm(StringTable::Global().Get(t.comm))), {}, 0, 0, 0, 0});
   } else {
     // Past the cap every new process shares the last row, named for it.
     if (totals_.size() == options_.max_processes) totals_.push_back(TriageProcess{"(other)"});
@@ -154,9 +155,10 @@ void TriageView::OnWatchedWait(const ResolvedWait& wait, std::span<const PathSeg
   w.end = wait.end;
   w.duration = d;
   w.leaf = h.leaf;
-  w.who = fmt::format("{}/{} {}", host(t.host), StringTable::Global().Get(t.comm), t.tid);
+  w.who =
+      fmt::format("{}/{} {}", host(t.host), ShownComm(StringTable::Global().Get(t.comm)), t.tid);
   w.headline = FormatHeadline(
-      h, fmt::format("{}/{}", host(where.host), StringTable::Global().Get(where.comm)));
+      h, fmt::format("{}/{}", host(where.host), ShownComm(StringTable::Global().Get(where.comm))));
   Keep(slowest_ever_, options_.slowest_per_second, w);
   Keep(s.slowest, options_.slowest_per_second, std::move(w));
 }
@@ -193,7 +195,7 @@ void TriageView::OnSpan(const ResolvedSpan& span) {
       "{}:{}", host(span.span.host),
       span.span.name == ~0u ? std::string_view("?") : StringTable::Global().Get(span.span.name));
   r.headline = FormatHeadline(
-      h, fmt::format("{}/{}", host(where.host), StringTable::Global().Get(where.comm)));
+      h, fmt::format("{}/{}", host(where.host), ShownComm(StringTable::Global().Get(where.comm))));
   Keep(requests_ever_, options_.slowest_per_second, r);
   Keep(s.requests, options_.slowest_per_second, std::move(r));
 }

@@ -226,6 +226,29 @@ TEST_F(TriageViewTest, DataFromBeforeAnOutageIsSaidToBeOld) {
   EXPECT_EQ(FormatAge(3725), "1h02m");
 }
 
+// A task the trace never named (a user-space-only session's threads): `(no name)` in the view,
+// never `box/` or `box/ 30`.
+TEST_F(TriageViewTest, AnUnnamedTaskIsShownAsSuch) {
+  Batch batch;
+  batch.counters.dialect = kDialectHasWaking | kDialectHasSwitch;
+  batch.events = {SwitchEvent(1, 2, 0, 30, 0, -1, -1)};
+  engine_.Push(batch);
+  const Utid unnamed = engine_.tasks().Find(0, 30);
+  ASSERT_NE(unnamed, kNoTask);
+  TriageView view(accounting_, TriageOptions{});
+  Resolve(view, unnamed, 100 * kMs, 10 * kMs, Leaf::kTimer);
+  ScreenStatus status;
+  const std::vector<std::string> lines = RenderTriage(view, status, 120, 40);
+  int rows = 0, waits = 0;
+  for (const std::string& line : lines) {
+    rows += line.rfind("box/(no name) ", 0) == 0;
+    waits += line.find("box/(no name) 30") != std::string::npos;
+    EXPECT_EQ(line.find("box/ "), std::string::npos) << line;
+  }
+  EXPECT_EQ(rows, 1);
+  EXPECT_EQ(waits, 1);
+}
+
 // A span of `task` named `name` over [end - length, end), all of it `leaf` in `where`'s path.
 ResolvedSpan Span(Utid task, Utid where, const char* name, uint64_t parent, int64_t end,
                   int64_t length, Leaf leaf, std::vector<PathSegment>* path) {
