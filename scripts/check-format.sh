@@ -35,9 +35,11 @@ EXCEPTIONS = [
     ("bench/shard_sessions.sh", "sed 's/^seed = 42$/"),  # three substitutions
     ("tests/live/test_shards_faults.sh", "sed 's/^seed = 42$/"),  # the same three
     ("tests/live/test_shards.sh", """  sed 's/"repeat 100"/"""),  # three substitutions
-    ("tests/vmlab/build-image.sh", "  sed -i -e 's/TP_PROTO("),  # one substitution
-    ("tests/vmlab/build-image.sh", "    printf '\\nBUILT_MODULE_NAME"),  # four dkms.conf lines
 ]
+# Whole files left as they are: build-image.sh's own hash is the VM lab's image cache key, so
+# re-wrapping it rebuilds the base (about 5 min) and sid (4 min) images on every machine; it is
+# wrapped with the next change that has to touch its recipe anyway.
+WHOLE_FILES = {"tests/vmlab/build-image.sh"}
 paths = subprocess.run(["git", "ls-files", "-z"], capture_output=True, text=True,
                        check=True).stdout.split("\0")
 bad = n = 0
@@ -46,6 +48,8 @@ for path in paths:
         with open(path, encoding="utf-8") as f:
             lines = f.read().splitlines()
     except (OSError, UnicodeDecodeError):
+        continue
+    if path in WHOLE_FILES:
         continue
     if not path.endswith((".sh", ".py")) and not (
             lines and re.match(r"#!.*\b(ba)?sh\b|#!.*\bpython", lines[0])):

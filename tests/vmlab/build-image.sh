@@ -56,10 +56,8 @@ for t in debootstrap chroot mkfs.ext4 sha256sum; do
 done
 
 # The host's Debian mirror (deb822 or one-line sources), as apt on the host uses it.
-mirror=$(sed -n 's/^URIs: *\(\S*debian\/*\)$/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null |
-  head -1)
-[ -n "$mirror" ] || mirror=$(awk '$1 == "deb" && $2 !~ /security/ {print $2; exit}' \
-  /etc/apt/sources.list 2>/dev/null || true)
+mirror=$(sed -n 's/^URIs: *\(\S*debian\/*\)$/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -1)
+[ -n "$mirror" ] || mirror=$(awk '$1 == "deb" && $2 !~ /security/ {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
 [ -n "$mirror" ] || mirror=http://deb.debian.org/debian
 
 mkdir -p "$cache_root"
@@ -73,9 +71,7 @@ root=$work/root
 mounted=()
 cleanup() {
   local m
-  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do
-    umount -l "${mounted[i]}" 2>/dev/null || true
-  done
+  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[i]}" 2>/dev/null || true; done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -154,12 +150,10 @@ fi
 in_root nice -n 15 dpkg --configure -a >>"$work/apt.log" 2>&1 || true
 # The package's postinst builds for the newest kernel; make sure it is the guest's.
 in_root nice -n 15 dkms install "lttng-modules/$lver" -k "$kver" >>"$work/apt.log" 2>&1 ||
-  { grep -A3 -i 'error' "$root/var/lib/dkms/lttng-modules/$lver/build/make.log" 2>/dev/null |
-  head -30 >&2
+  { grep -A3 -i 'error' "$root/var/lib/dkms/lttng-modules/$lver/build/make.log" 2>/dev/null | head -30 >&2
     echo "build-image: DKMS build of lttng-modules $lver for $kver failed" >&2; exit 1; }
 for m in lttng-tracer lttng-probe-sched lttng-probe-x86-irq-vectors lttng-probe-timer; do
-  in_root modinfo -k "$kver" "$m" >/dev/null 2>&1 ||
-    { echo "build-image: module $m missing for $kver" >&2; exit 1; }
+  in_root modinfo -k "$kver" "$m" >/dev/null 2>&1 || { echo "build-image: module $m missing for $kver" >&2; exit 1; }
 done
 t_packages=$(($(date +%s) - t0 - t_debootstrap))
 
@@ -198,17 +192,14 @@ for p in /proc/[0-9]*; do
   [ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] && left+=("${p#/proc/}")
 done
 if [ ${#left[@]} -gt 0 ]; then
-  for p in "${left[@]}"; do
-    log "ending pid $p left in the chroot: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
-  done
+  for p in "${left[@]}"; do log "ending pid $p left in the chroot: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"; done
   kill -TERM "${left[@]}" 2>/dev/null || true
   sleep 2
   kill -KILL "${left[@]}" 2>/dev/null || true
   sleep 0.5
 fi
 for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do
-  umount "${mounted[i]}" ||
-    { log "umount ${mounted[i]} failed; detaching it (umount -l)"; umount -l "${mounted[i]}"; }
+  umount "${mounted[i]}" || { log "umount ${mounted[i]} failed; detaching it (umount -l)"; umount -l "${mounted[i]}"; }
 done
 mounted=()
 

@@ -31,6 +31,8 @@ here=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 rc=0
 base=$(bash "$here/build-image.sh") || rc=$?
 [ "$rc" -eq 0 ] || { [ "$rc" -eq 77 ] && skip "no base image"; exit "$rc"; }
+# Its last line: when it builds the image, mkfs.ext4's "Creating regular file ..." comes first.
+base=${base##*$'\n'}
 hash=$( { basename "$base"; cat "$(readlink -f "${BASH_SOURCE[0]}")"; } | sha256sum | cut -c1-16)
 out=$cache_root/services-$hash
 if [ "$force" -eq 0 ] && [ -f "$out/done" ]; then
