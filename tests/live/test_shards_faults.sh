@@ -131,7 +131,12 @@ for name in ("s1", "s2"):
         fail.append(f"{name}: the bus's loss and return are not counted: {line}")
     lost = (count(line, "failed") + count(line, "receives without an edge")
             + count(line, "unresolved"))
-    if lost == 0:
+    # s2 (web) waits on the db shard, killed in step 2: its waits of that stretch cannot all be
+    # resolved, and must be counted. s1 (the client) talks to web only: the 2 s without the
+    # bus may cost it nothing (libnats holds its publications until the server is back, and it
+    # may need no query meanwhile: "failed 0, disconnects 1, reconnects 1" in 1 run of ~6), so
+    # for it only the outage itself is asserted, above.
+    if name == "s2" and lost == 0:
         fail.append(f"{name}: nothing counted lost: {line}")
 for name in ("s1", "s2", "s3b"):
     line = [l for l in open(f"{tmp}/{name}.err") if "edges published" in l][-1]
