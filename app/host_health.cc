@@ -4,16 +4,9 @@
 
 #include <algorithm>
 
+#include "exporters/clock_report.h"
+
 namespace waitpath {
-namespace {
-
-std::string FormatAccuracy(double ns) {
-  if (ns >= 1e6) return fmt::format("{:.1f} ms", ns / 1e6);
-  if (ns >= 1e3) return fmt::format("{:.0f} us", ns / 1e3);
-  return fmt::format("{:.0f} ns", ns);
-}
-
-}  // namespace
 
 void HostHealthModel::ObserveBatch(const Batch& batch) {
   if (batch.host >= emitted_ns_.size()) emitted_ns_.resize(batch.host + 1u, 0);
@@ -54,7 +47,7 @@ std::vector<HostHealth> HostHealthModel::Rows(const std::vector<Host>& hosts, si
       for (const HostClock& c : clocks_) {
         if (c.host != host.name) continue;
         x.sync = c.host == c.reference ? std::string("reference")
-                                       : fmt::format("+/-{} {}", FormatAccuracy(c.accuracy),
+                                       : fmt::format("{} {}", FormatClockAccuracy(c.accuracy),
                                                      SyncQualityName(c.quality));
       }
     } else if (sources >= 2) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "exporters/clock_report.h"
+
 namespace waitpath {
 namespace {
 
@@ -85,10 +87,25 @@ TEST(HostHealthModel, SyncOfEachHostOnceClocksCome) {
       {Clock("a", SyncQuality::kAccurate, 0), Clock("b", SyncQuality::kAccurate, 12e3)});
   rows = model.Rows({Host("a", 0, 0), Host("b", 0, 0)}, 2, now, kWall);
   EXPECT_EQ(rows[0].sync, "reference");
-  EXPECT_EQ(rows[1].sync, "+/-12 us accurate");
+  EXPECT_EQ(rows[1].sync, "+/-12.0 us accurate");
   model.SetClocks({Clock("a", SyncQuality::kAccurate, 0), Clock("b", SyncQuality::kFail, 2.5e6)});
   rows = model.Rows({Host("a", 0, 0), Host("b", 0, 0)}, 2, now, kWall);
   EXPECT_EQ(rows[1].sync, "+/-2.5 ms fail");
+}
+
+// The host row and the message about the same clock on one screen write its accuracy alike
+// (they read "+/-127 us" and "±172.1 µs").
+TEST(HostHealthModel, ClockAccuracyReadsAsInTheClockMessage) {
+  HostHealthModel model;
+  const HostClock a = Clock("a", SyncQuality::kAccurate, 0);
+  HostClock b = Clock("b", SyncQuality::kAccurate, 172'130);
+  b.on_tree = true;
+  b.matches = 46;
+  model.SetClocks({a, b});
+  const std::vector<HostHealth> rows =
+      model.Rows({Host("a", 0, 0), Host("b", 0, 0)}, 2, HostHealthModel::Clock::now(), kWall);
+  EXPECT_EQ(rows[1].sync, "+/-172.1 us accurate");
+  EXPECT_EQ(ClockSummary(b), "b: clock accurate +/-172.1 us to a (46 packets)");
 }
 
 TEST(HostHealthModel, EndedOverRelaydLostOverLagging) {

@@ -142,8 +142,8 @@ TEST(SourceNotices, TheReferenceOnceThenEachHostsQualityWhenItChanges) {
   notices.Clocks({a, b});
   EXPECT_EQ(GetCapturedStderr(),
             "waitpath: times are in the clock of host a (the reference, the first by name)\n"
-            "waitpath: b: clock approximate ±2.0 µs to a (4 packets)\n"
-            "waitpath: b: clock accurate ±1.0 µs to a (4 packets)\n");
+            "waitpath: b: clock approximate +/-2.0 us to a (4 packets)\n"
+            "waitpath: b: clock accurate +/-1.0 us to a (4 packets)\n");
 }
 
 }  // namespace

@@ -27,6 +27,12 @@ std::string ClockText(const HostClock& c) {
       SyncQualityName(c.quality), c.matches);
 }
 
+std::string FormatClockAccuracy(double ns) {
+  if (ns >= 1e6) return fmt::format("+/-{:.1f} ms", ns / 1e6);
+  if (ns >= 1e3) return fmt::format("+/-{:.1f} us", ns / 1e3);
+  return fmt::format("+/-{:.0f} ns", ns);
+}
+
 std::string ClockSummary(const HostClock& c) {
   if (!c.on_tree) {
     return fmt::format(
@@ -38,11 +44,11 @@ std::string ClockSummary(const HostClock& c) {
   if (c.quality == SyncQuality::kFail) {
     return fmt::format(
         "{}: clock fail to {} ({} packets matched, and the later ones contradict the line "
-        "found before them; its times still use that line, ±{:.1f} µs before)",
-        c.host, c.reference, c.matches, c.accuracy / 1e3);
+        "found before them; its times still use that line, {} before)",
+        c.host, c.reference, c.matches, FormatClockAccuracy(c.accuracy));
   }
-  return fmt::format("{}: clock {} ±{:.1f} µs to {} ({} packets)", c.host,
-                     SyncQualityName(c.quality), c.accuracy / 1e3, c.reference, c.matches);
+  return fmt::format("{}: clock {} {} to {} ({} packets)", c.host, SyncQualityName(c.quality),
+                     FormatClockAccuracy(c.accuracy), c.reference, c.matches);
 }
 
 }  // namespace waitpath

@@ -19,7 +19,7 @@ HostClock Clock(SyncQuality quality, bool on_tree, uint64_t matches, double accu
 // The one line `analyze` and `live` print per host says what its times are in.
 TEST(ClockSummaryTest, SaysWhetherTheHostsTimesAreMapped) {
   EXPECT_EQ(ClockSummary(Clock(SyncQuality::kAccurate, true, 14, 98900)),
-            "b: clock accurate ±98.9 µs to a (14 packets)");
+            "b: clock accurate +/-98.9 us to a (14 packets)");
   EXPECT_EQ(ClockSummary(Clock(SyncQuality::kIncomplete, false, 0)),
             "b: clock incomplete to a (0 packets matched; its times are its own clock's, shifted "
             "by the traces' clock offsets)");
@@ -28,7 +28,7 @@ TEST(ClockSummaryTest, SaysWhetherTheHostsTimesAreMapped) {
             "are its own clock's, shifted by the traces' clock offsets)");
   EXPECT_EQ(ClockSummary(Clock(SyncQuality::kFail, true, 40, 120000)),
             "b: clock fail to a (40 packets matched, and the later ones contradict the line found "
-            "before them; its times still use that line, ±120.0 µs before)");
+            "before them; its times still use that line, +/-120.0 us before)");
 }
 
 }  // namespace
