@@ -43,7 +43,7 @@ Analysis::Analysis(AnalysisPlan plan)
       // aligned as their CTF clock offsets.
       for (const std::string& host : plan.hosts) {
         metrics_->health().SetClockSync(
-            host, plan.hosts.size() == 1 ? "accurate" : "incomplete",
+            host, plan.hosts.size() == 1 ? "reference" : "incomplete",
             plan.hosts.size() == 1 ? std::optional<double>(0) : std::nullopt);
       }
       metrics_->health().SetPendingCrossHostWaits(0);
@@ -82,8 +82,9 @@ void Analysis::OnClocks(const std::vector<HostClock>& clocks) {
   if (capture_) capture_->SetClocks(clocks);
   if (!metrics_) return;
   for (const HostClock& c : clocks) {
-    metrics_->health().SetClockSync(c.host, std::string(SyncQualityName(c.quality)),
-                                    c.accuracy / 1e9);
+    // The reference host reads `reference`, as in the terminal view, not the sync's quality.
+    metrics_->health().SetClockSync(
+        c.host, c.host == c.reference ? "reference" : SyncQualityName(c.quality), c.accuracy / 1e9);
   }
   // Remote waits never queue here (released in reference time, a missing send counts as
   // network at once): the gauge says so.

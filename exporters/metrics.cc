@@ -117,7 +117,7 @@ void MetricsExporter::ObserveEngine(std::optional<int64_t> wall_now_ns) {
   s.history_bytes = engine_.history_bytes();
   s.history_evictions = c.evicted_segments;
   s.history_evicted_reads = engine_.resolver().counters().evicted_reads;
-  s.inferred_switches = c.inferred_switches;
+  s.inferred_switches = c.inferred_switches_by_host;
   s.tasks_released = c.tasks_released;
   const SpanCounters& spans = engine_.spans().counters();
   s.span_input_errors = spans.unmatched_ends + spans.unmatched_handoffs + spans.reused_ids +

@@ -119,8 +119,8 @@ void PipelineHealthMetrics::AddHistoryEvictedReads(uint64_t reads) {
   Add(QualityCounter::kHistoryEvictedReads, {}, static_cast<double>(reads));
 }
 
-void PipelineHealthMetrics::AddInferredSwitches(uint64_t n) {
-  Add(QualityCounter::kInferredSwitches, {}, static_cast<double>(n));
+void PipelineHealthMetrics::AddInferredSwitches(const std::string& host, uint64_t n) {
+  Add(QualityCounter::kInferredSwitches, {host}, static_cast<double>(n));
 }
 
 void PipelineHealthMetrics::AddTasksReleased(uint64_t n) {
@@ -168,6 +168,8 @@ void PipelineHealthMetrics::AddSnapshot(const EngineHealthSnapshot& s, Values& v
     // Every host's series from the start (rate() then sees zeros rather than nothing).
     put(QualityCounter::kPacketsExpired, {s.hosts[h]},
         h < s.packets_expired.size() ? static_cast<double>(s.packets_expired[h]) : 0.0);
+    put(QualityCounter::kInferredSwitches, {s.hosts[h]},
+        h < s.inferred_switches.size() ? static_cast<double>(s.inferred_switches[h]) : 0.0);
     if (h >= s.packets_matched.size()) continue;
     for (size_t peer = 0; peer < s.packets_matched[h].size() && peer < s.hosts.size(); ++peer) {
       if (s.packets_matched[h][peer] == 0) continue;
@@ -178,7 +180,6 @@ void PipelineHealthMetrics::AddSnapshot(const EngineHealthSnapshot& s, Values& v
   put(QualityCounter::kHistoryBytes, {}, static_cast<double>(s.history_bytes));
   put(QualityCounter::kHistoryEvictions, {}, static_cast<double>(s.history_evictions));
   put(QualityCounter::kHistoryEvictedReads, {}, static_cast<double>(s.history_evicted_reads));
-  put(QualityCounter::kInferredSwitches, {}, static_cast<double>(s.inferred_switches));
   put(QualityCounter::kTasksReleased, {}, static_cast<double>(s.tasks_released));
   put(QualityCounter::kSpanInputErrors, {}, static_cast<double>(s.span_input_errors));
 }

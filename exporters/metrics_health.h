@@ -37,7 +37,7 @@ struct EngineHealthSnapshot {
   uint64_t history_bytes = 0;
   uint64_t history_evictions = 0;
   uint64_t history_evicted_reads = 0;
-  uint64_t inferred_switches = 0;
+  std::vector<uint64_t> inferred_switches;  // [host]
   uint64_t tasks_released = 0;
   uint64_t span_input_errors = 0;  // incremental/span_tracker.h SpanCounters, all reasons
   // Packets matched by receiving host and sender (peer) host, and sends expired by sender,
@@ -48,9 +48,10 @@ struct EngineHealthSnapshot {
 
 class PipelineHealthMetrics : public prometheus::Collectable {
  public:
-  // The values of waitpath_clock_sync_quality's `quality` label (docs/sync.md).
+  // The values of waitpath_clock_sync_quality's `quality` label: the sync's (docs/sync.md),
+  // and `reference` for the host whose clock the others are mapped to (what the view says).
   static constexpr std::string_view kSyncQualities[] = {"incomplete", "approximate", "accurate",
-                                                        "fail"};
+                                                        "fail", "reference"};
 
   PipelineHealthMetrics();
 
@@ -69,7 +70,7 @@ class PipelineHealthMetrics : public prometheus::Collectable {
   // Attempts to reattach a lost relayd connection that failed.
   void AddRelaydReconnectFailures(const std::string& relayd, uint64_t n);
   // `quality` is one of kSyncQualities (others are ignored): that series is 1, the other
-  // three 0. Accuracy is the bound of the host's transform, when there is one.
+  // four 0. Accuracy is the bound of the host's transform, when there is one.
   void SetClockSync(const std::string& host, std::string_view quality,
                     std::optional<double> accuracy_seconds);
   void AddPacketsMatched(const std::string& host, const std::string& peer, uint64_t n);
@@ -78,9 +79,9 @@ class PipelineHealthMetrics : public prometheus::Collectable {
   void SetHistoryBytes(double bytes);
   void AddHistoryEvictions(uint64_t segments);
   void AddHistoryEvictedReads(uint64_t reads);
-  // Lost sched_switches inferred from events' own current task; ended tasks whose ids were
-  // reused (docs/architecture.md, "Task lifecycle").
-  void AddInferredSwitches(uint64_t n);
+  // Lost sched_switches inferred from events' own current task, per host; ended tasks whose
+  // ids were reused (docs/architecture.md, "Task lifecycle").
+  void AddInferredSwitches(const std::string& host, uint64_t n);
   void AddTasksReleased(uint64_t n);
   // Live: a host more than --max-lag behind the others; its events dropped for it.
   void AddLateEventsDropped(const std::string& host, uint64_t n);

@@ -67,10 +67,10 @@ enum class QualityMetricType { kNone, kCounter, kGauge };
     "timestamps that went backwards and were clamped")                                           \
   X(kInferredSwitches, "inferred_switches",                                                      \
     "switches (events naming another current task than the last switch)",                        \
-    "waitpath_inferred_switches_total", kCounter, "", kGlobal, kDataLoss, kEngine,               \
+    "waitpath_inferred_switches_total", kCounter, "host", kHost, kDataLoss, kEngine,             \
     "Events naming another current task than the last sched_switch: a lost switch inferred",     \
     "events that named another current task than the last `sched_switch` on their CPU: a lost "  \
-    "switch inferred (docs/reading.md); `stats` counts them per host, the metric for all hosts") \
+    "switch inferred (docs/reading.md)")                                                         \
   X(kDamaged, "damaged", "holes skipped in damaged streams (each a loss on its CPU)", "", kNone,  \
     "", kHost, kDataLoss, kReader, "",                                                           \
     "holes in damaged trace files skipped (a bad packet, a truncated or garbled stream): each is "\
@@ -100,8 +100,8 @@ enum class QualityMetricType { kNone, kCounter, kGauge };
   X(kClockSyncQuality, "", "", "waitpath_clock_sync_quality", kGauge, "host,quality", kHost,     \
     kInfo, kClockSync,                                                                           \
     "1 for the host's current clock synchronization quality, else 0",                            \
-    "1 for the host's current quality (`incomplete`, `approximate`, `accurate`, `fail`), 0 for " \
-    "the three others")                                                                          \
+    "1 for the host's current quality (`incomplete`, `approximate`, `accurate`, `fail`; "        \
+    "`reference` for the host the others are mapped to, accuracy 0), 0 for the four others")     \
   X(kClockSyncAccuracy, "", "", "waitpath_clock_sync_accuracy_seconds", kGauge, "host", kHost,   \
     kInfo, kClockSync,                                                                           \
     "Accuracy bound of the host's clock transform",                                              \

@@ -207,6 +207,9 @@ void Engine::FollowCurrentTask(HostState& hs, const Event& e) {
 // we thought current is known to have run: that time is unknown for both.
 void Engine::InferSwitch(HostState& hs, uint16_t cpu, int32_t tid, int64_t ts) {
   ++counters_.inferred_switches;
+  if (counters_.inferred_switches_by_host.size() <= hs.id)
+    counters_.inferred_switches_by_host.resize(hs.id + 1u, 0);
+  ++counters_.inferred_switches_by_host[hs.id];
   const Utid was = hs.cpus.cpu(cpu).current;
   const int64_t since = std::min(hs.cpus.cpu(cpu).last_ts, ts);
   if (was != kNoTask) {

@@ -57,6 +57,7 @@ struct EngineCounters {
   uint64_t unknown_wakers = 0;     // wake-ups from a CPU whose context was not known
   uint64_t missed_wakeups = 0;     // tasks switched in while we thought them blocked
   uint64_t inferred_switches = 0;  // events whose own current task was not the tracked one
+  std::vector<uint64_t> inferred_switches_by_host;  // the same per host id (a metric's `host`)
   uint64_t loss_markers = 0;
   uint64_t evicted_segments = 0;   // (the three history counts are HistoryStore's)
   uint64_t history_segments = 0;   // retained now

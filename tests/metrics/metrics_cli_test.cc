@@ -142,6 +142,39 @@ TEST_F(MetricsCliTest, PipelineHealthFamiliesPresent) {
   EXPECT_EQ(first["waitpath_build_info"], 1);
 }
 
+// The reference host's clock series says `reference`, as the terminal view does (it said
+// `accurate`); the inferred switches have a series per host from the start, as their siblings
+// (they had no `host` label).
+TEST_F(MetricsCliTest, ReferenceHostAndPerHostInferredSwitches) {
+  const fs::path prom = dir_ / "out.prom";
+  auto samples = [&](const std::string& trace) {
+    const CommandResult r =
+        RunWaitpath("analyze --metrics-file " + prom.string() + " " + trace + " >/dev/null");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::map<std::string, double> out;  // name{label values...}
+    for (const Sample& s : ParseExposition(ReadFile(prom))) {
+      if (s.name != "waitpath_clock_sync_quality" && s.name != "waitpath_inferred_switches_total")
+        continue;
+      std::string key = s.name;
+      for (const auto& [k, v] : s.labels) key += " " + k + "=" + v;
+      out[key] = s.value;
+    }
+    return out;
+  };
+  auto one = samples(kFixtures + "/perf/rpc");
+  EXPECT_EQ(one["waitpath_clock_sync_quality host=vm quality=reference"], 1);
+  EXPECT_EQ(one["waitpath_clock_sync_quality host=vm quality=accurate"], 0);
+  EXPECT_TRUE(one.count("waitpath_inferred_switches_total host=vm"));
+  auto two = samples(kFixtures + "/lttng/overlay");
+  EXPECT_EQ(two["waitpath_clock_sync_quality host=vm-client quality=reference"], 1);
+  EXPECT_EQ(two["waitpath_clock_sync_quality host=vm-client quality=accurate"], 0);
+  EXPECT_EQ(two["waitpath_clock_sync_quality host=vm-server quality=accurate"], 1);
+  EXPECT_EQ(two["waitpath_clock_sync_quality host=vm-server quality=reference"], 0);
+  EXPECT_EQ(two.count("waitpath_inferred_switches_total host=vm-client"), 1u);
+  EXPECT_EQ(two.count("waitpath_inferred_switches_total host=vm-server"), 1u);
+  EXPECT_EQ(two.count("waitpath_inferred_switches_total"), 0u);
+}
+
 TEST_F(MetricsCliTest, ProcessLabelsAreBounded) {
   const fs::path trace = Generate("three-tier");
   const fs::path prom = dir_ / "out.prom";

@@ -176,6 +176,7 @@ TEST(PipelineHealthMetrics, FamiliesKeepTheirNamesHelpTypesAndLabels) {
   health.AddLateEventsDropped("h", 1);
   health.SetHostLagging("h", true);
   health.AddWaitsResolved("h", 1);
+  health.AddInferredSwitches("h", 1);
   std::ostringstream text;
   prometheus::TextSerializer().Serialize(text, health.Collect());
   std::map<std::string, std::string> help, type;
@@ -257,7 +258,7 @@ TEST(PipelineHealthMetrics, FamiliesKeepTheirNamesHelpTypesAndLabels) {
       {"waitpath_inferred_switches_total",
        "counter",
        "Events naming another current task than the last sched_switch: a lost switch inferred",
-       {}},
+       {"host"}},
       {"waitpath_tasks_released_total",
        "counter",
        "Ended tasks whose memory was reclaimed and id reused",
@@ -294,7 +295,7 @@ TEST(PipelineHealthMetrics, EngineSnapshotsReplaceEachOther) {
   s.stream_lag_seconds = {0.5, 0};
   s.history_bytes = 4096;
   s.history_evictions = 10;
-  s.inferred_switches = 2;
+  s.inferred_switches = {2};  // b's none yet: 0 from the start, as its siblings
   health.Publish(s);
   s.waits_resolved = {6, 9};
   s.history_evictions = 12;
@@ -309,7 +310,8 @@ TEST(PipelineHealthMetrics, EngineSnapshotsReplaceEachOther) {
   EXPECT_EQ(Value(v, "waitpath_stream_lag_seconds", {{"host", "b"}}), 0);
   EXPECT_EQ(Value(v, "waitpath_history_bytes"), 4096);
   EXPECT_EQ(Value(v, "waitpath_history_evictions_total"), 12);
-  EXPECT_EQ(Value(v, "waitpath_inferred_switches_total"), 2);
+  EXPECT_EQ(Value(v, "waitpath_inferred_switches_total", {{"host", "a"}}), 2);
+  EXPECT_EQ(Value(v, "waitpath_inferred_switches_total", {{"host", "b"}}), 0);
   EXPECT_EQ(Value(v, "waitpath_tasks_released_total"), 0);
   // Packets only with a host named for them; every global series exists from the start.
   EXPECT_EQ(Value(v, "waitpath_packets_matched_total", {{"host", "a"}, {"peer", "a"}}), -1);
