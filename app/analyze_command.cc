@@ -23,7 +23,7 @@
 namespace waitpath {
 namespace {
 
-// Keeps the process (and the Exposer's threads) alive until `ns` elapses (< 0: forever) or
+// Keeps the process (and the metrics server's threads) alive until `ns` elapses (< 0: forever) or
 // SIGINT/SIGTERM arrives; either ends with the analysis' own exit code.
 void Linger(int64_t ns) {
   InstallStopSignal();

@@ -1,7 +1,7 @@
 // The Prometheus exporter: the active-path counters (a prometheus::Registry) and the
 // pipeline-health metrics (a Collectable over the data-quality table), fed on the engine thread
 // (waits, batches, engine figures) and by other components through health(); scraped through
-// collectable() by a prometheus::Exposer, or written once as text.
+// collectable() by a MetricsServer, or written once as text.
 //
 // Scrapes never block the engine for long and never read engine state:
 // - the active-path series are atomics, incremented on the engine thread as the accounting

@@ -2,9 +2,14 @@
 
 #include <CivetServer.h>
 #include <fmt/format.h>
+#include <netdb.h>
+#include <prometheus/text_serializer.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <exception>
@@ -76,31 +81,81 @@ bool ParseListenAddress(const std::string& text, std::string* address, std::stri
   return true;
 }
 
+// GET /metrics: the collectable's families in the text exposition format.
+class MetricsServer::Handler : public CivetHandler {
+ public:
+  explicit Handler(std::shared_ptr<prometheus::Collectable> metrics)
+      : metrics_(std::move(metrics)) {}
+
+  bool handleGet(CivetServer*, mg_connection* connection) override {
+    const std::string body = prometheus::TextSerializer().Serialize(metrics_->Collect());
+    mg_printf(connection,
+              "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
+              "Content-Length: %zu\r\n\r\n",
+              body.size());
+    mg_write(connection, body.data(), body.size());
+    return true;
+  }
+
+ private:
+  std::shared_ptr<prometheus::Collectable> metrics_;
+};
+
+std::string ListenProblem(const std::string& address) {
+  const size_t colon = address.rfind(':');
+  std::string host = address.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(host.c_str(), address.c_str() + colon + 1, &hints, &found) != 0 || !found)
+    return "unknown host";
+  std::string problem;
+  const int fd = socket(found->ai_family, found->ai_socktype, found->ai_protocol);
+  const int yes = 1;
+  if (fd < 0) {
+    problem = std::strerror(errno);
+  } else if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes) != 0 ||
+             bind(fd, found->ai_addr, found->ai_addrlen) != 0) {
+    problem = errno == EADDRINUSE      ? "address in use"
+              : errno == EADDRNOTAVAIL ? "not an address of this host"
+              : errno == EACCES        ? "permission denied (a port below 1024 needs privileges)"
+                                       : std::string(std::strerror(errno));
+  }
+  if (fd >= 0) close(fd);
+  freeaddrinfo(found);
+  return problem;
+}
+
+MetricsServer::~MetricsServer() = default;
+
 std::unique_ptr<MetricsServer> MetricsServer::Start(
     const std::string& listen, std::shared_ptr<prometheus::Collectable> metrics,
     std::string* error) {
   std::string address;
   if (!ParseListenAddress(listen, &address, error)) return nullptr;
   std::unique_ptr<MetricsServer> server(new MetricsServer());
+  server->metrics_ = std::move(metrics);
+  server->handler_ = std::make_unique<Handler>(server->metrics_);
   try {
     // Enough workers that a few idle or slow clients cannot block a scrape, and a timeout
     // that lets them go.
-    server->exposer_ = std::make_unique<prometheus::Exposer>(
+    server->server_ = std::make_unique<CivetServer>(
         std::vector<std::string>{"listening_ports", address, "num_threads",
                                  std::to_string(kServerThreads), "request_timeout_ms",
                                  std::to_string(kRequestTimeoutMs)},
         &Callbacks());
-  } catch (const std::exception& e) {
-    // civetweb's message names the failing option; the address is what the user controls.
-    *error = fmt::format(
-        "--metrics {}: cannot listen there (in use, or not an address of this "
-        "host): {}",
-        address, e.what());
+  } catch (const std::exception&) {
+    // civetweb says only "null context when constructing CivetServer": the reason is found
+    // again by binding the address.
+    const std::string problem = ListenProblem(address);
+    *error =
+        fmt::format("--metrics {}: {}", address, problem.empty() ? "cannot listen there" : problem);
     return nullptr;
   }
-  server->metrics_ = std::move(metrics);
-  server->exposer_->RegisterCollectable(server->metrics_);
-  const auto ports = server->exposer_->GetListeningPorts();
+  server->server_->addHandler("/metrics", server->handler_.get());
+  const auto ports = server->server_->getListeningPorts();
   const size_t colon = address.rfind(':');
   server->bound_ = address.substr(0, colon + 1) + std::to_string(ports.empty() ? 0 : ports.front());
   return server;

@@ -1,14 +1,17 @@
 // Serves a collectable (MetricsExporter::collectable(), or a prometheus::Registry) on
-// http://ADDR:PORT/metrics (prometheus-cpp's civetweb Exposer, in its own threads) for as long as
-// the object lives.
+// http://ADDR:PORT/metrics (civetweb, in its own threads; the text exposition of
+// prometheus-cpp's serializer) for as long as the object lives. Not prometheus-cpp's Exposer:
+// it adds its own `exposer_*` families, whose summary reads `Nan` once a minute passes without
+// a scrape, and its bind failure is civetweb's "null context when constructing CivetServer".
 #pragma once
 
 #include <prometheus/collectable.h>
-#include <prometheus/exposer.h>
 #include <prometheus/registry.h>
 
 #include <memory>
 #include <string>
+
+class CivetServer;
 
 namespace waitpath {
 
@@ -28,8 +31,14 @@ inline constexpr int kRequestTimeoutMs = 2000;
 // one-line error when malformed.
 bool ParseListenAddress(const std::string& text, std::string* address, std::string* error);
 
+// Why `address` ("127.0.0.1:9464", "[::1]:0") cannot be listened on, as a person reads it
+// ("address in use", "not an address of this host"...), found by binding it once; "" when it
+// can be.
+std::string ListenProblem(const std::string& address);
+
 class MetricsServer {
  public:
+  ~MetricsServer();
   // nullptr with a one-line error when the address is malformed or cannot be bound.
   static std::unique_ptr<MetricsServer> Start(const std::string& listen,
                                               std::shared_ptr<prometheus::Collectable> metrics,
@@ -43,9 +52,11 @@ class MetricsServer {
   const std::string& bound() const { return bound_; }
 
  private:
+  class Handler;
   MetricsServer() = default;
-  std::unique_ptr<prometheus::Exposer> exposer_;
-  std::shared_ptr<prometheus::Collectable> metrics_;  // the Exposer keeps only a weak_ptr
+  std::shared_ptr<prometheus::Collectable> metrics_;
+  std::unique_ptr<Handler> handler_;
+  std::unique_ptr<CivetServer> server_;  // stopped first: its threads use the handler
   std::string bound_;
 };
 
