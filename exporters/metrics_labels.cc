@@ -2,44 +2,27 @@
 
 #include <algorithm>
 
+#include "base/untrusted_name.h"
 #include "model/string_table.h"
 
 namespace waitpath {
 
-std::string SanitizeLabelValue(std::string_view name) {
-  constexpr size_t kMax = 64;
-  std::string out;
-  out.reserve(std::min(name.size(), kMax));
-  for (char c : name.substr(0, kMax)) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '_' || c == '.' || c == ':' || c == '-';
-    out += ok ? c : '_';
-  }
-  return out.empty() ? "_" : out;
+// A task the trace never named is "unnamed" (the view's "(no name)" without the brackets and
+// the space, which a PromQL matcher would have to quote and escape).
+std::string LabelValue(std::string_view name) {
+  return name.empty() ? std::string("unnamed") : PrintableName(name, kMaxLabelBytes);
 }
 
-std::string SanitizeCgroupLabelValue(std::string_view path) {
-  constexpr size_t kMax = 64;
+std::string CgroupLabelValue(std::string_view path) {
   if (path.empty()) return "unknown";
-  if (path.size() > kMax) path = path.substr(path.size() - kMax);
-  std::string out;
-  out.reserve(path.size());
-  for (char c : path) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '_' || c == '.' || c == ':' || c == '-' || c == '/' || c == '@';
-    out += ok ? c : '_';
-  }
-  return out;
+  if (path.size() > kMaxLabelBytes) path = path.substr(path.size() - kMaxLabelBytes);
+  return PrintableName(path, 4 * kMaxLabelBytes);
 }
 
 uint32_t ProcessLabels::Slot(uint32_t comm) {
   if (comm < by_comm_.size() && by_comm_[comm] != kUnset) return by_comm_[comm];
   const std::string_view text = StringTable::Global().Get(comm);
-  std::string name =
-      kind_ == Kind::kCgroup ? SanitizeCgroupLabelValue(text)
-      // A task the trace never named: "unnamed", not the sanitizer's "_" for an empty value.
-      : text.empty() ? std::string("unnamed")
-                     : SanitizeLabelValue(text);
+  std::string name = kind_ == Kind::kCgroup ? CgroupLabelValue(text) : LabelValue(text);
   uint32_t slot;
   if (auto it = by_name_.find(name); it != by_name_.end()) {
     slot = it->second;

@@ -1,6 +1,6 @@
-// Label values for process names: sanitized, and bounded (the first N names seen keep their
-// own value, later ones fold into `other`) so that a scrape's series count cannot grow with
-// the number of distinct programs on the hosts.
+// Label values for process names: as the names are, and bounded (the first N names seen keep
+// their own value, later ones fold into `other`) so that a scrape's series count cannot grow
+// with the number of distinct programs on the hosts.
 #pragma once
 
 #include <cstddef>
@@ -12,11 +12,17 @@
 
 namespace waitpath {
 
-// Keeps [a-zA-Z0-9_.:-] and replaces any other byte by `_`; at most 64 characters; `_` if empty.
-std::string SanitizeLabelValue(std::string_view name);
-// A cgroup path as a label value: as SanitizeLabelValue, but `/` and `@` are kept and a path
-// longer than 64 characters keeps its end (the unit or container name); `unknown` if empty.
-std::string SanitizeCgroupLabelValue(std::string_view path);
+// A name (a task's, an operation's) as a label value: as it is, since Prometheus takes any UTF-8
+// in a label value (the text exposition escapes `\`, `"` and newlines): `GET /cart` stays
+// `GET /cart`. Only what a terminal showing a scrape must not receive is written \xNN, as in
+// waitpath's messages (base/untrusted_name.h: control bytes, bytes that are not UTF-8; a
+// backslash doubled), cut after kMaxLabelBytes with "…"; an empty name is `?`, as the reports
+// show it (exporters/task_name.h).
+inline constexpr size_t kMaxLabelBytes = 64;
+std::string LabelValue(std::string_view name);
+// A cgroup path as a label value: as LabelValue, but a path longer than kMaxLabelBytes keeps
+// its end (the unit or container name); `unknown` if empty.
+std::string CgroupLabelValue(std::string_view path);
 
 // The bounded label values of one label: process names (task comms) or cgroup paths.
 class ProcessLabels {

@@ -1,5 +1,6 @@
 // Label bounds, listen addresses and pipeline-health series of the metrics exporter.
 #include <gtest/gtest.h>
+#include <prometheus/counter.h>
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
@@ -21,13 +22,33 @@ namespace {
 using testing::ParseExposition;
 using testing::Sample;
 
-TEST(SanitizeLabelValue, KeepsAllowedCharactersOnly) {
-  EXPECT_EQ(SanitizeLabelValue("nginx: worker"), "nginx:_worker");
-  EXPECT_EQ(SanitizeLabelValue("kworker/0:1-events"), "kworker_0:1-events");
-  EXPECT_EQ(SanitizeLabelValue("a.b_c"), "a.b_c");
-  EXPECT_EQ(SanitizeLabelValue(""), "_");
-  EXPECT_EQ(SanitizeLabelValue("é"), "__");
-  EXPECT_EQ(SanitizeLabelValue(std::string(100, 'x')).size(), 64u);
+// Label values are the names as they are (they read `GET__cart`, `nginx:_worker`): Prometheus
+// takes any UTF-8; only control bytes and bytes that are not UTF-8 are written \xNN.
+TEST(LabelValue, KeepsNamesAsTheyAre) {
+  EXPECT_EQ(LabelValue("nginx: worker"), "nginx: worker");
+  EXPECT_EQ(LabelValue("kworker/0:1-events"), "kworker/0:1-events");
+  EXPECT_EQ(LabelValue("GET /cart"), "GET /cart");
+  EXPECT_EQ(LabelValue("say \"hi\""), "say \"hi\"");
+  EXPECT_EQ(LabelValue("é"), "é");
+  EXPECT_EQ(LabelValue(""), "unnamed");
+  EXPECT_EQ(LabelValue("a\x1b[2Jb\xff"), "a\\x1B[2Jb\\xFF");
+  EXPECT_EQ(LabelValue(std::string(100, 'x')), std::string(64, 'x') + "…");
+}
+
+// The exposition escapes what the format says (backslash, double quote, newline) and nothing
+// else.
+TEST(LabelValue, EscapedOnlyAsTheExpositionFormatSays) {
+  prometheus::Registry registry;
+  prometheus::BuildCounter()
+      .Name("c_total")
+      .Help("h")
+      .Register(registry)
+      .Add({{"operation", LabelValue("GET /cart \"x\" é")}})
+      .Increment();
+  std::ostringstream text;
+  prometheus::TextSerializer().Serialize(text, registry.Collect());
+  EXPECT_NE(text.str().find("c_total{operation=\"GET /cart \\\"x\\\" é\"} 1"), std::string::npos)
+      << text.str();
 }
 
 TEST(ProcessLabels, FirstComeThenOther) {
@@ -45,14 +66,12 @@ TEST(ProcessLabels, FirstComeThenOther) {
   EXPECT_EQ(labels.Slot(strings.Intern("delta")), labels.other_slot());
 }
 
-TEST(SanitizeCgroupLabelValue, KeepsSlashesAndTheEndOfLongPaths) {
-  EXPECT_EQ(SanitizeCgroupLabelValue("/system.slice/wl-server.service"),
-            "/system.slice/wl-server.service");
-  EXPECT_EQ(SanitizeCgroupLabelValue("/user.slice/user@0.service/a b"),
-            "/user.slice/user@0.service/a_b");
-  EXPECT_EQ(SanitizeCgroupLabelValue(""), "unknown");
+TEST(CgroupLabelValue, KeepsTheEndOfLongPaths) {
+  EXPECT_EQ(CgroupLabelValue("/system.slice/wl-server.service"), "/system.slice/wl-server.service");
+  EXPECT_EQ(CgroupLabelValue("/user.slice/user@0.service/a b"), "/user.slice/user@0.service/a b");
+  EXPECT_EQ(CgroupLabelValue(""), "unknown");
   const std::string long_path = "/kubepods.slice/" + std::string(80, 'p') + "/cri-abc.scope";
-  const std::string v = SanitizeCgroupLabelValue(long_path);
+  const std::string v = CgroupLabelValue(long_path);
   EXPECT_EQ(v.size(), 64u);
   EXPECT_TRUE(v.ends_with("/cri-abc.scope"));
 }
