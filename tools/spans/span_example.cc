@@ -4,7 +4,7 @@
 // with the kernel events and `waitpath_span:*` (configs/lttng/waitpath-session.sh --spans),
 // then `waitpath analyze --json TRACE | grep '"type":"span"'`.
 //
-// usage: waitpath-span-example [REQUESTS] [--jaeger]
+// usage: waitpath-span-example [REQUESTS] [--jaeger] (--help: this usage, nothing run)
 // --jaeger: the same spans as jaeger_ust:start_span/end_span events (jaeger-go-lttng-instr's
 // layout: no parent, no handoff).
 #include <time.h>
@@ -98,15 +98,30 @@ void Worker(Queue* q) {
   }
 }
 
+constexpr char kUsage[] =
+    "usage: waitpath-span-example [REQUESTS] [--jaeger]\n"
+    "Emits REQUESTS (default 50) example requests as application spans (waitpath_span:*, or\n"
+    "jaeger_ust:* with --jaeger) for an LTTng session to record; see docs/requests.md.\n";
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int requests = 50;
   for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]) == "--jaeger") {
+    const std::string arg = argv[i];
+    char* end = nullptr;
+    const long n = std::strtol(arg.c_str(), &end, 10);
+    if (arg == "--jaeger") {
       jaeger = true;
+    } else if (arg == "-h" || arg == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (!arg.empty() && *end == '\0' && n > 0 && n <= 1'000'000) {
+      requests = static_cast<int>(n);
     } else {
-      requests = std::atoi(argv[i]);
+      // Anything else (a mistyped flag) would have run the example with 0 requests.
+      std::fprintf(stderr, "waitpath-span-example: unknown argument '%s'\n%s", arg.c_str(), kUsage);
+      return 2;
     }
   }
   Queue q;
