@@ -51,6 +51,46 @@ std::string ClosestName(std::string_view key, const std::vector<std::string>& ke
   return best;
 }
 
+std::string UnknownOption(const CLI::App& app, int argc, char** argv) {
+  const CLI::App* command = nullptr;
+  std::vector<const CLI::Option*> options = app.get_options();
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const size_t eq = arg.find('=');
+    const std::string name = arg.substr(0, eq);
+    if (arg.size() < 2 || arg[0] != '-' || (arg[1] >= '0' && arg[1] <= '9')) {
+      if (command) continue;  // a positional (TRACE) or a value
+      for (const CLI::App* sub : app.get_subcommands({})) {
+        if (sub->get_name() == arg) command = sub;
+      }
+      if (command) {
+        const auto own = command->get_options();
+        options.insert(options.end(), own.begin(), own.end());
+      }
+      continue;
+    }
+    const auto known = std::find_if(options.begin(), options.end(), [&](const CLI::Option* o) {
+      return name.size() > 2 && name[1] == '-' ? o->check_lname(name.substr(2))
+                                               : o->check_sname(name.substr(1));
+    });
+    if (known != options.end()) {
+      // Its value (--watch comm=x) is not an option, whatever it starts with.
+      if (eq == std::string::npos && (*known)->get_items_expected_min() > 0) ++i;
+      continue;
+    }
+    std::vector<std::string> names;
+    for (const CLI::Option* o : options) {
+      for (const std::string& l : o->get_lnames()) names.push_back(l);
+    }
+    // A one- or two-letter name is near every short word: no guess.
+    const std::string bare = name.substr(name.find_first_not_of('-'));
+    const std::string near = bare.size() < 3 ? std::string() : ClosestName(bare, names);
+    return fmt::format("{}no option {}{}", command ? command->get_name() + ": " : "", name,
+                       near.empty() ? "" : " (did you mean --" + near + "?)");
+  }
+  return {};
+}
+
 namespace {
 
 std::string Where(const std::string& path, const toml::node& node) {

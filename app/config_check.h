@@ -13,6 +13,11 @@ namespace waitpath {
 // The name in `names` closest to `name` (a near miss: at most 2 edits), or empty.
 std::string ClosestName(std::string_view name, const std::vector<std::string>& names);
 
+// For a command line CLI11 refused with arguments it did not expect: the first that looks like
+// an option and is none of the command's, with the closest one ("analyze: no option --jsn (did
+// you mean --json?)", as a mistyped command gets), or empty.
+std::string UnknownOption(const CLI::App& app, int argc, char** argv);
+
 // The --config file named in argv, or empty.
 std::string ConfigPathFromArgs(int argc, char** argv);
 

@@ -27,6 +27,7 @@
 #include "exporters/terminal_screen.h"
 #include "fleet/nats_bus.h"
 #include "fleet/shard_peers.h"
+#include "incremental/leaf_state.h"
 #include "readers/bt_util.h"
 #include "stream/pipeline.h"
 
@@ -305,11 +306,18 @@ void AddCommonFlags(CLI::App* cmd, LiveOptions* o) {
   cmd->add_flag("--json", o->json, "JSON Lines");
   cmd->add_flag("--plain", o->plain,
                 "One line per wait even in a terminal (default there: a full-screen view)");
+  std::string states;
+  for (int i = 0; i < kLeafCount; ++i)
+    states += std::string(i ? ", " : "") + std::string(LeafName(static_cast<Leaf>(i)));
   cmd->add_option("--state", o->states,
-                  "Only waits whose headline state is one of these (e.g. disk,network)")
+                  "Only waits whose headline state (its path's largest) is one of these, "
+                  "comma-separated (e.g. disk,network): " +
+                      states)
       ->check(StateListCheck());
   AddSpanFlags(cmd, &o->min_span, &o->operation);
-  cmd->add_option("--retention", o->retention, "History kept behind the newest event")
+  cmd->add_option("--retention", o->retention,
+                  "History kept behind the newest event: the part of a wait reaching further "
+                  "back reads `unknown` (docs/analyze.md, Memory)")
       ->capture_default_str()
       ->check(DurationCheck(true));
   cmd->add_option(
@@ -386,7 +394,10 @@ Command AddTailCommand(CLI::App& app) {
   o->tail = true;
   o->all = true;
   CLI::App* cmd = app.add_subcommand(
-      "tail", "Print each resolved wait of watched tasks as it resolves (live or traces)");
+      "tail",
+      "Follow the waits of watched tasks as they resolve, live or over recorded traces: in a "
+      "terminal a full-screen view (slowest recent waits, processes by state, hosts), else (or "
+      "--plain) one line per wait");
   cmd->add_option("--relayd", o->relayd,
                   "net://HOST[:PORT]: follow its sessions (default when no TRACE)")
       ->capture_default_str()

@@ -12,6 +12,7 @@
 
 #include "app/command.h"
 #include "app/config_check.h"
+#include "app/help_formatter.h"
 #include "base/output.h"
 
 int main(int argc, char** argv) {
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
       fcntl(STDOUT_FILENO, F_GETPIPE_SZ) < (1 << 20))
     fcntl(STDOUT_FILENO, F_SETPIPE_SZ, 1 << 20);
   CLI::App app{"waitpath: why do programs wait? Active-path analysis of Linux kernel traces."};
+  app.formatter(std::make_shared<waitpath::HelpFormatter>());  // before the subcommands: theirs
   app.require_subcommand(1);
   app.set_config("--config", "", "TOML file of options, a [SUBCOMMAND] table each; flags win");
   app.allow_config_extras(CLI::config_extras_mode::error)->fallthrough();  // --config after it
@@ -71,6 +73,11 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::ExtrasError& e) {
+    // A mistyped option is named with the closest one, as a mistyped command is.
+    const std::string unknown = waitpath::UnknownOption(app, argc, argv);
+    waitpath::Say("waitpath: {} (see waitpath --help)\n", unknown.empty() ? e.what() : unknown);
+    return 2;
   } catch (const CLI::ParseError& e) {
     waitpath::Say("waitpath: {} (see waitpath --help)\n", e.what());
     return 2;

@@ -161,6 +161,53 @@ TEST_F(HostileFlagsTest, CommandsAndInputsNameWhatWasMeant) {
   EXPECT_NE(r.err.find("perf data convert --to-ctf"), std::string::npos) << r.err;
 }
 
+// A mistyped option is named with the closest one, as a mistyped command is (it read "The
+// following argument was not expected: --jsn").
+TEST_F(HostileFlagsTest, MistypedOptionsNameTheClosestOne) {
+  ExpectUsageError("analyze --jsn " + trace_,
+                   "waitpath: analyze: no option --jsn (did you mean --json?)");
+  ExpectUsageError("analyze --min-wiat=5ms " + trace_,
+                   "waitpath: analyze: no option --min-wiat (did you mean --min-wait?)");
+  ExpectUsageError("tail --retension 3s " + trace_,
+                   "waitpath: tail: no option --retension (did you mean --retention?)");
+  // A value is not taken for an option; nothing near: no guess.
+  ExpectUsageError("analyze --watch -comm --zzzzzz " + trace_,
+                   "waitpath: analyze: no option --zzzzzz (see");
+}
+
+// Every option of every --help has its description after two spaces at least, or on the next
+// line: help2man (the man pages) reads one space as part of the name, and `tail`'s --max-lag
+// was left undescribed in waitpath-tail(1).
+TEST_F(HostileFlagsTest, HelpKeepsEachOptionsDescriptionApart) {
+  for (const std::string command : {"", "stats", "analyze", "sync", "live", "tail", "demo"}) {
+    const CommandResult r = RunWaitpath(command + " --help");
+    ASSERT_EQ(r.exit_code, 0) << command;
+    std::istringstream in(r.out);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    for (size_t i = 0; i < lines.size(); ++i) {
+      const std::string& line = lines[i];
+      if (line.rfind("  -", 0) != 0) continue;
+      const bool own_line =
+          i + 1 < lines.size() && lines[i + 1].rfind(std::string(30, ' '), 0) == 0;
+      if (own_line || line.size() <= 30) continue;  // the description follows, or there is none
+      EXPECT_EQ(line.substr(28, 2), "  ") << command << ": " << line;
+    }
+  }
+  // tail says what it shows where (it said it printed each wait, and opens a full-screen view
+  // in a terminal), and which states --state takes.
+  const CommandResult tail = RunWaitpath("tail --help");
+  EXPECT_EQ(tail.out.rfind("Follow the waits of watched tasks as they resolve, live or over "
+                           "recorded traces: in a terminal a full-screen view",
+                           0),
+            0u)
+      << tail.out;
+  EXPECT_NE(tail.out.find("(e.g. disk,network): running, interrupted, preempted, timer, disk, "
+                          "network, irq, ipi, user_input, blocked, unknown"),
+            std::string::npos)
+      << tail.out;
+}
+
 // Several hosts in text: the report says which clock its times are in, and how well each
 // host maps to it.
 TEST_F(HostileFlagsTest, MultiHostTextNamesTheReferenceAndAccuracy) {
