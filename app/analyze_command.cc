@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -154,10 +155,8 @@ int RunAnalyze(const AnalyzeOptions& options) {
   DiscoverOptions discover;
   discover.host_from_dir = options.host_from == "dir";
   discover.merge_recordings = options.merge_recordings;
-  if (!DiscoverHosts(options.traces, &hosts, &error, discover)) {
-    Say("waitpath: {}\n", error);
-    return 1;
-  }
+  const int found = FindHosts(options.traces, discover, &hosts);
+  if (hosts.empty()) return found;
   AddTraces(options, hosts, &plan);
   ClockLines clock_lines(*plan.report);
   Analysis analysis(std::move(plan));
@@ -183,7 +182,7 @@ int RunAnalyze(const AnalyzeOptions& options) {
   analysis.Finish();
   ReportNothingWatched(analysis.accounting(), options.watch);
 
-  int code = ReportHostErrors(stats, HostCheck::kReadAndAnalyse);
+  int code = std::max(found, ReportHostErrors(stats, HostCheck::kReadAndAnalyse));
   if (analysis.timeline() &&
       !WriteTimelineFile(*analysis.timeline(), options.timeline.file, &error)) {
     Say("waitpath: {}\n", error);

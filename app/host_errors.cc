@@ -11,6 +11,19 @@
 
 namespace waitpath {
 
+int FindHosts(const std::vector<std::string>& paths, const DiscoverOptions& options,
+              std::vector<HostSpec>* hosts) {
+  std::string error;
+  const Discovery found = DiscoverHosts(paths, hosts, &error, options);
+  if (!found) {
+    hosts->clear();
+    Say("waitpath: {}\n", error);
+    return found.refused ? 2 : 1;
+  }
+  for (const std::string& line : found.unread) Say("waitpath: {}\n", line);
+  return found.unread.empty() ? 0 : 1;
+}
+
 int ReportHostErrors(const std::vector<HostStats>& stats, HostCheck check) {
   int code = 0;
   for (const HostStats& s : stats) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "exporters/watched_accounting.h"
+#include "readers/trace_discovery.h"
 #include "stream/host_stats.h"
 
 namespace waitpath {
@@ -14,6 +15,13 @@ enum class HostCheck {
   kRead,            // read to the end
   kReadAndAnalyse,  // read to the end, with scheduler switches to analyse
 };
+
+// The hosts of the command line's `paths` (readers/trace_discovery.h). What cannot be read (a
+// missing path, a trace the check refuses) is one line each on stderr and the rest is read:
+// returns the exit status so far, 0, 1 (something not read; `hosts` empty: nothing to read)
+// or 2 (a directory of several recordings without --recursive; `hosts` empty).
+int FindHosts(const std::vector<std::string>& paths, const DiscoverOptions& options,
+              std::vector<HostSpec>* hosts);
 
 // Prints one line on stderr per host that failed `check`, "waitpath: host NAME: WHY". Returns
 // the exit status that calls for: 1 when a host failed, else 0.

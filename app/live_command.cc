@@ -60,10 +60,8 @@ void PrintSummary(const TriageView& view, ScreenStatus status) {
 int TailTraces(const LiveOptions& options, AnalysisPlan plan, ScreenStatus status) {
   std::vector<HostSpec> hosts;
   std::string error;
-  if (!DiscoverHosts(options.traces, &hosts, &error)) {
-    Say("waitpath: {}\n", error);
-    return 1;
-  }
+  const int found = FindHosts(options.traces, DiscoverOptions{}, &hosts);
+  if (hosts.empty()) return found;
   plan.hosts = HostNames(hosts);
   Analysis analysis(std::move(plan));
   PipelineOptions pipeline;
@@ -90,7 +88,7 @@ int TailTraces(const LiveOptions& options, AnalysisPlan plan, ScreenStatus statu
     }
     PrintSummary(*view, status);
   }
-  return ReportHostErrors(stats);
+  return std::max(found, ReportHostErrors(stats));
 }
 
 // A shard of a fleet: the bus, and the engine's peers over it (docs/scale.md). The peers go

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "app/command.h"
@@ -22,10 +23,8 @@ int RunStats(const StatsOptions& options) {
   DiscoverOptions discover;
   discover.host_from_dir = options.host_from == "dir";
   discover.merge_recordings = options.merge_recordings;
-  if (!DiscoverHosts(options.traces, &hosts, &error, discover)) {
-    Say("waitpath: {}\n", error);
-    return 1;
-  }
+  const int found = FindHosts(options.traces, discover, &hosts);
+  if (hosts.empty()) return found;
   PipelineOptions pipeline_options;  // kIdentity: counting needs no clock sync
   pipeline_options.reader.verbose = options.verbose;
   pipeline_options.reader.decoder = DecoderChoice(options.decoder);
@@ -39,7 +38,7 @@ int RunStats(const StatsOptions& options) {
   } else {
     WriteStatsText(std::cout, hosts, stats, options.time_format);
   }
-  return ReportHostErrors(stats);
+  return std::max(found, ReportHostErrors(stats));
 }
 
 Command AddStatsCommand(CLI::App& app) {

@@ -1,6 +1,7 @@
 // `waitpath sync`: the clock transform of every host to the reference host.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -33,10 +34,8 @@ int RunSync(const SyncOptions& o) {
   DiscoverOptions discover;
   discover.host_from_dir = o.host_from == "dir";
   discover.merge_recordings = o.merge_recordings;
-  if (!DiscoverHosts(o.traces, &hosts, &error, discover)) {
-    Say("waitpath: {}\n", error);
-    return 1;
-  }
+  const int found = FindHosts(o.traces, discover, &hosts);
+  if (hosts.empty()) return found;
   PipelineOptions options;
   options.policy = SyncPolicy::kPrePass;  // its first pass alone
   options.reader.verbose = o.verbose;
@@ -67,7 +66,7 @@ int RunSync(const SyncOptions& o) {
         "(at most {} waiting); {} received before sent after sync\n",
         k.sends, k.receives, k.matched, k.same_host, k.expired, k.peak_pending, inversions);
   }
-  return ReportHostErrors(pipeline.stats());
+  return std::max(found, ReportHostErrors(pipeline.stats()));
 }
 
 }  // namespace

@@ -149,8 +149,9 @@ std::string PerfHint(const fs::path& file) {
 
 }  // namespace
 
-bool DiscoverHosts(const std::vector<std::string>& paths, std::vector<HostSpec>* hosts,
-                   std::string* error, const DiscoverOptions& options) {
+Discovery DiscoverHosts(const std::vector<std::string>& paths, std::vector<HostSpec>* hosts,
+                        std::string* error, const DiscoverOptions& options) {
+  Discovery result;
   auto warn = [&](const std::string& line) {
     if (options.warn) {
       options.warn(line);
@@ -167,13 +168,13 @@ bool DiscoverHosts(const std::vector<std::string>& paths, std::vector<HostSpec>*
   for (const std::string& p : paths) {
     std::error_code ec;
     if (!fs::exists(p, ec)) {
-      *error = p + ": no such file or directory";
-      return false;
+      result.unread.push_back(p + ": no such file or directory");
+      continue;
     }
     if (!fs::is_directory(p, ec)) {
-      *error = p + ": not a directory (give a CTF trace directory)" +
-               (IsPerfData(p) ? PerfHint(p) : std::string());
-      return false;
+      result.unread.push_back(p + ": not a directory (give a CTF trace directory)" +
+                              (IsPerfData(p) ? PerfHint(p) : std::string()));
+      continue;
     }
     fs::path normal = fs::path(p).lexically_normal();
     if (normal.filename().empty()) normal = normal.parent_path();  // "trace/" is "trace"
@@ -199,10 +200,11 @@ bool DiscoverHosts(const std::vector<std::string>& paths, std::vector<HostSpec>*
       std::sort(found.begin(), found.end());
     }
     if (found.empty()) {
-      *error = p + ": no CTF trace found (no 'metadata' file in it or up to 6 levels below it)" +
-               (IsPerfData(fs::path(p) / "perf.data") ? PerfHint(fs::path(p) / "perf.data")
-                                                      : std::string());
-      return false;
+      result.unread.push_back(p + ": no CTF trace found (no 'metadata' file in it or up to 6 levels below it)" +
+                              (IsPerfData(fs::path(p) / "perf.data")
+                                   ? PerfHint(fs::path(p) / "perf.data")
+                                   : std::string()));
+      continue;
     }
     for (std::string& f : found) dirs.push_back(Found{std::move(f), arg_name});
   }
@@ -216,8 +218,8 @@ bool DiscoverHosts(const std::vector<std::string>& paths, std::vector<HostSpec>*
     // Checked before babeltrace2 sees it: a trace it would hang or abort on is refused here.
     CheckedTrace checked = CheckTrace(dir);
     if (!checked.error.empty()) {
-      *error = checked.error;
-      return false;
+      result.unread.push_back(checked.error);
+      continue;
     }
     for (const std::string& w : checked.warnings) warn(w);
     auto copy = std::find_if(seen.begin(), seen.end(), [&](const Seen& s) {
@@ -255,7 +257,9 @@ bool DiscoverHosts(const std::vector<std::string>& paths, std::vector<HostSpec>*
                    " are two " + PrintableName(env.domain) +
                    " recordings of this hostname: not merged into one host (give one of them, "
                    "--host-from dir to read each as its own host, or --merge-recordings)";
-          return false;
+          hosts->clear();
+          result.refused = true;
+          return result;
         }
         warn("host " + host + ": " + it->trace_dirs[i] + " and " + dir + " are two " + env.domain +
              " recordings of this hostname: read as one host (--merge-recordings)");
@@ -269,10 +273,17 @@ bool DiscoverHosts(const std::vector<std::string>& paths, std::vector<HostSpec>*
     for (StreamPackets& s : checked.streams) it->streams.push_back(std::move(s));
   }
   if (hosts->empty()) {
+    // Nothing to read: what was not is the error (every line of it).
     *error = "no trace left to read";
-    return false;
+    if (!result.unread.empty()) {
+      *error = result.unread[0];
+      for (size_t i = 1; i < result.unread.size(); ++i) *error += "; " + result.unread[i];
+    }
+    result.unread.clear();
+    return result;
   }
-  return true;
+  result.found = true;
+  return result;
 }
 
 std::vector<std::string> HostNames(const std::vector<HostSpec>& hosts) {

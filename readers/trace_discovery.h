@@ -59,13 +59,28 @@ struct DiscoverOptions {
   std::function<void(const std::string&)> warn;
 };
 
+// What DiscoverHosts found: true when there are hosts to read. `refused`: a directory given
+// holds two recordings of one hostname and domain and neither `merge_recordings` nor
+// `host_from_dir` was asked; the command line can
+// fix it (the commands exit 2, as for a bad flag). `unread`: with hosts found, the paths and
+// traces that could not be read (missing, not a trace, refused by the check), one line each:
+// the rest is read and reported, and the command says these and exits 1 (README, "Exit
+// status").
+struct Discovery {
+  bool found = false;
+  bool refused = false;
+  std::vector<std::string> unread;
+  explicit operator bool() const { return found; }
+};
+
 // Expands each path (a trace directory, or a directory holding several traces such as an
 // LTTng session output) and groups the traces by hostname, in order of first appearance.
 // Every trace is checked first (ctf/trace_check.h): a trace babeltrace2 must not see is
 // refused, a damaged one is read through its cleaned view.
-// Returns false with a one-line `error` naming the path when nothing usable is found.
-bool DiscoverHosts(const std::vector<std::string>& paths, std::vector<HostSpec>* hosts,
-                   std::string* error, const DiscoverOptions& options = {});
+// A path or trace that cannot be read is named in `unread` and the others are read; returns
+// false with a one-line `error` naming them when nothing usable is found.
+Discovery DiscoverHosts(const std::vector<std::string>& paths, std::vector<HostSpec>* hosts,
+                        std::string* error, const DiscoverOptions& options = {});
 
 // The hosts' names, in order.
 std::vector<std::string> HostNames(const std::vector<HostSpec>& hosts);

@@ -270,5 +270,27 @@ TEST(AnalyzeCliTest, FoldedAndCsvRowsSumToEachTasksBreakdown) {
   EXPECT_EQ(RunWaitpath("analyze --format folded --min-wait 1ms" + args).exit_code, 2);
 }
 
+// What can be read is reported beside a path that cannot (the README's exit status 1): it
+// exited 1 with no report at all.
+TEST(AnalyzeCliTest, WhatCanBeReadIsReportedBesideAMissingPath) {
+  const std::string rpc = kFixtures + "/perf/rpc";
+  const CommandResult alone = RunWaitpath("analyze --json " + rpc);
+  ASSERT_EQ(alone.exit_code, 0) << alone.err;
+  const CommandResult r = RunWaitpath("analyze --json " + rpc + " /nonexistent");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "waitpath: /nonexistent: no such file or directory\n");
+  EXPECT_EQ(r.out, alone.out);
+  const CommandResult stats = RunWaitpath("stats --json /nonexistent " + rpc);
+  EXPECT_EQ(stats.exit_code, 1);
+  EXPECT_EQ(JsonLines(stats.out).size(), 1u);
+  // Nothing readable: one line naming each path, nothing reported.
+  const CommandResult none = RunWaitpath("analyze /nonexistent /nope");
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_EQ(none.out, "");
+  EXPECT_EQ(none.err,
+            "waitpath: /nonexistent: no such file or directory; /nope: no such file or "
+            "directory\n");
+}
+
 }  // namespace
 }  // namespace waitpath::testing

@@ -278,14 +278,14 @@ TEST_F(HostileInputTest, TwoCopiesOfOneTraceAreReadOnce) {
 TEST_F(HostileInputTest, OneHostnameOnTwoMachinesIsRefusedAndHostFromDirSplitsThem) {
   const std::string pipe = kFixtures + "/perf/pipe", mutex = kFixtures + "/perf/mutex";
   const CommandResult refused = RunWaitpath("stats --json " + pipe + " " + mutex, kLimit);
-  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_EQ(refused.exit_code, 2);  // the command line can fix it, as a bad flag
   EXPECT_EQ(refused.out, "");
   EXPECT_EQ(Lines(refused.err), 1u) << refused.err;
   EXPECT_NE(refused.err.find("two kernel recordings of this hostname"), std::string::npos)
       << refused.err;
   EXPECT_NE(refused.err.find("--host-from dir"), std::string::npos) << refused.err;
   // The whole fixtures directory (7 recordings of host vm), as `analyze /tmp` met them.
-  EXPECT_EQ(RunWaitpath("analyze " + kFixtures + "/perf", kLimit).exit_code, 1);
+  EXPECT_EQ(RunWaitpath("analyze " + kFixtures + "/perf", kLimit).exit_code, 2);
   const CommandResult merged =
       RunWaitpath("stats --json --merge-recordings " + pipe + " " + mutex, kLimit);
   EXPECT_EQ(merged.exit_code, 0) << merged.err;
