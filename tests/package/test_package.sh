@@ -43,7 +43,7 @@ field() { dpkg-deb --field "$deb" "$1"; }
 depends=$(field Depends)
 echo "Depends: $depends"
 echo "Recommends: $(field Recommends)"
-for lib in libbabeltrace2-0 libre2 libfmt libprometheus-cpp-core libprometheus-cpp-pull \
+for lib in libbabeltrace2-0 libre2 libfmt libprometheus-cpp-core libcivetweb \
   libstdc++6 libc6; do
   grep -q "$lib" <<<"$depends" || fail "Depends lacks $lib: $depends"
 done
