@@ -123,9 +123,7 @@ Command AddDemoCommand(CLI::App& app) {
       ->check(DurationCheck(false));
   cmd->add_flag("--plain", f->plain,
                 "One line per wait even in a terminal (default there: a full-screen view)");
-  cmd->add_option("--state", f->states,
-                  "Only waits whose headline state is one of these (e.g. disk,network)")
-      ->check(StateListCheck());
+  AddStateOption(cmd, &f->states);
   cmd->add_option("--metrics", f->demo.metrics, "Serve Prometheus /metrics at ADDR:PORT")
       ->capture_default_str()
       ->check(ListenAddressCheck());

@@ -8,6 +8,7 @@
 #include "app/report_flags.h"
 #include "base/duration.h"
 #include "exporters/metrics_server.h"
+#include "incremental/leaf_state.h"
 
 namespace waitpath {
 
@@ -35,6 +36,17 @@ CLI::Validator StateListCheck() {
         return error.rfind(prefix, 0) == 0 ? error.substr(prefix.size()) : error;
       },
       "STATE[,STATE...]");
+}
+
+void AddStateOption(CLI::App* cmd, std::string* states) {
+  std::string names;
+  for (int i = 0; i < kLeafCount; ++i)
+    names += std::string(i ? ", " : "") + std::string(LeafName(static_cast<Leaf>(i)));
+  cmd->add_option("--state", *states,
+                  "Only waits whose headline state (its path's largest) is one of these, "
+                  "comma-separated (e.g. disk,network): " +
+                      names)
+      ->check(StateListCheck());
 }
 
 CLI::Validator ListenAddressCheck() {

@@ -14,6 +14,8 @@ namespace waitpath {
 CLI::Validator DurationCheck(bool positive);
 // A comma-separated list of states (incremental/leaf_state.h names), for --state.
 CLI::Validator StateListCheck();
+// --state STATE[,STATE...] on `cmd` (tail, live, demo), its help naming every state.
+void AddStateOption(CLI::App* cmd, std::string* states);
 // Exactly one ADDR:PORT (exporters/metrics_server.h).
 CLI::Validator ListenAddressCheck();
 // net://HOST[:PORT] (also net4://, net6://), the port within 1..65535.

@@ -27,7 +27,6 @@
 #include "exporters/terminal_screen.h"
 #include "fleet/nats_bus.h"
 #include "fleet/shard_peers.h"
-#include "incremental/leaf_state.h"
 #include "readers/bt_util.h"
 #include "stream/pipeline.h"
 
@@ -304,14 +303,7 @@ void AddCommonFlags(CLI::App* cmd, LiveOptions* o) {
   cmd->add_flag("--json", o->json, "JSON Lines");
   cmd->add_flag("--plain", o->plain,
                 "One line per wait even in a terminal (default there: a full-screen view)");
-  std::string states;
-  for (int i = 0; i < kLeafCount; ++i)
-    states += std::string(i ? ", " : "") + std::string(LeafName(static_cast<Leaf>(i)));
-  cmd->add_option("--state", o->states,
-                  "Only waits whose headline state (its path's largest) is one of these, "
-                  "comma-separated (e.g. disk,network): " +
-                      states)
-      ->check(StateListCheck());
+  AddStateOption(cmd, &o->states);
   AddSpanFlags(cmd, &o->min_span, &o->operation);
   cmd->add_option("--retention", o->retention,
                   "History kept behind the newest event: the part of a wait reaching further "

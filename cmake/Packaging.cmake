@@ -95,6 +95,11 @@ if(HELP2MAN)
       set(include_args --include=${WAITPATH_PACKAGE_DIR}/man/${page}.h2m)
       list(APPEND page_deps ${WAITPATH_PACKAGE_DIR}/man/${page}.h2m)
     endif()
+    # waitpath and each of its commands share one exit status (README, "Exit status").
+    if(tool STREQUAL "waitpath")
+      list(APPEND include_args --include=${WAITPATH_PACKAGE_DIR}/man/exit-status.h2m)
+      list(APPEND page_deps ${WAITPATH_PACKAGE_DIR}/man/exit-status.h2m)
+    endif()
     add_custom_command(
       OUTPUT ${man_dir}/${page}.1.gz
       COMMAND ${HELP2MAN} --no-info --no-discard-stderr --section=1
