@@ -116,8 +116,7 @@ for _ in range(50):  # the counters are copied at the shard's next poll
     if resolved and float(resolved.group(1)) >= 50:
         break
     time.sleep(0.1)
-# (prometheus-cpp's own exposer_* series describe the endpoint, not waitpath.)
-series = [l for l in body.splitlines() if l and not l.startswith(("#", "exposer_"))]
+series = [l for l in body.splitlines() if l and not l.startswith("#")]
 unlabelled = [l for l in series if 'shard="s2"' not in l]
 if unlabelled or not resolved or float(resolved.group(1)) < 50:
     print("FAIL: metrics:", unlabelled[:3], resolved and resolved.group(0))
