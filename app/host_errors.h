@@ -19,7 +19,7 @@ enum class HostCheck {
 // The hosts of the command line's `paths` (readers/trace_discovery.h). What cannot be read (a
 // missing path, a trace the check refuses) is one line each on stderr and the rest is read:
 // returns the exit status so far, 0, 1 (something not read; `hosts` empty: nothing to read)
-// or 2 (a directory of several recordings without --recursive; `hosts` empty).
+// or 2 (two recordings of one hostname without --merge-recordings; `hosts` empty).
 int FindHosts(const std::vector<std::string>& paths, const DiscoverOptions& options,
               std::vector<HostSpec>* hosts);
 

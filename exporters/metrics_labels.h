@@ -16,8 +16,8 @@ namespace waitpath {
 // in a label value (the text exposition escapes `\`, `"` and newlines): `GET /cart` stays
 // `GET /cart`. Only what a terminal showing a scrape must not receive is written \xNN, as in
 // waitpath's messages (base/untrusted_name.h: control bytes, bytes that are not UTF-8; a
-// backslash doubled), cut after kMaxLabelBytes with "…"; an empty name is `?`, as the reports
-// show it (exporters/task_name.h).
+// backslash doubled), cut after kMaxLabelBytes with "…"; an empty name is `unnamed` (the
+// reports' `(no name)`, exporters/shown_name.h).
 inline constexpr size_t kMaxLabelBytes = 64;
 std::string LabelValue(std::string_view name);
 // A cgroup path as a label value: as LabelValue, but a path longer than kMaxLabelBytes keeps

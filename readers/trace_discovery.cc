@@ -200,10 +200,10 @@ Discovery DiscoverHosts(const std::vector<std::string>& paths, std::vector<HostS
       std::sort(found.begin(), found.end());
     }
     if (found.empty()) {
-      result.unread.push_back(p + ": no CTF trace found (no 'metadata' file in it or up to 6 levels below it)" +
-                              (IsPerfData(fs::path(p) / "perf.data")
-                                   ? PerfHint(fs::path(p) / "perf.data")
-                                   : std::string()));
+      result.unread.push_back(
+          p + ": no CTF trace found (no 'metadata' file in it or up to 6 levels below it)" +
+          (IsPerfData(fs::path(p) / "perf.data") ? PerfHint(fs::path(p) / "perf.data")
+                                                 : std::string()));
       continue;
     }
     for (std::string& f : found) dirs.push_back(Found{std::move(f), arg_name});
