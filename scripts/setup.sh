@@ -12,7 +12,7 @@ BUILD_DIR=${1:-build}
 RUNTIME_PACKAGES=(
   libbabeltrace2-0                                # all trace reading (with its CTF plugins)
   libre2-9 libfmt9 libtomlplusplus3               # --watch regexes; formatting; --config
-  libprometheus-cpp-pull1.0 libprometheus-cpp-core1.0 libcivetweb1  # the metrics endpoint
+  libprometheus-cpp-core1.0 libcivetweb1         # the metrics endpoint (served by civetweb)
   liblttng-ust1                                   # waitpath-replay (the demo's replayer)
   libnats3.4                                      # live --shard: the bus (docs/scale.md)
   lttng-tools                                     # relay/session daemons: live, demo
@@ -25,7 +25,7 @@ DEVELOPMENT_PACKAGES=(
   libbabeltrace2-dev babeltrace2                  # headers; the CLI for cross-checks
   liblttng-ust-dev                                # the UST replayer's tracepoint provider
   libconcurrentqueue-dev                          # moodycamel lock-free queues (header-only)
-  prometheus-cpp-dev prometheus                   # metrics endpoint; promtool and a real server
+  prometheus-cpp-dev libcivetweb-dev prometheus   # metrics; promtool and a real server
   nlohmann-json3-dev libcli11-dev libfmt-dev libtomlplusplus-dev  # JSON, CLI, formatting, config
   libre2-dev                                      # --watch regexes: linear-time matching
   libgtest-dev googletest                         # tests
