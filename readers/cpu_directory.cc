@@ -22,6 +22,10 @@ void CpuDirectory::ForgetStreams() {
   streams_.clear();
 }
 
+void CpuDirectory::ForgetStream(const void* stream) {
+  std::erase_if(streams_, [stream](const StreamCpu& s) { return s.stream == stream; });
+}
+
 std::vector<uint16_t> CpuDirectory::ReplayedCpus() const {
   std::vector<uint16_t> cpus;
   for (size_t cpu = 0; cpu < replayed_.size(); ++cpu) {

@@ -21,6 +21,8 @@ class CpuDirectory {
   }
   // The graph's streams are gone (a reattached live graph has new ones); their CPUs stay known.
   void ForgetStreams();
+  // One stream is gone (a live stream that ended): the CPUs it showed stay known.
+  void ForgetStream(const void* stream);
 
   // A replayed host's event came from original CPU `cpu`.
   void NoteReplayedCpu(uint16_t cpu) {

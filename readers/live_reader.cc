@@ -115,9 +115,12 @@ LiveAttempt ReadLiveSession(HostInput& input, const std::string& url,
     if (b.capacity() > 0 && spare.size() < kSpareBuffers) spare.push_back(std::move(b));
   };
   std::deque<LiveTrace> traces;
-  std::deque<LiveStream> streams;
+  // Owned one by one: a stream the reader released is erased while the reader holds others.
+  std::vector<std::unique_ptr<LiveStream>> streams;
   try {
-    RelaydViewer viewer(where.relayd, where.port);
+    RelaydLimits limits;
+    limits.stop = &stop;  // a wait for the relayd ends at a stop request, not at its timeout
+    RelaydViewer viewer(where.relayd, where.port, limits);
     auto find = [&] {
       std::vector<uint64_t> ids;
       for (const RelaydSessionInfo& s : viewer.ListSessions()) {
@@ -154,24 +157,44 @@ LiveAttempt ReadLiveSession(HostInput& input, const std::string& url,
       return &t;
     };
     auto stream_of = [&](uint64_t session_id, uint64_t id) -> LiveStream* {
-      for (LiveStream& s : streams) {
-        if (s.session_id == session_id && s.id == id) return &s;
+      for (const auto& s : streams) {
+        if (s->session_id == session_id && s->id == id) return s.get();
       }
       return nullptr;
     };
     // Streams whose trace has a decoder join the merge.
     auto merge_ready = [&] {
-      for (LiveStream& s : streams) {
-        if (s.merged || !s.trace->decoder) continue;
-        s.packets.trace = s.trace->decoder;
-        reader.AddLiveStream(&s.packets, s.name, s.cpu);
-        s.merged = true;
+      for (const auto& s : streams) {
+        if (s->merged || !s->trace->decoder) continue;
+        s->packets.trace = s->trace->decoder;
+        if (!reader.AddLiveStream(&s->packets, s->name, s->cpu)) return false;
+        s->merged = true;
       }
+      return true;
+    };
+    // Streams that ended and were read, or ended with nothing before they could be merged,
+    // are forgotten: a relayd announcing streams and hanging each up at once holds no memory
+    // here (docs/live.md, "What a relayd, a trace and a metrics client can make waitpath do").
+    auto forget_ended = [&] {
+      std::erase_if(streams, [](const std::unique_ptr<LiveStream>& s) {
+        return s->packets.released ||
+               (!s->merged && s->packets.ended && s->packets.packets.empty());
+      });
+    };
+    auto too_many = [&] {
+      result.refused = true;
+      result.error = "the relayd holds more than " + std::to_string(NativeReader::kMaxLivePorts) +
+                     " streams of this session open at once: not following it";
+      return result;
     };
     int64_t handed_watermark = input.time.watermark();
     for (;;) {
+      // Checked at every turn, not only when the relayd has nothing: a relayd that always has
+      // something (streams announced and hung up forever) kept Ctrl-C waiting.
+      if (stopped()) break;
       const NativeReader::Merged merged = reader.Merge(stop);
       if (merged == NativeReader::Merged::kStopped) break;
+      forget_ended();
       if (merged == NativeReader::Merged::kEnded && viewer.active_sessions() == 0) {
         result.ended = true;
         break;
@@ -217,10 +240,10 @@ LiveAttempt ReadLiveSession(HostInput& input, const std::string& url,
         }
         t->decoder = std::move(decoder);
         if (options.ring) options.ring->SetMetadata(t->path, t->raw);
-        for (LiveStream& s : streams) {
-          if (s.trace == t && s.merged) s.packets.trace = t->decoder;
+        for (const auto& s : streams) {
+          if (s->trace == t && s->merged) s->packets.trace = t->decoder;
         }
-        merge_ready();
+        if (!merge_ready()) return too_many();
       } else if (auto* p = std::get_if<ViewerPacket>(&*event)) {
         LiveStream* s = stream_of(p->session_id, p->stream_id);
         if (!s) continue;
@@ -252,7 +275,7 @@ LiveAttempt ReadLiveSession(HostInput& input, const std::string& url,
       } else if (auto* added = std::get_if<ViewerStreamAdded>(&*event)) {
         if (added->stream.metadata) continue;
         LiveTrace* t = trace_of(added->session_id, added->stream.ctf_trace_id, added->stream.path);
-        LiveStream& s = streams.emplace_back();
+        LiveStream& s = *streams.emplace_back(std::make_unique<LiveStream>());
         s.session_id = added->session_id;
         s.id = added->stream.id;
         s.trace = t;
@@ -260,13 +283,18 @@ LiveAttempt ReadLiveSession(HostInput& input, const std::string& url,
         s.name = t->path + "/" + s.channel;
         s.cpu = StreamCpu(s.channel);
         s.packets.done = give_spare;
-        merge_ready();
+        if (!merge_ready()) return too_many();
       } else if (auto* ended = std::get_if<ViewerStreamEnded>(&*event)) {
-        if (LiveStream* s = stream_of(ended->session_id, ended->stream_id)) s->packets.ended = true;
+        if (LiveStream* s = stream_of(ended->session_id, ended->stream_id)) {
+          s->packets.ended = true;
+          if (!s->merged) forget_ended();
+        }
       }
     }
   } catch (const RelaydError& e) {
-    if (e.kind() == RelaydError::Kind::kAlreadyViewed) {
+    if (e.kind() == RelaydError::Kind::kStopped) {
+      // Asked to stop while waiting for the relayd: not an error.
+    } else if (e.kind() == RelaydError::Kind::kAlreadyViewed) {
       result.refused = true;
       result.error =
           "another viewer is attached to this session (the relayd serves one per session): not "

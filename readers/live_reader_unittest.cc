@@ -2,6 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <future>
+#include <iterator>
+
+#include "relayd/fake_relayd.h"
+
 namespace waitpath {
 namespace {
 
@@ -25,6 +33,83 @@ TEST(LiveSessionUrlTest, RefusesWhatIsNotASessionUrl) {
         "net://h:x/host/a/b", "net:///host/a/b"}) {
     EXPECT_FALSE(ParseLiveSessionUrl(bad, &u)) << bad;
   }
+}
+
+// A relayd announcing a thousand new streams at every ask and hanging each up at once, for
+// ever (a test double: a real lttng-relayd does not do this on demand). The reader keeps
+// following the session past 65,536 streams (a port's index is 16 bits: the reader reuses the
+// ports of streams that ended), holds only the live ones, and a stop request ends it (before:
+// the loop looked at the stop flag only when the relayd had nothing, which this one never has).
+TEST(LiveReaderTest, StreamsThatComeAndGoHoldNothingAndAStopEndsTheReader) {
+  namespace w = viewer_wire;
+  using namespace fake_relayd;
+  std::ifstream in(std::string(WAITPATH_FIXTURES) + "/lttng/rpc/metadata", std::ios::binary);
+  const std::string metadata{std::istreambuf_iterator<char>(in), {}};
+  ASSERT_FALSE(metadata.empty());
+  auto stream = [](uint64_t id, bool is_metadata, const std::string& channel) {
+    w::StreamRecord s{};
+    s.id.set(id);
+    s.ctf_trace_id.set(1);
+    s.metadata_flag.set(is_metadata ? 1 : 0);
+    std::memcpy(s.path_name.chars.data(), "host/session/kernel", 19);
+    std::memcpy(s.channel_name.chars.data(), channel.data(), channel.size());
+    return Bytes(s);
+  };
+  std::atomic<uint64_t> announced{0};
+  bool metadata_sent = false;
+  FakeSession session;
+  session.id = 7;
+  FakeRelayd f(RelaydOf(
+      13, {session}, std::make_shared<FakeRelaydLog>(),
+      [&](uint32_t cmd, const std::string&) -> Answer {
+        switch (cmd) {
+          case w::kAttachSession: {
+            w::AttachReply r{};
+            r.status.set(w::kAttachOk);
+            r.streams_count.set(1);
+            return {Bytes(r) + stream(1, true, "metadata")};
+          }
+          case w::kGetMetadata: {
+            w::MetadataReply r{};
+            r.len.set(metadata_sent ? 0 : metadata.size());
+            r.status.set(metadata_sent ? w::kMetadataNoNew : w::kMetadataOk);
+            std::string bytes = Bytes(r) + (metadata_sent ? std::string() : metadata);
+            metadata_sent = true;
+            return {bytes};
+          }
+          case w::kGetNewStreams: {
+            w::NewStreamsReply r{};
+            r.status.set(w::kNewStreamsOk);
+            r.streams_count.set(1000);
+            std::string bytes = Bytes(r);
+            for (int i = 0; i < 1000; ++i)
+              bytes += stream(100 + announced++, false, "chan_" + std::to_string(i % 4));
+            return {bytes};
+          }
+          case w::kGetNextIndex: {
+            w::IndexReply r{};
+            r.status.set(w::kIndexHup);
+            return {Bytes(r)};
+          }
+        }
+        return Close();
+      }));
+  BatchPool pool{8};
+  HostInput input{0, 512, pool, [&pool](Batch* b) { pool.Give(b); }};
+  std::atomic<bool> stop{false};
+  auto reading = std::async(std::launch::async, [&] {
+    return ReadLiveSession(input, f.url() + "/host/host/session", LiveReadOptions{}, stop);
+  });
+  while (announced < 70000 &&
+         reading.wait_for(std::chrono::milliseconds(10)) == std::future_status::timeout) {
+  }
+  ASSERT_GE(announced.load(), 70000u) << reading.get().error;
+  stop = true;
+  // Before: never returned (the fake's end, at the test's, broke the connection).
+  ASSERT_EQ(reading.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  const LiveAttempt result = reading.get();
+  EXPECT_EQ(result.error, "");
+  EXPECT_FALSE(result.refused);
 }
 
 }  // namespace

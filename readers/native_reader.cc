@@ -116,16 +116,38 @@ bool NativeReader::Run(const std::atomic<bool>& stop) {
   return true;
 }
 
-void NativeReader::AddLiveStream(LivePackets* packets, std::string name, int cpu) {
-  Port p;
+bool NativeReader::AddLiveStream(LivePackets* packets, std::string name, int cpu) {
+  uint16_t index;
+  if (!free_ports_.empty()) {
+    index = free_ports_.back();
+    free_ports_.pop_back();
+    merger_.SetTie(index, 0);  // as a new port's, until its CPU is known
+  } else if (ports_.size() < kMaxLivePorts) {
+    index = static_cast<uint16_t>(ports_.size());
+    ports_.emplace_back();
+  } else {
+    return false;
+  }
+  Port& p = ports_[index];
+  p = Port{};
   p.cursor = std::make_unique<ctf::StreamCursor>(*packets->trace, std::move(name),
                                                  ctf::StreamCursor::InMemory{});
   p.trace = packets->trace;
   p.live = packets;
-  p.index = static_cast<uint16_t>(ports_.size());
+  p.index = index;
   p.cpu = p.fallback_cpu = cpu >= 0 ? static_cast<uint16_t>(cpu) : p.index;
-  ports_.push_back(std::move(p));
-  merger_.AddPort(ports_.back().index);
+  merger_.AddPort(index);
+  return true;
+}
+
+PortMerger::Refill NativeReader::Release(Port& p) {
+  input_.cpus.ForgetStream(p.cursor.get());
+  p.live->released = true;
+  p.live = nullptr;
+  p.cursor.reset();
+  p.trace.reset();
+  free_ports_.push_back(p.index);
+  return PortMerger::Refill::kEnded;
 }
 
 NativeReader::Merged NativeReader::Merge(const std::atomic<bool>& stop) {
@@ -217,7 +239,7 @@ PortMerger::Refill NativeReader::FillHead(Port& p, int64_t* ts) {
           *ts = p.head_ts;
           return PortMerger::Refill::kHead;
         }
-        return p.live->ended ? PortMerger::Refill::kEnded : PortMerger::Refill::kAgain;
+        return p.live->ended ? Release(p) : PortMerger::Refill::kAgain;
     }
   }
 }

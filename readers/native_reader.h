@@ -30,6 +30,9 @@ struct LivePackets {
   bool reading_front = false;
   std::optional<uint64_t> beacon;  // clock cycles: the stream has nothing before this
   bool ended = false;              // nothing comes after the packets queued
+  // Set by the reader once the stream ended and was read to its end: it holds the stream no
+  // more, and its owner may let it go.
+  bool released = false;
   // A packet read to its end, given back (the receiver reuses the buffer).
   std::function<void(PacketBytes&&)> done;
 };
@@ -48,9 +51,13 @@ class NativeReader {
   // the caller's to hand over with Finish). Returns false when stopped.
   bool Run(const std::atomic<bool>& stop);
 
-  // Live: a stream whose packets come in `packets` (kept by the caller), merged from now on.
-  // `name` names it in errors; `cpu` is its CPU until a packet context says (-1: unknown).
-  void AddLiveStream(LivePackets* packets, std::string name, int cpu);
+  // Live: a stream whose packets come in `packets` (kept by the caller until the reader sets
+  // `released`), merged from now on. `name` names it in errors; `cpu` is its CPU until a packet
+  // context says (-1: unknown). A stream that ended and was read leaves its port to the next
+  // one, so a relayd announcing streams and hanging them up holds nothing here. False when
+  // kMaxLivePorts streams are held at once.
+  bool AddLiveStream(LivePackets* packets, std::string name, int cpu);
+  static constexpr size_t kMaxLivePorts = 65535;  // a port's index is 16 bits
   enum class Merged : uint8_t {
     kBlocked,  // a stream has nothing yet: more packets or beacons are needed
     kEnded,    // every stream ended
@@ -79,6 +86,8 @@ class NativeReader {
   };
 
   PortMerger::Refill FillHead(Port& p, int64_t* ts);
+  // A live port's stream ended and was read: it is released and the port freed.
+  PortMerger::Refill Release(Port& p);
   // A live port's next packet fed to its cursor: false when it has none yet.
   bool FeedLive(Port& p);
   void OnEvent(Port& p);
@@ -93,6 +102,7 @@ class NativeReader {
   HostInput& input_;
   std::vector<std::shared_ptr<ctf::TraceDecoder>> traces_;
   std::vector<Port> ports_;
+  std::vector<uint16_t> free_ports_;  // live ports whose stream was released, to reuse
   PortMerger merger_;
   std::vector<const ctf::StreamClass*> seen_stream_classes_;
   uint32_t dialect_ = 0;
