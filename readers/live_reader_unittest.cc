@@ -59,41 +59,41 @@ TEST(LiveReaderTest, StreamsThatComeAndGoHoldNothingAndAStopEndsTheReader) {
   bool metadata_sent = false;
   FakeSession session;
   session.id = 7;
-  FakeRelayd f(RelaydOf(
-      13, {session}, std::make_shared<FakeRelaydLog>(),
-      [&](uint32_t cmd, const std::string&) -> Answer {
-        switch (cmd) {
-          case w::kAttachSession: {
-            w::AttachReply r{};
-            r.status.set(w::kAttachOk);
-            r.streams_count.set(1);
-            return {Bytes(r) + stream(1, true, "metadata")};
-          }
-          case w::kGetMetadata: {
-            w::MetadataReply r{};
-            r.len.set(metadata_sent ? 0 : metadata.size());
-            r.status.set(metadata_sent ? w::kMetadataNoNew : w::kMetadataOk);
-            std::string bytes = Bytes(r) + (metadata_sent ? std::string() : metadata);
-            metadata_sent = true;
-            return {bytes};
-          }
-          case w::kGetNewStreams: {
-            w::NewStreamsReply r{};
-            r.status.set(w::kNewStreamsOk);
-            r.streams_count.set(1000);
-            std::string bytes = Bytes(r);
-            for (int i = 0; i < 1000; ++i)
-              bytes += stream(100 + announced++, false, "chan_" + std::to_string(i % 4));
-            return {bytes};
-          }
-          case w::kGetNextIndex: {
-            w::IndexReply r{};
-            r.status.set(w::kIndexHup);
-            return {Bytes(r)};
-          }
-        }
-        return Close();
-      }));
+  FakeRelayd f(
+      RelaydOf(13, {session}, std::make_shared<FakeRelaydLog>(),
+               [&](uint32_t cmd, const std::string&) -> Answer {
+                 switch (cmd) {
+                   case w::kAttachSession: {
+                     w::AttachReply r{};
+                     r.status.set(w::kAttachOk);
+                     r.streams_count.set(1);
+                     return {Bytes(r) + stream(1, true, "metadata")};
+                   }
+                   case w::kGetMetadata: {
+                     w::MetadataReply r{};
+                     r.len.set(metadata_sent ? 0 : metadata.size());
+                     r.status.set(metadata_sent ? w::kMetadataNoNew : w::kMetadataOk);
+                     std::string bytes = Bytes(r) + (metadata_sent ? std::string() : metadata);
+                     metadata_sent = true;
+                     return {bytes};
+                   }
+                   case w::kGetNewStreams: {
+                     w::NewStreamsReply r{};
+                     r.status.set(w::kNewStreamsOk);
+                     r.streams_count.set(1000);
+                     std::string bytes = Bytes(r);
+                     for (int i = 0; i < 1000; ++i)
+                       bytes += stream(100 + announced++, false, "chan_" + std::to_string(i % 4));
+                     return {bytes};
+                   }
+                   case w::kGetNextIndex: {
+                     w::IndexReply r{};
+                     r.status.set(w::kIndexHup);
+                     return {Bytes(r)};
+                   }
+                 }
+                 return Close();
+               }));
   BatchPool pool{8};
   HostInput input{0, 512, pool, [&pool](Batch* b) { pool.Give(b); }};
   std::atomic<bool> stop{false};
