@@ -192,10 +192,12 @@ int RunAnalyze(const AnalyzeOptions& options) {
     code = 1;
   if (server) {
     std::cout.flush();
-    fmt::print(
-        stderr, "waitpath: analysis done; serving metrics on http://{}/metrics {}\n",
-        server->bound(),
-        linger_ns < 0 ? "until SIGINT/SIGTERM" : "for --metrics-linger " + options.metrics.linger);
+    // The report is out; what keeps the command running is said, with how to end it.
+    fmt::print(stderr, "waitpath: analysis done; serving metrics on http://{}/metrics {}\n",
+               server->bound(),
+               linger_ns < 0 ? std::string("until Ctrl-C or SIGTERM")
+                             : "for " + options.metrics.linger +
+                                   " more (--metrics-linger); Ctrl-C or SIGTERM stops it");
     Linger(linger_ns);
   }
   return code;

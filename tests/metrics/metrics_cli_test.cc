@@ -219,6 +219,32 @@ TEST_F(MetricsCliTest, ConfigFileAppliesAndFlagsOverrideIt) {
   EXPECT_FALSE(processes().count("other"));
 }
 
+// The packaged configuration (/etc/waitpath/waitpath.toml) is the systemd unit's: `analyze`
+// with it reports and exits (it held the terminal for 5 minutes, serving metrics, and said
+// nothing of its --watch matching none of the tasks).
+TEST_F(MetricsCliTest, PackagedConfigAnalyzeReportsAndExits) {
+  const CommandResult r = RunWaitpath("--config " + std::string(WAITPATH_CONFIGS) +
+                                          "/waitpath.toml analyze " + kFixtures + "/perf/rpc",
+                                      "timeout 60");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err.rfind("waitpath: --watch 'comm=nginx.*' 'comm=postgres.*' matched none", 0), 0u)
+      << r.err;
+  EXPECT_EQ(r.err.find("serving metrics"), std::string::npos) << r.err;
+}
+
+// Serving after the report says for how long and how to stop it.
+TEST_F(MetricsCliTest, ServingAfterTheReportSaysHowToStop) {
+  const CommandResult r = RunWaitpath("analyze --metrics 127.0.0.1:0 --metrics-linger 0s " +
+                                      kFixtures + "/perf/rpc >/dev/null");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_TRUE(
+      std::regex_search(r.err, std::regex("\nwaitpath: analysis done; serving metrics on "
+                                          "http://127\\.0\\.0\\.1:[0-9]+/metrics for 0s more "
+                                          "\\(--metrics-linger\\); Ctrl-C or SIGTERM stops it\n$")))
+      << r.err;
+}
+
 TEST_F(MetricsCliTest, MalformedConfigIsOneLineAndExit2) {
   const std::string trace = kFixtures + "/perf/rpc";
   for (const std::string text :
