@@ -53,22 +53,16 @@ void CpuActivity::Close(uint16_t host, uint16_t cpu, Kind kind, int32_t tid, uin
 }
 
 void CpuActivity::Enter(const Event& e, Kind kind, uint32_t name) {
-  Cpu(e.host, e.cpu).interrupts.push_back(OpenInterrupt{e.ts, name, kind});
+  Cpu(e.host, e.cpu).interrupts.Enter(OpenInterrupt{e.ts, name, kind});
 }
 
 void CpuActivity::Exit(const Event& e, Kind kind) {
   CpuState& c = Cpu(e.host, e.cpu);
-  // An exit whose entry was lost closes nothing; one whose inner entries' exits were lost
-  // closes those too (interrupts nest, so the stack unwinds to it).
-  auto it = std::find_if(c.interrupts.rbegin(), c.interrupts.rend(),
-                         [kind](const OpenInterrupt& o) { return o.kind == kind; });
-  if (it == c.interrupts.rend()) return;
-  const size_t keep = static_cast<size_t>(c.interrupts.rend() - it) - 1;
-  while (c.interrupts.size() > keep) {
-    const OpenInterrupt o = c.interrupts.back();
-    c.interrupts.pop_back();
+  // As the engine sees it: the exit closes the innermost open interrupt of its kind with those
+  // inside it whose exits were lost, or nothing if its entry was lost.
+  c.interrupts.Exit(kind, [&](const OpenInterrupt& o) {
     Close(e.host, e.cpu, o.kind, c.tid, o.name, o.start, e.ts);
-  }
+  });
 }
 
 void CpuActivity::Observe(const Event& e) {
@@ -124,9 +118,9 @@ void CpuActivity::Observe(const Event& e) {
       return;
     case EventKind::kLost:
       // What ran during the loss is not known: close what was open at the loss.
-      for (const OpenInterrupt& o : c.interrupts)
+      for (const OpenInterrupt& o : c.interrupts.open())
         Close(e.host, e.cpu, o.kind, c.tid, o.name, o.start, e.ts);
-      c.interrupts.clear();
+      c.interrupts.Clear();
       if (c.tid > 0) Close(e.host, e.cpu, Kind::kTask, c.tid, c.name, c.since, e.ts);
       c.tid = -1;
       return;
@@ -139,9 +133,9 @@ void CpuActivity::Finish() {
   for (uint16_t h = 0; h < cpus_.size(); ++h) {
     for (uint16_t cpu = 0; cpu < cpus_[h].size(); ++cpu) {
       CpuState& c = cpus_[h][cpu];
-      for (const OpenInterrupt& o : c.interrupts)
+      for (const OpenInterrupt& o : c.interrupts.open())
         Close(h, cpu, o.kind, c.tid, o.name, o.start, host_last_[h]);
-      c.interrupts.clear();
+      c.interrupts.Clear();
       if (c.tid > 0) Close(h, cpu, Kind::kTask, c.tid, c.name, c.since, host_last_[h]);
       c.tid = -1;
     }

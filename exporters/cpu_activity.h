@@ -8,6 +8,7 @@
 #include <limits>
 #include <vector>
 
+#include "incremental/interrupt_nest.h"
 #include "model/event.h"
 
 namespace waitpath {
@@ -67,7 +68,7 @@ class CpuActivity {
     int32_t tid = -1;  // -1: not known yet
     uint32_t name = 0;
     int64_t since = 0;
-    std::vector<OpenInterrupt> interrupts;  // innermost last
+    InterruptNest<OpenInterrupt> interrupts;  // the engine's rule (CpuContextTracker)
   };
 
   CpuState& Cpu(uint16_t host, uint16_t cpu);

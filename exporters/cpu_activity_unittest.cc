@@ -93,6 +93,24 @@ TEST(CpuActivityTest, ALossClosesWhatWasOpenAndAnUnmatchedExitClosesNothing) {
   EXPECT_EQ(cpus.slices()[1].end, 150);
 }
 
+// The irq's exit was lost: the softirq's exit closes it too, and an irq exit after that has
+// nothing of its kind to close.
+TEST(CpuActivityTest, AnExitClosesTheInterruptsInsideItWhoseExitsWereLost) {
+  CpuActivity cpus({}, 100);
+  cpus.Observe(SwitchEvent(100, 0, 0, 10, 0, -1, Name("a")));
+  cpus.Observe(SoftirqEvent(EventKind::kSoftirqEntry, 110, 0, 3));
+  cpus.Observe(IrqEntryEvent(120, 0, 42, Name("eth0-TxRx-0")));
+  cpus.Observe(SoftirqEvent(EventKind::kSoftirqExit, 130, 0, 3));
+  cpus.Observe(IrqExitEvent(140, 0, 42));
+  cpus.Finish();
+  ASSERT_EQ(cpus.slices().size(), 3u);
+  EXPECT_EQ(cpus.slices()[0].kind, Kind::kIrq);
+  EXPECT_EQ(cpus.slices()[0].end, 130);
+  EXPECT_EQ(cpus.slices()[1].kind, Kind::kSoftirq);
+  EXPECT_EQ(cpus.slices()[1].end, 130);
+  EXPECT_EQ(cpus.slices()[2].kind, Kind::kTask);
+}
+
 TEST(CpuActivityTest, StopsRecordingAtItsCap) {
   CpuActivity cpus({}, 2);
   for (const Event& e : Script()) cpus.Observe(e);

@@ -48,33 +48,29 @@ void CpuContextTracker::Lost(uint16_t id) {
   c.current = kNoTask;
   c.known = false;
   c.in_irq_thread = false;
-  c.frames.clear();
+  c.frames.Clear();
 }
 
 Utid CpuContextTracker::EnterInterrupt(uint16_t id, const IrqFrame& frame) {
   CpuContext& c = At(id);
-  c.frames.push_back(frame);
+  c.frames.Enter(frame);
   return c.frames.size() == 1 ? c.current : kNoTask;
 }
 
-Utid CpuContextTracker::ExitInterrupt(uint16_t id) {
+Utid CpuContextTracker::ExitInterrupt(uint16_t id, IrqFrame::Kind kind) {
   CpuContext& c = At(id);
-  if (c.frames.empty()) return kNoTask;
-  const bool timer_done = c.frames.back().type == IrqFrame::Type::kTimer;
-  c.frames.pop_back();
-  if (!c.frames.empty()) {
+  const size_t closed = c.frames.Exit(kind, [&c](const IrqFrame& f) {
     // The enclosing context (e.g. the local timer interrupt) ran that timer.
-    if (timer_done) c.frames.back().timer = true;
-    return kNoTask;
-  }
-  return c.current;
+    if (f.kind == IrqFrame::Kind::kTimer && !c.frames.empty()) c.frames.innermost().timer = true;
+  });
+  return closed > 0 && c.frames.empty() ? c.current : kNoTask;
 }
 
 namespace {
 // The frame that stands for what the CPU handles now: its innermost interrupt context, else
 // its interrupt thread's, else none.
 IrqFrame* Handling(CpuContext& c) {
-  if (!c.frames.empty()) return &c.frames.back();
+  if (!c.frames.empty()) return &c.frames.innermost();
   return c.in_irq_thread ? &c.irq_thread : nullptr;
 }
 
@@ -106,7 +102,7 @@ void CpuContextTracker::PacketReceived(uint16_t id, Utid sender, int64_t send_ts
 
 WaitLink CpuContextTracker::Waker(uint16_t id, uint8_t ctx) const {
   const CpuContext& c = At(id);
-  if (!c.frames.empty()) return FromInterrupt(c.frames.back());
+  if (!c.frames.empty()) return FromInterrupt(c.frames.innermost());
   // perf marks interrupt context in every event even when entry events are missing.
   if (InterruptByFlags(ctx)) return WaitLink{WaitLink::Type::kLeaf, Leaf::kIrq};
   // An interrupt thread's wake-up is the interrupt's (the packet it received...), not the
@@ -130,12 +126,12 @@ bool IrqThreadFrame(std::string_view comm, IrqFrame* frame, std::string_view* na
   *frame = IrqFrame{};
   *name = {};
   if (comm.starts_with("napi/")) {
-    frame->type = IrqFrame::Type::kSoftIrq;
+    frame->kind = IrqFrame::Kind::kSoftIrq;
     frame->number = kNetRx;
     return true;
   }
   if (!comm.starts_with("irq/")) return false;
-  frame->type = IrqFrame::Type::kHardIrq;
+  frame->kind = IrqFrame::Kind::kHardIrq;
   const size_t dash = comm.find('-');
   *name = dash == std::string_view::npos ? std::string_view() : comm.substr(dash + 1);
   return true;
@@ -146,10 +142,10 @@ Leaf ClassifyInterrupt(const IrqFrame& f, std::string_view irq_name) {
   if (f.packet) return Leaf::kNetwork;
   if (f.disk) return Leaf::kDisk;
   if (f.timer) return Leaf::kTimer;
-  switch (f.type) {
-    case IrqFrame::Type::kTimer:
+  switch (f.kind) {
+    case IrqFrame::Kind::kTimer:
       return Leaf::kTimer;
-    case IrqFrame::Type::kSoftIrq:
+    case IrqFrame::Kind::kSoftIrq:
       switch (f.number) {
         case kTimerSoftirq:
         case kHrtimerSoftirq:
@@ -163,9 +159,9 @@ Leaf ClassifyInterrupt(const IrqFrame& f, std::string_view irq_name) {
         default:
           return Leaf::kIrq;
       }
-    case IrqFrame::Type::kIpi:
+    case IrqFrame::Kind::kIpi:
       return f.number == kIpiLocalTimer ? Leaf::kTimer : Leaf::kIpi;
-    case IrqFrame::Type::kHardIrq:
+    case IrqFrame::Kind::kHardIrq:
       // Device names as drivers register them (/proc/interrupts).
       if (NameHas(irq_name,
                   {"nvme", "ahci", "ata", "sd", "mmc", "blk", "-req", "scsi", "megasas", "mpt"})) {
@@ -180,7 +176,7 @@ Leaf ClassifyInterrupt(const IrqFrame& f, std::string_view irq_name) {
       }
       if (NameHas(irq_name, {"timer", "hpet", "rtc"})) return Leaf::kTimer;
       return Leaf::kIrq;
-    case IrqFrame::Type::kFromFlags:
+    case IrqFrame::Kind::kFromFlags:
       return Leaf::kIrq;
   }
   return Leaf::kIrq;

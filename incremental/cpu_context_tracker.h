@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "incremental/interrupt_nest.h"
 #include "incremental/leaf_state.h"
 #include "incremental/task_history.h"
 #include "incremental/task_table.h"
@@ -15,8 +16,8 @@
 namespace waitpath {
 
 struct IrqFrame {
-  enum class Type : uint8_t { kHardIrq, kSoftIrq, kTimer, kIpi, kFromFlags };
-  Type type;
+  enum class Kind : uint8_t { kHardIrq, kSoftIrq, kTimer, kIpi, kFromFlags };
+  Kind kind;
   int32_t number;         // irq line, softirq vector or IpiType
   uint32_t name;          // interned irq name (hard irqs)
   bool packet = false;    // a packet was received inside
@@ -35,8 +36,8 @@ struct CpuContext {
   // and a wake-up it makes is that interrupt's, as if from interrupt context.
   bool in_irq_thread = false;
   IrqFrame irq_thread{};
-  int64_t last_ts = 0;           // the CPU's previous event
-  std::vector<IrqFrame> frames;  // interrupt contexts over the current task, innermost last
+  int64_t last_ts = 0;             // the CPU's previous event
+  InterruptNest<IrqFrame> frames;  // interrupt contexts over the current task
 };
 
 // Keeps each CPU's context: which task runs, and the stack of interrupt contexts over it with
@@ -64,12 +65,13 @@ class CpuContextTracker {
   // An interrupt context (irq, softirq, hrtimer, IPI) begins on the CPU. Returns the task it
   // interrupts: the current one if this is the outermost context, else kNoTask.
   Utid EnterInterrupt(uint16_t cpu, const IrqFrame& frame);
-  // The innermost context ends (an exit without its entry, after the trace start or a loss,
-  // closes nothing); a timer that ran in it ran in the context around it too. Returns the
-  // task that resumes: the current one if no context is left, else kNoTask.
-  Utid ExitInterrupt(uint16_t cpu);
+  // A context of `kind` ends: the innermost open one of that kind, with those inside it whose
+  // exits were lost (an exit without its entry, after the trace start or a loss, closes
+  // nothing; InterruptNest::Exit). A timer that ends ran in the context around it too. Returns
+  // the task that resumes: the current one if this closed the last context, else kNoTask.
+  Utid ExitInterrupt(uint16_t cpu, IrqFrame::Kind kind);
   // A switch runs in task context: contexts whose exit was not seen are over.
-  void LeaveInterrupts(uint16_t cpu) { At(cpu).frames.clear(); }
+  void LeaveInterrupts(uint16_t cpu) { At(cpu).frames.Clear(); }
   bool InInterrupt(uint16_t cpu) const { return !At(cpu).frames.empty(); }
 
   // What happened in the CPU's innermost context, or in its interrupt thread (else nothing):

@@ -8,8 +8,8 @@
 namespace waitpath {
 namespace {
 
-IrqFrame Frame(IrqFrame::Type type, int32_t number) {
-  return IrqFrame{type, number, 0};
+IrqFrame Frame(IrqFrame::Kind kind, int32_t number) {
+  return IrqFrame{kind, number, 0};
 }
 
 constexpr int32_t kNetRx = 3;  // softirq vector
@@ -29,7 +29,7 @@ TEST_F(CpuContextTrackerTest, CpusGrowOnDemandAndStartUnknown) {
   EXPECT_EQ(c3.current, kNoTask);
   EXPECT_TRUE(c3.frames.empty());
   t.SetCurrent(3, 9, "make");
-  t.EnterInterrupt(3, Frame(IrqFrame::Type::kHardIrq, 1));
+  t.EnterInterrupt(3, Frame(IrqFrame::Kind::kHardIrq, 1));
   t.cpu(7);  // growing keeps the state of existing CPUs
   EXPECT_TRUE(t.cpu(3).known);
   EXPECT_EQ(t.cpu(3).current, 9u);
@@ -40,21 +40,51 @@ TEST_F(CpuContextTrackerTest, CpusGrowOnDemandAndStartUnknown) {
 // Only the outermost context interrupts the task, and only leaving it resumes the task.
 TEST_F(CpuContextTrackerTest, InterruptsNestOverTheCurrentTask) {
   t.SetCurrent(0, 7, "worker");
-  EXPECT_EQ(t.EnterInterrupt(0, Frame(IrqFrame::Type::kHardIrq, 30)), 7u);
+  EXPECT_EQ(t.EnterInterrupt(0, Frame(IrqFrame::Kind::kHardIrq, 30)), 7u);
   EXPECT_TRUE(t.InInterrupt(0));
-  EXPECT_EQ(t.EnterInterrupt(0, Frame(IrqFrame::Type::kSoftIrq, kNetRx)), kNoTask);
-  EXPECT_EQ(t.ExitInterrupt(0), kNoTask);
-  EXPECT_EQ(t.ExitInterrupt(0), 7u);
+  EXPECT_EQ(t.EnterInterrupt(0, Frame(IrqFrame::Kind::kSoftIrq, kNetRx)), kNoTask);
+  EXPECT_EQ(t.ExitInterrupt(0, IrqFrame::Kind::kSoftIrq), kNoTask);
+  EXPECT_EQ(t.ExitInterrupt(0, IrqFrame::Kind::kHardIrq), 7u);
   EXPECT_FALSE(t.InInterrupt(0));
-  EXPECT_EQ(t.ExitInterrupt(0), kNoTask);  // an exit without its entry closes nothing
+  // An exit without its entry closes nothing.
+  EXPECT_EQ(t.ExitInterrupt(0, IrqFrame::Kind::kHardIrq), kNoTask);
   // Over the idle task there is nobody to interrupt.
   t.SetCurrent(0, kNoTask, {});
-  EXPECT_EQ(t.EnterInterrupt(0, Frame(IrqFrame::Type::kIpi, kIpiReschedule)), kNoTask);
-  EXPECT_EQ(t.ExitInterrupt(0), kNoTask);
+  EXPECT_EQ(t.EnterInterrupt(0, Frame(IrqFrame::Kind::kIpi, kIpiReschedule)), kNoTask);
+  EXPECT_EQ(t.ExitInterrupt(0, IrqFrame::Kind::kIpi), kNoTask);
   // A switch ends contexts whose exit was not seen.
-  t.EnterInterrupt(0, Frame(IrqFrame::Type::kHardIrq, 30));
+  t.EnterInterrupt(0, Frame(IrqFrame::Kind::kHardIrq, 30));
   t.LeaveInterrupts(0);
   EXPECT_FALSE(t.InInterrupt(0));
+}
+
+// An exit closes the innermost context of its kind: the contexts inside it are over too, their
+// exits lost.
+TEST_F(CpuContextTrackerTest, AnExitClosesTheInnermostContextOfItsKind) {
+  t.SetCurrent(0, 7, "worker");
+  EXPECT_EQ(t.EnterInterrupt(0, Frame(IrqFrame::Kind::kHardIrq, 30)), 7u);
+  EXPECT_EQ(t.EnterInterrupt(0, Frame(IrqFrame::Kind::kSoftIrq, kNetRx)), kNoTask);
+  // The softirq's exit was lost: the irq's exit closes both and the task resumes.
+  EXPECT_EQ(t.ExitInterrupt(0, IrqFrame::Kind::kHardIrq), 7u);
+  EXPECT_FALSE(t.InInterrupt(0));
+  EXPECT_EQ(t.Waker(0, 0).type, WaitLink::Type::kTask);
+
+  // An exit whose entry was lost closes nothing, not the context open inside it.
+  t.EnterInterrupt(0, Frame(IrqFrame::Kind::kHardIrq, 30));
+  EXPECT_EQ(t.ExitInterrupt(0, IrqFrame::Kind::kSoftIrq), kNoTask);
+  EXPECT_EQ(t.cpu(0).frames.size(), 1u);
+  EXPECT_EQ(t.ExitInterrupt(0, IrqFrame::Kind::kHardIrq), 7u);
+
+  // A timer closed with the softirq around it marks that softirq, which ends too; the irq
+  // outside both ran no timer.
+  t.EnterInterrupt(0, Frame(IrqFrame::Kind::kHardIrq, 30));
+  t.EnterInterrupt(0, Frame(IrqFrame::Kind::kSoftIrq, kNetRx));
+  t.EnterInterrupt(0, Frame(IrqFrame::Kind::kTimer, 0));
+  EXPECT_EQ(t.ExitInterrupt(0, IrqFrame::Kind::kSoftIrq), kNoTask);
+  ASSERT_EQ(t.cpu(0).frames.size(), 1u);
+  EXPECT_EQ(t.cpu(0).frames.innermost().kind, IrqFrame::Kind::kHardIrq);
+  EXPECT_FALSE(t.cpu(0).frames.innermost().timer);
+  EXPECT_EQ(t.ExitInterrupt(0, IrqFrame::Kind::kHardIrq), 7u);
 }
 
 TEST_F(CpuContextTrackerTest, WakerFromTaskIdleOrUnknownCpu) {
@@ -80,11 +110,11 @@ TEST_F(CpuContextTrackerTest, WakerFromTaskIdleOrUnknownCpu) {
 // the interrupt, is the timer's.
 TEST_F(CpuContextTrackerTest, ATimerThatRanInsideMakesTheEnclosingContextATimer) {
   t.SetCurrent(0, 5, "bash");
-  t.EnterInterrupt(0, Frame(IrqFrame::Type::kHardIrq, 0));
+  t.EnterInterrupt(0, Frame(IrqFrame::Kind::kHardIrq, 0));
   EXPECT_EQ(t.Waker(0, 0).leaf, Leaf::kIrq);
-  t.EnterInterrupt(0, Frame(IrqFrame::Type::kTimer, 0));
-  t.ExitInterrupt(0);
-  EXPECT_TRUE(t.cpu(0).frames.back().timer);
+  t.EnterInterrupt(0, Frame(IrqFrame::Kind::kTimer, 0));
+  t.ExitInterrupt(0, IrqFrame::Kind::kTimer);
+  EXPECT_TRUE(t.cpu(0).frames.innermost().timer);
   EXPECT_EQ(t.Waker(0, 0).leaf, Leaf::kTimer);
 }
 
@@ -92,7 +122,7 @@ TEST_F(CpuContextTrackerTest, APacketReceivedInsideIsFollowedToItsSender) {
   t.SetCurrent(0, 5, "bash");
   t.PacketReceived(0, 9, 100);  // in task context: nothing to record it in
   EXPECT_EQ(t.Waker(0, 0).type, WaitLink::Type::kTask);
-  t.EnterInterrupt(0, Frame(IrqFrame::Type::kSoftIrq, kNetRx));
+  t.EnterInterrupt(0, Frame(IrqFrame::Kind::kSoftIrq, kNetRx));
   t.PacketReceived(0, 9, 100);
   const WaitLink packet = t.Waker(0, 0);
   EXPECT_EQ(packet.type, WaitLink::Type::kPacket);
@@ -117,9 +147,9 @@ TEST_F(CpuContextTrackerTest, AnInterruptThreadsWakeUpsAreItsInterrupts) {
   t.DiskCompleted(0);
   EXPECT_EQ(t.Waker(0, 0).leaf, Leaf::kDisk);  // by what it handled
   // A frame over the thread takes what happens inside it.
-  t.EnterInterrupt(0, Frame(IrqFrame::Type::kSoftIrq, kRcuSoftirq));
+  t.EnterInterrupt(0, Frame(IrqFrame::Kind::kSoftIrq, kRcuSoftirq));
   t.PacketReceived(0, 9, 100);
-  t.ExitInterrupt(0);
+  t.ExitInterrupt(0, IrqFrame::Kind::kSoftIrq);
   EXPECT_FALSE(t.cpu(0).irq_thread.packet);
   t.SetCurrent(0, 6, "napi/eth0-8193");
   t.PacketReceived(0, 9, 100);
@@ -135,12 +165,12 @@ TEST_F(CpuContextTrackerTest, APacketSentFromTaskContextIsTheTasks) {
   EXPECT_EQ(t.PacketSender(0, 0), 5u);
   // perf's softirq bit: the stack sending (an ACK), not the task.
   EXPECT_EQ(t.PacketSender(0, kCtxKnown | kCtxSoftirq), kNoTask);
-  t.EnterInterrupt(0, Frame(IrqFrame::Type::kSoftIrq, kNetRx));
+  t.EnterInterrupt(0, Frame(IrqFrame::Kind::kSoftIrq, kNetRx));
   EXPECT_EQ(t.PacketSender(0, 0), kNoTask);
 }
 
 TEST(ClassifyInterruptTest, WhatHappenedInsideDecidesFirst) {
-  IrqFrame f = Frame(IrqFrame::Type::kIpi, kIpiCallFunction);
+  IrqFrame f = Frame(IrqFrame::Kind::kIpi, kIpiCallFunction);
   EXPECT_EQ(ClassifyInterrupt(f, ""), Leaf::kIpi);
   f.timer = true;
   EXPECT_EQ(ClassifyInterrupt(f, ""), Leaf::kTimer);
@@ -149,14 +179,14 @@ TEST(ClassifyInterruptTest, WhatHappenedInsideDecidesFirst) {
   f.packet = true;
   EXPECT_EQ(ClassifyInterrupt(f, ""), Leaf::kNetwork);
 
-  IrqFrame nic = Frame(IrqFrame::Type::kHardIrq, 30);
+  IrqFrame nic = Frame(IrqFrame::Kind::kHardIrq, 30);
   nic.disk = true;  // a block completion inside a NIC's irq is still disk
   EXPECT_EQ(ClassifyInterrupt(nic, "eth0"), Leaf::kDisk);
 }
 
 TEST(ClassifyInterruptTest, SoftirqVectors) {
   const auto softirq = [](int32_t vec) {
-    return ClassifyInterrupt(Frame(IrqFrame::Type::kSoftIrq, vec), "");
+    return ClassifyInterrupt(Frame(IrqFrame::Kind::kSoftIrq, vec), "");
   };
   EXPECT_EQ(softirq(0), Leaf::kIrq);      // HI
   EXPECT_EQ(softirq(1), Leaf::kTimer);    // TIMER
@@ -171,16 +201,16 @@ TEST(ClassifyInterruptTest, SoftirqVectors) {
 }
 
 TEST(ClassifyInterruptTest, TimersAndIpis) {
-  EXPECT_EQ(ClassifyInterrupt(Frame(IrqFrame::Type::kTimer, 0), ""), Leaf::kTimer);
-  EXPECT_EQ(ClassifyInterrupt(Frame(IrqFrame::Type::kIpi, kIpiLocalTimer), ""), Leaf::kTimer);
-  EXPECT_EQ(ClassifyInterrupt(Frame(IrqFrame::Type::kIpi, kIpiReschedule), ""), Leaf::kIpi);
-  EXPECT_EQ(ClassifyInterrupt(Frame(IrqFrame::Type::kIpi, kIpiOther), ""), Leaf::kIpi);
-  EXPECT_EQ(ClassifyInterrupt(Frame(IrqFrame::Type::kFromFlags, 0), ""), Leaf::kIrq);
+  EXPECT_EQ(ClassifyInterrupt(Frame(IrqFrame::Kind::kTimer, 0), ""), Leaf::kTimer);
+  EXPECT_EQ(ClassifyInterrupt(Frame(IrqFrame::Kind::kIpi, kIpiLocalTimer), ""), Leaf::kTimer);
+  EXPECT_EQ(ClassifyInterrupt(Frame(IrqFrame::Kind::kIpi, kIpiReschedule), ""), Leaf::kIpi);
+  EXPECT_EQ(ClassifyInterrupt(Frame(IrqFrame::Kind::kIpi, kIpiOther), ""), Leaf::kIpi);
+  EXPECT_EQ(ClassifyInterrupt(Frame(IrqFrame::Kind::kFromFlags, 0), ""), Leaf::kIrq);
 }
 
 TEST(ClassifyInterruptTest, HardIrqsByDeviceName) {
   const auto hard = [](std::string_view name) {
-    return ClassifyInterrupt(Frame(IrqFrame::Type::kHardIrq, 11), name);
+    return ClassifyInterrupt(Frame(IrqFrame::Kind::kHardIrq, 11), name);
   };
   EXPECT_EQ(hard("nvme0q1"), Leaf::kDisk);
   EXPECT_EQ(hard("ahci[0000:00:17.0]"), Leaf::kDisk);

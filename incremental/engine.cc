@@ -150,10 +150,10 @@ void Engine::Handle(HostState& hs, const Event& e, const Batch& batch) {
     case EventKind::kSoftirqEntry: OnSoftirqEntry(hs, e); break;
     case EventKind::kHrtimerEntry: OnHrtimerEntry(hs, e); break;
     case EventKind::kIpiEntry: OnIpiEntry(hs, e); break;
-    case EventKind::kIrqExit:
-    case EventKind::kSoftirqExit:
-    case EventKind::kHrtimerExit:
-    case EventKind::kIpiExit: OnInterruptExit(hs, e); break;
+    case EventKind::kIrqExit: OnInterruptExit(hs, e, IrqFrame::Kind::kHardIrq); break;
+    case EventKind::kSoftirqExit: OnInterruptExit(hs, e, IrqFrame::Kind::kSoftIrq); break;
+    case EventKind::kHrtimerExit: OnInterruptExit(hs, e, IrqFrame::Kind::kTimer); break;
+    case EventKind::kIpiExit: OnInterruptExit(hs, e, IrqFrame::Kind::kIpi); break;
     case EventKind::kPacketOut: OnPacketOut(hs, e, batch); break;
     case EventKind::kPacketIn: OnPacketIn(hs, e, batch); break;
     case EventKind::kBlockComplete: OnBlockComplete(hs, e); break;
@@ -341,20 +341,20 @@ void Engine::OnFree(HostState& hs, const Event& e) {
 void Engine::OnIrqEntry(HostState& hs, const Event& e) {
   const auto irq = AsIrqEntry(e);
   EnterInterrupt(hs, e,
-                 IrqFrame{IrqFrame::Type::kHardIrq, irq.irq(),
+                 IrqFrame{IrqFrame::Kind::kHardIrq, irq.irq(),
                           static_cast<uint32_t>(std::max(irq.name(), 0))});
 }
 
 void Engine::OnSoftirqEntry(HostState& hs, const Event& e) {
-  EnterInterrupt(hs, e, IrqFrame{IrqFrame::Type::kSoftIrq, AsSoftirq(e).vec(), 0});
+  EnterInterrupt(hs, e, IrqFrame{IrqFrame::Kind::kSoftIrq, AsSoftirq(e).vec(), 0});
 }
 
 void Engine::OnHrtimerEntry(HostState& hs, const Event& e) {
-  EnterInterrupt(hs, e, IrqFrame{IrqFrame::Type::kTimer, 0, 0});
+  EnterInterrupt(hs, e, IrqFrame{IrqFrame::Kind::kTimer, 0, 0});
 }
 
 void Engine::OnIpiEntry(HostState& hs, const Event& e) {
-  EnterInterrupt(hs, e, IrqFrame{IrqFrame::Type::kIpi, AsIpi(e).type(), 0});
+  EnterInterrupt(hs, e, IrqFrame{IrqFrame::Kind::kIpi, AsIpi(e).type(), 0});
 }
 
 // Whether the CPU's current task `u` has a history to continue. Damaged input (a flipped bit
@@ -372,9 +372,10 @@ void Engine::EnterInterrupt(HostState& hs, const Event& e, const IrqFrame& frame
   }
 }
 
-// irq, softirq, hrtimer and IPI exits: the task resumes when the last context is left.
-void Engine::OnInterruptExit(HostState& hs, const Event& e) {
-  const Utid u = hs.cpus.ExitInterrupt(e.cpu);
+// irq, softirq, hrtimer and IPI exits, each closing a context of its `kind`: the task resumes
+// when the last context is left.
+void Engine::OnInterruptExit(HostState& hs, const Event& e, IrqFrame::Kind kind) {
+  const Utid u = hs.cpus.ExitInterrupt(e.cpu, kind);
   if (Current(u) && histories_[u].back().kind == SegmentKind::kInterrupted) {
     histories_.Switch(u, e.ts, SegmentKind::kRunning);
   }

@@ -160,7 +160,7 @@ class Engine {
   void OnSoftirqEntry(HostState& hs, const Event& e);
   void OnHrtimerEntry(HostState& hs, const Event& e);
   void OnIpiEntry(HostState& hs, const Event& e);
-  void OnInterruptExit(HostState& hs, const Event& e);
+  void OnInterruptExit(HostState& hs, const Event& e, IrqFrame::Kind kind);
   void OnBlockComplete(HostState& hs, const Event& e);
   void OnPacketOut(HostState& hs, const Event& e, const Batch& batch);
   void OnPacketIn(HostState& hs, const Event& e, const Batch& batch);
