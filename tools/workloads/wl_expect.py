@@ -86,6 +86,11 @@ def events(trace):
         raise RuntimeError(f"babeltrace2 {trace} failed (muxer rejected the trace?)")
 
 
+# The kind of context each exit closes: the prefix of its entry's label.
+EXIT_KIND = {"irq:irq_handler_exit": "irq:", "irq:softirq_exit": "softirq:",
+             "timer:hrtimer_expire_exit": "hrtimer"}
+
+
 def context_label(flags, stack):
     """Names the context an event ran in: the innermost interrupt entered on this
     CPU, else what common_flags says (e.g. the trace began inside an interrupt)."""
@@ -184,10 +189,14 @@ def facts(trace, watch_comm):
             stack.append("hrtimer")
         elif name.startswith("irq_vectors:") and name.endswith("_entry"):
             stack.append("ipi:" + name[len("irq_vectors:"):-len("_entry")])
-        elif name in ("irq:irq_handler_exit", "irq:softirq_exit", "timer:hrtimer_expire_exit") or (
-                name.startswith("irq_vectors:") and name.endswith("_exit")):
-            if stack:
-                stack.pop()
+        elif name in EXIT_KIND or (name.startswith("irq_vectors:") and name.endswith("_exit")):
+            # waitpath's rule (incremental/interrupt_nest.h): an exit closes the innermost open
+            # context of its kind and those inside it (their exits lost); none open, nothing.
+            kind = EXIT_KIND.get(name, "ipi:")
+            for i in range(len(stack) - 1, -1, -1):
+                if stack[i].startswith(kind):
+                    del stack[i:]
+                    break
         elif name == "net:net_dev_queue":
             packets["queued"] += 1
             queued[f["skbaddr"]] = comm.get(cur, "?")
