@@ -223,9 +223,13 @@ TEST_F(HostileFlagsTest, MultiHostTextNamesTheReferenceAndAccuracy) {
 // an abort or an error message; stderr closed too changes nothing.
 TEST_F(HostileFlagsTest, ClosedOutputEndsWith141) {
   if (!HaveShared("many-threads") || !HaveShared("scp_src")) GTEST_SKIP() << "shared traces";
+  // Each output is larger than the room waitpath gives a pipe (1 MiB, below): a smaller one
+  // may be written whole before `head` gets to close its end (a loaded machine), and exit 0.
+  // `tail` of the two scp hosts (406 KB) did, now and then.
   for (const std::string& args :
-       {"analyze --json --min-wait 0ns " + kShared + "/many-threads",
-        "tail " + kShared + "/scp_src " + kShared + "/scp_dest",
+       {"analyze --json --min-wait 0ns " + kShared + "/many-threads",                      // 48 MB
+        "tail " + kShared + "/many-threads",                                               // 13 MB
+        "analyze --json --min-wait 0ns " + kShared + "/scp_src " + kShared + "/scp_dest",  // 1.9 MB
         "analyze --json --min-wait 0ns " + kShared + "/many-threads 2>/dev/full"}) {
     const fs::path err = dir_ / "err";
     const std::string cmd = "bash -c '" + kWaitpath + " " + args + " 2>" + err.string() +
