@@ -132,27 +132,44 @@ std::vector<std::string> RenderTriage(const TriageView& view, const ScreenStatus
   if (status.hosts.empty()) put("(no host yet)");
   put("");
 
+  const int window_s = static_cast<int>(view.options().window_ns / 1'000'000'000);
+  const std::string span =
+      recent ? fmt::format("last {} s{}", window_s, stale) : std::string("since the start");
+
+  // The slowest requests (application spans) first: a request's headline, across hosts, is
+  // the line most worth acting on.
+  const bool requests = view.requests_seen() > 0;
+  if (requests) {
+    put(fmt::format("SLOWEST REQUESTS ({}): root spans", span));
+    put(fmt::format("{:<12}  {:<28} {:>10}  {}", "ENDED", "HOST:OPERATION", "TOOK",
+                    "LARGEST STATE OF ITS PATH, ON WHOM (RUNNER-UP)"));
+    const std::vector<TriageRequest> slow =
+        view.SlowestRequests(bounded ? kRequestRows - 2 : 20, recent);
+    for (const TriageRequest& r : slow) {
+      put(fmt::format("{:<12}  {:<28} {:>10}  {}", ShortTime(r.end, status.time_format),
+                      r.operation, FormatWaitDuration(r.duration), r.headline));
+    }
+    if (slow.empty()) put("(none in the window)");
+    put("");
+  }
+
   // Processes: where their time went, by state of their active path.
   std::vector<TriageProcess> processes = view.Processes(recent);
-  const int window_s = static_cast<int>(view.options().window_ns / 1'000'000'000);
-  put(fmt::format(
-      "PROCESSES ({}): share of their threads' time by state of the active path",
-      recent ? fmt::format("last {} s{}", window_s, stale) : std::string("since the start")));
+  put(fmt::format("PROCESSES ({}): share of their threads' time by state of the active path",
+                  span));
   std::string header = fmt::format("{:<24} {:>6} {:>9}", "HOST/PROCESS", "WAITS", "WAITED");
   for (const Column& c : kColumns) header += fmt::format(" {:>7}", c.title);
   header += fmt::format(" {:>8}", "untraced");
   put(header);
-  // Rows: as many as leave the slowest waits at least 8 lines (plus their title), and the
-  // slowest requests theirs when there are spans.
-  const bool requests = view.requests_seen() > 0;
-  const int request_lines = requests ? kRequestRows + 1 : 0;
+  // Rows: as many as leave the slowest waits at least 8 lines (plus their title and header).
   const int used = static_cast<int>(lines.size());
   const size_t process_rows =
-      bounded ? static_cast<size_t>(std::clamp(height - used - 14 - request_lines, 1, 12)) : 20;
-  uint64_t untraced_waits = 0;
+      bounded ? static_cast<size_t>(std::clamp(height - used - 15, 1, 12)) : 20;
+  uint64_t untraced_waits = 0, for_work_waits = 0;
   for (size_t i = 0; i < processes.size(); ++i) {
     const TriageProcess& p = processes[i];
     untraced_waits += p.untraced_waits;
+    for_work_waits += p.for_work_waits;
     if (i >= process_rows) continue;
     const int64_t total = p.states.total();
     std::string row = fmt::format("{:<24} {:>6} {:>9}", p.name, p.waits, Seconds(p.waited_ns));
@@ -170,44 +187,35 @@ std::vector<std::string> RenderTriage(const TriageView& view, const ScreenStatus
   if (processes.size() > process_rows)
     put(fmt::format("... {} more processes", processes.size() - process_rows));
   if (processes.empty()) put("(no watched process has run yet)");
-  if (untraced_waits > 0) {
-    put(
-        fmt::format("untraced: {} waits only for packets from hosts not traced (idle, as a server "
-                    "awaiting requests, or a slow peer); not below",
-                    untraced_waits));
+  if (untraced_waits > 0 || for_work_waits > 0) {
+    // One line: idle is not slow (docs/analyze.md, "Idle waits").
+    std::string idle = "idle, not below:";
+    if (for_work_waits > 0)
+      idle += fmt::format(
+          " {} waits of servers for a request (a client's packet to their port "
+          "woke them)",
+          for_work_waits);
+    if (untraced_waits > 0)
+      idle += fmt::format("{} {} waits only for packets from hosts not traced",
+                          for_work_waits > 0 ? ";" : "", untraced_waits);
+    put(idle);
   }
   put("");
 
-  // The slowest requests (application spans), with where their time went across hosts.
-  if (requests) {
-    put(fmt::format(
-        "SLOWEST REQUESTS ({}): root spans, headline = largest state of the "
-        "request's active path, and where",
-        recent ? fmt::format("last {} s{}", window_s, stale) : std::string("since the start")));
-    const std::vector<TriageRequest> slow =
-        view.SlowestRequests(bounded ? kRequestRows - 1 : 20, recent);
-    for (const TriageRequest& r : slow) {
-      put(fmt::format("{:<12}  {:<28} {:>10}  {}", ShortTime(r.end, status.time_format),
-                      r.operation, FormatWaitDuration(r.duration), r.headline));
-    }
-    if (slow.empty()) put("(none in the window)");
-    put("");
-  }
-
   // The slowest waits, with what to act on.
-  put(fmt::format(
-      "SLOWEST WAITS ({}){}: headline = largest state of the wait's active path, "
-      "and where",
-      recent ? fmt::format("last {} s{}", window_s, stale) : std::string("since the start"),
-      status.filters.empty() ? "" : ", " + status.filters));
+  put(fmt::format("SLOWEST WAITS ({}{})", span,
+                  status.filters.empty() ? "" : ", " + status.filters));
+  put(fmt::format("{:<12}  {:<28} {:>10} {:>5}  {}", "ENDED", "HOST/PROCESS TID", "WAITED", "TIMES",
+                  "LARGEST STATE OF ITS PATH, ON WHOM (RUNNER-UP)"));
   const int footer = recent ? 1 + static_cast<int>(std::min<size_t>(messages.size(), 3)) : 0;
   const size_t wait_rows =
       bounded ? static_cast<size_t>(std::max(0, height - static_cast<int>(lines.size()) - footer))
               : 20;
   const std::vector<TriageWait> waits = view.Slowest(wait_rows, recent);
   for (const TriageWait& w : waits) {
-    put(fmt::format("{:<12}  {:<28} {:>10}  {}", ShortTime(w.end, status.time_format), w.who,
-                    FormatWaitDuration(w.duration), w.headline));
+    put(fmt::format("{:<12}  {:<28} {:>10} {:>5}  {}", ShortTime(w.end, status.time_format), w.who,
+                    FormatWaitDuration(w.duration),
+                    w.count > 1 ? fmt::format("x{}", w.count) : std::string(), w.headline));
   }
   if (waits.empty()) put(view.waits_seen() ? "(none matches)" : "(no wait resolved yet)");
 

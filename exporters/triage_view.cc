@@ -53,6 +53,8 @@ void TriageProcess::Add(const TriageProcess& other) {
   waited_ns += other.waited_ns;
   untraced_waits += other.untraced_waits;
   untraced_ns += other.untraced_ns;
+  for_work_waits += other.for_work_waits;
+  for_work_ns += other.for_work_ns;
 }
 
 TriageView::TriageView(WatchedAccounting& accounting, TriageOptions options)
@@ -138,6 +140,14 @@ void TriageView::OnWatchedWait(const ResolvedWait& wait, std::span<const PathSeg
     total.untraced_ns += d;
     return;
   }
+  if (wait.link.for_work) {
+    // A server awaiting its next request: idle too, whatever its client did meanwhile.
+    ++p.for_work_waits;
+    ++total.for_work_waits;
+    p.for_work_ns += d;
+    total.for_work_ns += d;
+    return;
+  }
   if (d < options_.min_wait_ns) return;
   // Only a wait that could be shown pays for its headline and names.
   const bool could_show = WouldKeep(s.slowest, options_.slowest_per_second, d) ||
@@ -157,8 +167,9 @@ void TriageView::OnWatchedWait(const ResolvedWait& wait, std::span<const PathSeg
   w.leaf = h.leaf;
   w.who =
       fmt::format("{}/{} {}", host(t.host), ShownComm(StringTable::Global().Get(t.comm)), t.tid);
-  w.headline = FormatHeadline(
-      h, fmt::format("{}/{}", host(where.host), ShownComm(StringTable::Global().Get(where.comm))));
+  w.where =
+      fmt::format("{}/{}", host(where.host), ShownComm(StringTable::Global().Get(where.comm)));
+  w.headline = FormatHeadline(h, w.where);
   Keep(slowest_ever_, options_.slowest_per_second, w);
   Keep(s.slowest, options_.slowest_per_second, std::move(w));
 }
@@ -224,8 +235,20 @@ std::vector<TriageWait> TriageView::Slowest(size_t n, bool recent) const {
     out = slowest_ever_;
   }
   std::sort(out.begin(), out.end(), Slower<TriageWait>);
-  if (out.size() > n) out.resize(n);
-  return out;
+  // A thread that waits the same way again and again (a poller, a periodic job) is one row
+  // with its count, so that the rows left name different things to look at.
+  std::vector<TriageWait> folded;
+  for (TriageWait& w : out) {
+    auto same = std::find_if(folded.begin(), folded.end(), [&w](const TriageWait& f) {
+      return f.leaf == w.leaf && f.who == w.who && f.where == w.where;
+    });
+    if (same != folded.end()) {
+      ++same->count;
+    } else if (folded.size() < n) {
+      folded.push_back(std::move(w));
+    }
+  }
+  return folded;
 }
 
 std::vector<TriageProcess> TriageView::Processes(bool recent) const {

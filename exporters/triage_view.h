@@ -1,10 +1,11 @@
 // What the terminal view of `tail`, `live` and `demo` shows (exporters/terminal_screen.h),
 // kept as waits resolve: the slowest recent requests (root spans, when the traces carry
 // application spans) and waits with their headlines, each watched
-// process's time by state over the recent window and since the start, and waits on untraced
-// peers apart (they are idle, not slow: docs/analyze.md). Bounded: per second of stream time
-// only the slowest waits are kept, for a window of seconds; processes beyond a cap share a
-// row.
+// process's time by state over the recent window and since the start, and idle waits apart:
+// waits on untraced peers, and servers' waits for a request (a client's packet to their port
+// woke them); they are idle, not slow (docs/analyze.md, "Idle waits"). Bounded: per second of
+// stream time only the slowest waits are kept, for a window of seconds; processes beyond a cap
+// share a row.
 #pragma once
 
 #include <array>
@@ -32,7 +33,10 @@ struct TriageWait {
   int64_t end = 0, duration = 0;
   Leaf leaf = Leaf::kUnknown;  // the headline's state
   std::string who;             // "client/wrk 1000" (host/comm tid)
+  std::string where;           // "db/postgres": who holds most of the headline's state
   std::string headline;        // "disk 55% on db/postgres (network 15%)"
+  // Slowest(): waits of the same task, state and place folded into the slowest of them.
+  uint32_t count = 1;
 };
 
 // A request: a span without a parent (its children are pieces of it, in its path).
@@ -51,6 +55,8 @@ struct TriageProcess {
   int64_t waited_ns = 0;
   uint64_t untraced_waits = 0;
   int64_t untraced_ns = 0;
+  uint64_t for_work_waits = 0;  // a server's waits for its next request (WaitLink::for_work)
+  int64_t for_work_ns = 0;
 
   void Add(const TriageProcess& other);
 };
@@ -68,7 +74,9 @@ class TriageView : public AccountingSink, public SpanListener {
   // The newest wait end seen (stream time): where the window ends.
   int64_t now() const { return now_; }
   const TriageOptions& options() const { return options_; }
-  // The slowest waits that ended in the window (recent) or since the start, slowest first.
+  // The slowest waits that ended in the window (recent) or since the start, slowest first
+  // (ties in time order); repeats of one path (the same task, headline state and place) are
+  // one row, the slowest, with their count.
   std::vector<TriageWait> Slowest(size_t n, bool recent) const;
   // Each process over the window or since the start, most time first.
   std::vector<TriageProcess> Processes(bool recent) const;

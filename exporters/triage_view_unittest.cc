@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "exporters/terminal_screen.h"
 #include "model/dialect.h"
 #include "model/event_builders.h"
@@ -153,10 +155,77 @@ TEST_F(TriageViewTest, KeepsOnlyTheSlowestPerSecond) {
   options.slowest_per_second = 3;
   TriageView view(accounting_, options);
   for (int i = 1; i <= 50; ++i) Resolve(view, web_, 100 * kMs + i * kMs, i * 1000, Leaf::kTimer);
+  Resolve(view, db_, 160 * kMs, 1000, Leaf::kDisk);  // not among the 3 slowest of its second
   const std::vector<TriageWait> shown = view.Slowest(10, true);
-  ASSERT_EQ(shown.size(), 3u);
+  // The 3 kept are one thread waiting the same way: one row, the slowest, and how many.
+  ASSERT_EQ(shown.size(), 1u);
   EXPECT_EQ(shown[0].duration, 50'000);
-  EXPECT_EQ(shown[2].duration, 48'000);
+  EXPECT_EQ(shown[0].count, 3u);
+}
+
+// Repeats of one path (the same thread, state and place) are one row with their count; other
+// paths keep their rows, slowest first and, on equal durations, in time order.
+TEST_F(TriageViewTest, RepeatsFoldIntoOneRowAndTiesKeepTheirOrder) {
+  TriageView view(accounting_, TriageOptions{});
+  for (int i = 0; i < 5; ++i) Resolve(view, web_, (100 + 10 * i) * kMs, 3 * kMs, Leaf::kTimer);
+  Resolve(view, db_, 300 * kMs, 3 * kMs, Leaf::kDisk);
+  Resolve(view, db_, 200 * kMs, 3 * kMs, Leaf::kTimer);
+  Resolve(view, web_, 400 * kMs, 2 * kMs, Leaf::kDisk);
+  const std::vector<TriageWait> shown = view.Slowest(10, true);
+  ASSERT_EQ(shown.size(), 4u);
+  EXPECT_EQ(shown[0].who.rfind("box/web", 0), 0u);  // 3 ms, the first to end
+  EXPECT_EQ(shown[0].end, 100 * kMs);
+  EXPECT_EQ(shown[0].count, 5u);
+  EXPECT_EQ(shown[1].end, 200 * kMs);  // 3 ms, db's timer wait
+  EXPECT_EQ(shown[2].end, 300 * kMs);  // 3 ms, db's disk wait: another path
+  EXPECT_EQ(shown[2].count, 1u);
+  EXPECT_EQ(shown[3].duration, 2 * kMs);
+}
+
+// A server woken by a client's packet to its port was awaiting work: idle, counted apart and
+// never among the slowest, however long the client thought.
+TEST_F(TriageViewTest, AServerAwaitingARequestIsIdleNotSlow) {
+  TriageView view(accounting_, TriageOptions{});
+  WaitLink request{WaitLink::Type::kPacket, Leaf::kNetwork, web_, 50 * kMs};
+  request.for_work = true;
+  Resolve(view, db_, 2000 * kMs, 1900 * kMs, Leaf::kTimer, request);
+  Resolve(view, web_, 2100 * kMs, 4 * kMs, Leaf::kDisk);
+  const std::vector<TriageWait> shown = view.Slowest(10, true);
+  ASSERT_EQ(shown.size(), 1u);
+  EXPECT_EQ(shown[0].duration, 4 * kMs);
+  const std::vector<TriageProcess> processes = view.Processes(true);
+  const auto db = std::find_if(processes.begin(), processes.end(),
+                               [](const TriageProcess& p) { return p.name == "box/db"; });
+  ASSERT_NE(db, processes.end());
+  EXPECT_EQ(db->waits, 1u);
+  EXPECT_EQ(db->for_work_waits, 1u);
+  EXPECT_EQ(db->for_work_ns, 1900 * kMs);
+  ScreenStatus status;
+  const std::vector<std::string> lines = RenderTriage(view, status, 120, 40);
+  int idle = 0;
+  for (const std::string& line : lines)
+    idle += line ==
+            "idle, not below: 1 waits of servers for a request (a client's packet to "
+            "their port woke them)";
+  EXPECT_EQ(idle, 1);
+}
+
+// Which packets are a client's request to a server: from an ephemeral port to a lower one.
+TEST(RequestToServerTest, FromAnEphemeralPortToAListeningOne) {
+  PacketKey k;
+  k.has_tcp = true;
+  k.sport = 41000;
+  k.dport = 5432;
+  EXPECT_TRUE(RequestToServer(k));
+  std::swap(k.sport, k.dport);  // the server's answer
+  EXPECT_FALSE(RequestToServer(k));
+  k.sport = 40000;
+  k.dport = 41000;  // two ephemeral ports: the ports do not say
+  EXPECT_FALSE(RequestToServer(k));
+  k.sport = 41000;
+  k.dport = 80;
+  k.has_tcp = false;
+  EXPECT_FALSE(RequestToServer(k));
 }
 
 // What a 120x40 terminal holds: every line fits, the sections are there, and the slowest
@@ -182,10 +251,15 @@ TEST_F(TriageViewTest, RendersAScreenThatFits) {
   EXPECT_EQ(index_of("waitpath - relayd net://127.0.0.1:5344"), 0);
   EXPECT_GT(index_of("1.2k"), 0);
   EXPECT_GT(index_of("PROCESSES (last 10 s)"), 0);
-  const int slowest = index_of("SLOWEST WAITS (last 10 s), min-wait 1ms");
+  const int slowest = index_of("SLOWEST WAITS (last 10 s, min-wait 1ms)");
   ASSERT_GT(slowest, 0);
-  EXPECT_NE(lines[slowest + 1].find("2.000 ms  disk 100% on box/db"), std::string::npos)
+  // Every column named; the slowest first, its repeats counted.
+  EXPECT_EQ(lines[slowest + 1].rfind("ENDED         HOST/PROCESS TID", 0), 0u)
       << lines[slowest + 1];
+  EXPECT_NE(lines[slowest + 2].find("box/db"), std::string::npos) << lines[slowest + 2];
+  EXPECT_NE(lines[slowest + 2].find("2.000 ms   x43"), std::string::npos) << lines[slowest + 2];
+  EXPECT_NE(lines[slowest + 2].find("  disk 100% on box/db"), std::string::npos)
+      << lines[slowest + 2];
   EXPECT_EQ(index_of("! a message"), 38);
   EXPECT_EQ(lines[39].rfind("q or Ctrl-C", 0), 0u);
   // The summary at the end is since the start and not cut to a height.
@@ -290,10 +364,14 @@ TEST_F(TriageViewTest, SlowestRequestsAreRootSpansWithTheirHeadline) {
     EXPECT_LE(lines[i].size(), 120u) << lines[i];
     if (lines[i].rfind("SLOWEST REQUESTS (last 10 s)", 0) == 0) title = static_cast<int>(i);
   }
-  ASSERT_GT(title, 0);
-  EXPECT_NE(lines[title + 1].find("box:checkout"), std::string::npos) << lines[title + 1];
-  EXPECT_NE(lines[title + 1].find("9.000 ms  disk 100% on box/db"), std::string::npos)
-      << lines[title + 1];
+  // Above the processes: the request headline is the line most worth acting on.
+  int processes = -1;
+  for (size_t i = 0; i < lines.size(); ++i)
+    if (lines[i].rfind("PROCESSES", 0) == 0) processes = static_cast<int>(i);
+  EXPECT_LT(title, processes);
+  EXPECT_NE(lines[title + 2].find("box:checkout"), std::string::npos) << lines[title + 2];
+  EXPECT_NE(lines[title + 2].find("9.000 ms  disk 100% on box/db"), std::string::npos)
+      << lines[title + 2];
 }
 
 TEST_F(TriageViewTest, NoRequestSectionWithoutSpans) {

@@ -79,9 +79,9 @@ WaitLink FromInterrupt(const IrqFrame& f) {
   const Leaf leaf =
       ClassifyInterrupt(f, f.name ? StringTable::Global().Get(f.name) : std::string_view());
   if (leaf == Leaf::kNetwork && f.sender_known) {
-    return WaitLink{WaitLink::Type::kPacket, leaf, f.sender, f.send_ts};
+    return WaitLink{WaitLink::Type::kPacket, leaf, f.sender, f.send_ts, f.to_server};
   }
-  return WaitLink{WaitLink::Type::kLeaf, leaf};
+  return WaitLink{WaitLink::Type::kLeaf, leaf, kNoTask, 0, leaf == Leaf::kNetwork && f.to_server};
 }
 }  // namespace
 
@@ -89,10 +89,11 @@ void CpuContextTracker::DiskCompleted(uint16_t id) {
   if (IrqFrame* f = Handling(At(id))) f->disk = true;
 }
 
-void CpuContextTracker::PacketReceived(uint16_t id, Utid sender, int64_t send_ts) {
+void CpuContextTracker::PacketReceived(uint16_t id, Utid sender, int64_t send_ts, bool to_server) {
   IrqFrame* f = Handling(At(id));
   if (!f) return;
   f->packet = true;
+  f->to_server = to_server;
   f->sender_known = sender != kNoTask;
   if (f->sender_known) {
     f->sender = sender;

@@ -26,6 +26,7 @@ struct IrqFrame {
   Utid sender = kNoTask;  // of the last packet received inside, when matched
   int64_t send_ts = 0;
   bool sender_known = false;
+  bool to_server = false;  // that packet went from a client to a server's port
 };
 
 struct CpuContext {
@@ -76,9 +77,9 @@ class CpuContextTracker {
 
   // What happened in the CPU's innermost context, or in its interrupt thread (else nothing):
   // a block request completed; a packet was received, sent by `sender` at `send_ts` if that
-  // is known (kNoTask if not).
+  // is known (kNoTask if not), from a client to a server's port or not (`to_server`).
   void DiskCompleted(uint16_t cpu);
-  void PacketReceived(uint16_t cpu, Utid sender, int64_t send_ts);
+  void PacketReceived(uint16_t cpu, Utid sender, int64_t send_ts, bool to_server = false);
 
   // Where a wake-up made on the CPU now comes from: its innermost interrupt context, the
   // interrupt context the event's own flags (`ctx`, CtxFlags) say, its interrupt thread's

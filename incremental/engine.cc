@@ -403,7 +403,7 @@ void Engine::OnPacketIn(HostState& hs, const Event& e, const Batch& batch) {
       packets_.OnReceive(hs.id, e.ts, static_cast<uint64_t>(AsPacket(e).skbaddr()), key);
   if (!send && peers_ && key && key->has_addresses && key->has_tcp) {
     if (const auto remote = peers_->OnReceive(hs.id, e.ts, *key)) {
-      hs.cpus.PacketReceived(e.cpu, remote->sender, remote->ts);
+      hs.cpus.PacketReceived(e.cpu, remote->sender, remote->ts, RequestToServer(*key));
       return;
     }
   }
@@ -411,7 +411,8 @@ void Engine::OnPacketIn(HostState& hs, const Event& e, const Batch& batch) {
   // A sender released since (its Utid reused) is as unknown as one in interrupt context.
   const bool known = send && send->sender != kNoTask && (send->host == hs.id || synchronized_) &&
                      send->generation == static_cast<uint16_t>(tasks_[send->sender].generation);
-  hs.cpus.PacketReceived(e.cpu, known ? send->sender : kNoTask, known ? send->ts : 0);
+  hs.cpus.PacketReceived(e.cpu, known ? send->sender : kNoTask, known ? send->ts : 0,
+                         key && RequestToServer(*key));
 }
 
 // LTTng's state dump lists the tasks that exist; one in state WAIT is asleep, so its history

@@ -31,6 +31,10 @@ struct WaitLink {
   Leaf leaf = Leaf::kBlocked;
   Utid task = kNoTask;
   int64_t ts = 0;
+  // Woken by a packet a client sent to a server's port (RequestToServer, model/event.h): the
+  // waiting task is a server awaiting work, not slowed (docs/analyze.md, "Idle waits"). Only
+  // on the resolved wait; histories do not keep it.
+  bool for_work = false;
 };
 
 // How a segment's cumulative vector F_X(start) is kept (TaskHistory::cum).

@@ -108,6 +108,14 @@ struct SpanIds {
   uint64_t parent = 0;
 };
 
+// Whether a TCP packet goes from a client to a server: from an ephemeral port (Linux's default
+// range starts at 32768: net.ipv4.ip_local_port_range) to a lower one, a listening port. A
+// task woken by such a packet was awaiting a request (docs/analyze.md, "Idle waits"). False
+// when the ports do not say (both low, both high, no TCP header).
+constexpr bool RequestToServer(const PacketKey& key) {
+  return key.has_tcp && key.sport >= 32768 && key.dport < 32768;
+}
+
 // Hash of a packet's TCP key (has_tcp must be set): the same on the sending and the
 // receiving side, so both packet matchers key their tables with it.
 uint64_t TcpKeyHash(const PacketKey& key);

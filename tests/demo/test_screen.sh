@@ -68,7 +68,7 @@ wait_status() {
 
 # --- The demo's screen.
 run "$waitpath demo --no-metrics --min-wait 1ms --pid-file $work/pids"
-wait_for "SLOWEST WAITS (last 10 s), min-wait 1ms" 120
+wait_for "SLOWEST WAITS (last 10 s, min-wait 1ms)" 120
 # Let it synchronize the clocks and fill the window.
 wait_for "clock accurate" 60
 # The demo's requests are spans: client checkouts, listed with their cross-host headline.
@@ -91,16 +91,30 @@ for process in client/wrk web/nginx db/postgres; do
   grep -Eq "^$process +[0-9]+ +[0-9.]+ m?s( +(-|<1%|[0-9]+%)){9}$" "$work/screen" ||
     fail "no share row for $process"
 done
-# The first wait under the title is the slowest, with a headline naming a state and a task.
-first=$(grep -A1 '^SLOWEST WAITS' "$work/screen" | tail -1)
+# Under the title, a header naming every column; then the slowest wait, with how many times
+# its path recurred and a headline naming a state and a task.
+grep -A1 '^SLOWEST WAITS' "$work/screen" | tail -1 |
+  grep -q '^ENDED  *HOST/PROCESS TID  *WAITED  *TIMES  LARGEST STATE' || fail "no column header"
+first=$(grep -A2 '^SLOWEST WAITS' "$work/screen" | tail -1)
 echo "$first" | grep -Eq \
-  '^[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}  (client|web|db)/[a-z]+ [0-9]+ +[0-9.]+ m?s  [a-z_]+ [0-9<]+% on (client|web|db)/[a-z]+' ||  # noqa: line-length
+  '^[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}  (client|web|db)/[a-z]+ [0-9]+ +[0-9.]+ m?s +(x[0-9]+)?  [a-z_]+ [0-9<]+% on (client|web|db)/[a-z]+' ||  # noqa: line-length
   fail "the first wait has no headline: '$first'"
-durations=$(grep -A30 '^SLOWEST WAITS' "$work/screen" | grep -Eo '  [0-9.]+ ms  ' | tr -d ' ms')
+rows=$(grep -A30 '^SLOWEST WAITS' "$work/screen" | grep -E '^[0-9]{2}:')
+durations=$(echo "$rows" | grep -Eo '  [0-9.]+ ms  ' | tr -d ' ms')
 [ "$durations" = "$(echo "$durations" | sort -rn)" ] || fail "waits not slowest first"
-[ "$(echo "$durations" | wc -l)" -ge 10 ] || fail "fewer than 10 waits shown"
+[ "$(echo "$rows" | wc -l)" -ge 3 ] || fail "fewer than 3 waits shown"
+# Repeats are folded: no two rows of one thread with one headline state on one task.
+path='s/^[^ ]+  ([^ ]+ [0-9]+) .*  ([a-z_]+) [0-9<]+% on ([^ ]+).*/\1 \2 \3/'
+paths=$(echo "$rows" | sed -E "$path")
+[ "$(echo "$paths" | sort | uniq -d | wc -l)" -eq 0 ] ||
+  fail "a path repeated in the slowest waits"
+# A server awaiting a request is idle, not slow: counted above the list, never in it.
+grep -Eq '^idle, not below: [0-9]+ waits of servers for a request' "$work/screen" ||
+  fail "no idle line"
 # The slowest request: a client checkout whose headline names where its path was, on any host.
-request=$(grep -A1 '^SLOWEST REQUESTS (last 10 s)' "$work/screen" | tail -1)
+request=$(grep -A2 '^SLOWEST REQUESTS (last 10 s)' "$work/screen" | tail -1)
+[ "$(grep -n '^SLOWEST REQUESTS' "$work/screen" | cut -d: -f1)" -lt \
+  "$(grep -n '^PROCESSES' "$work/screen" | cut -d: -f1)" ] || fail "the requests are not on top"
 echo "$request" | grep -Eq \
   '^[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}  client:checkout +[0-9.]+ m?s  [a-z_]+ [0-9<]+% on (client|web|db)/[a-z]+' ||  # noqa: line-length
   fail "no slowest request with a headline: '$request'"
@@ -113,7 +127,7 @@ wait_status 60
 [ "$(cat "$work/status")" = 0 ] || fail "demo exited $(cat "$work/status") after q"
 tmux_ capture-pane -p -t "$pane" -S -200 >"$work/after"
 grep -q 'summary at the end' "$work/after" || fail "no summary after q"
-grep -q '^SLOWEST WAITS (since the start)' "$work/after" || fail "no slowest waits in the summary"
+grep -q '^SLOWEST WAITS (since the start' "$work/after" || fail "no slowest waits in the summary"
 grep -q '^SLOWEST REQUESTS (since the start)' "$work/after" ||
   fail "no slowest requests in the summary"
 grep -q '^waitpath: following session' "$work/after" ||
