@@ -46,8 +46,38 @@ for t in tasks:
                                                               ns)
     checked += 1
 assert checked == 3, checked
+# An axis with units along the top; a legend naming every state drawn; the window opened on is
+# the watched tasks' time (their states and waits); too many arrows to tell apart are hidden.
+assert len(drawn["axis"]) >= 3 and all(re.fullmatch(r"\+[0-9.]+ (us|ms|s)", a)
+                                       for a in drawn["axis"]), drawn["axis"]
+assert drawn["axis"][0].startswith("+0"), drawn["axis"]
+states = {e["args"]["state"] for e in events if e["ph"] == "X" and e.get("cat") == "state"}
+assert set(drawn["legend"]) == states, (drawn["legend"], states)
+watched = [e for e in events if e["ph"] == "X" and e.get("cat") in ("state", "wait")]
+assert drawn["window_us"] == [min(e["ts"] for e in watched),
+                              max(e["ts"] + e["dur"] for e in watched)], drawn["window_us"]
+assert drawn["arrows_drawn"] == 0 < drawn["flows"], drawn["arrows_drawn"]
 print(f"the browser drew {len(hosts)} hosts, {drawn['slices']} slices, {drawn['flows']} arrows;"
-      f" the states of {checked} tasks equal their breakdowns")
+      f" the states of {checked} tasks equal their breakdowns; axis {drawn['axis'][:3]}...")
+PY
+# Zoomed to one wait (what a click on it does): the window is that wait and a sixth of it on
+# each side, and its arrows are drawn.
+chromium --headless=new --no-sandbox --disable-gpu --virtual-time-budget=10000 \
+  --dump-dom "file://$tmp/view/timeline.html#wait=40" >"$tmp/dom40.html" 2>"$tmp/chromium.err" ||
+  { echo "FAIL: chromium --dump-dom #wait=40: $(tail -3 "$tmp/chromium.err")"; exit 1; }
+python3 - "$tmp/dom40.html" "$tmp/t.json" <<'PY'
+import html, json, re, sys
+m = re.search(r'<pre id="summary">(.*?)</pre>', open(sys.argv[1]).read(), re.S)
+drawn = json.loads(html.unescape(m.group(1)))
+events = json.load(open(sys.argv[2]))["traceEvents"]
+waits = sorted((e for e in events if e["ph"] == "X" and e.get("cat") == "wait"),
+               key=lambda e: e["ts"])
+w = waits[40]
+pad = max(w["dur"] / 6, 1)
+want = [w["ts"] - pad, w["ts"] + w["dur"] + pad]
+assert all(abs(a - b) < 1e-6 for a, b in zip(drawn["window_us"], want)), (drawn["window_us"], want)
+assert 0 < drawn["arrows_drawn"] <= 300, drawn["arrows_drawn"]
+print(f"zoomed to wait 40 ({w['name']}): {drawn['arrows_drawn']} arrows drawn")
 PY
 "$SRC/tools/timeline_view/view.sh" "$tmp/t.json" "$tmp/view" --png "$tmp/t.png" >/dev/null
 [ "$(stat -c %s "$tmp/t.png")" -gt 10000 ] || { echo "FAIL: the screenshot is empty"; exit 1; }
