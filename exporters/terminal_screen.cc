@@ -188,16 +188,13 @@ std::vector<std::string> RenderTriage(const TriageView& view, const ScreenStatus
     put(fmt::format("... {} more processes", processes.size() - process_rows));
   if (processes.empty()) put("(no watched process has run yet)");
   if (untraced_waits > 0 || for_work_waits > 0) {
-    // One line: idle is not slow (docs/analyze.md, "Idle waits").
+    // One short line (it was cut at 120 columns): idle is not slow (docs/analyze.md, "Idle is
+    // not slow").
     std::string idle = "idle, not below:";
     if (for_work_waits > 0)
-      idle += fmt::format(
-          " {} waits of servers for a request (a client's packet to their port "
-          "woke them)",
-          for_work_waits);
+      idle += fmt::format(" {} waits of servers for a request", for_work_waits);
     if (untraced_waits > 0)
-      idle += fmt::format("{} {} waits only for packets from hosts not traced",
-                          for_work_waits > 0 ? ";" : "", untraced_waits);
+      idle += fmt::format("{} {} on untraced peers", for_work_waits > 0 ? "," : "", untraced_waits);
     put(idle);
   }
   put("");

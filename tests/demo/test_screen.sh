@@ -109,8 +109,9 @@ paths=$(echo "$rows" | sed -E "$path")
 [ "$(echo "$paths" | sort | uniq -d | wc -l)" -eq 0 ] ||
   fail "a path repeated in the slowest waits"
 # A server awaiting a request is idle, not slow: counted above the list, never in it.
-grep -Eq '^idle, not below: [0-9]+ waits of servers for a request' "$work/screen" ||
-  fail "no idle line"
+# Whole, not cut at the screen's width (the line before it was: '...not belo').
+grep -Eq '^idle, not below: [0-9]+ waits of servers for a request(, [0-9]+ on untraced peers)?$' \
+  "$work/screen" || fail "no idle line, or one cut short"
 # The slowest request: a client checkout whose headline names where its path was, on any host.
 request=$(grep -A2 '^SLOWEST REQUESTS (last 10 s)' "$work/screen" | tail -1)
 [ "$(grep -n '^SLOWEST REQUESTS' "$work/screen" | cut -d: -f1)" -lt \
