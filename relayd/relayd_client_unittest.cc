@@ -254,6 +254,33 @@ TEST(RelaydClientTest, AStopRequestEndsAnyWaitAtOnce) {
   EXPECT_LT(took, milliseconds(200) + 2 * RelaydSocket::kStopPoll + milliseconds(100));
 }
 
+// A relayd that trickles a reply, a byte every 20 ms (7 s for this one, within the 10 s
+// timeout): a stop ends the wait as when it sends nothing (before: the socket was ready every
+// 20 ms, and the stop was looked at only when it was not: the whole reply was waited for).
+TEST(RelaydClientTest, AStopRequestEndsATrickledReply) {
+  FakeSession s;
+  s.id = 1;
+  FakeRelayd f(Handshake([&](uint32_t, const std::string&) -> Answer {
+    Answer a{fake_relayd::SessionsCount(1) + fake_relayd::SessionRecord24(s)};
+    a.trickle = milliseconds(20);
+    return a;
+  }));
+  std::atomic<bool> stop{false};
+  RelaydLimits limits;
+  limits.stop = &stop;
+  RelaydClient c("127.0.0.1", f.port(), limits);
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(milliseconds(200));
+    stop = true;
+  });
+  const auto start = std::chrono::steady_clock::now();
+  RelaydError e = Catch([&] { c.ListSessions(); });
+  const auto took = std::chrono::steady_clock::now() - start;
+  stopper.join();
+  EXPECT_EQ(e.kind(), Kind::kStopped) << e.what();
+  EXPECT_LT(took, milliseconds(200) + 2 * RelaydSocket::kStopPoll + milliseconds(100));
+}
+
 TEST(RelaydClientTest, ATotalTimeoutBoundsTheConnectionsWholeLife) {
   // Each answer comes within the per-request timeout; together they pass the total one.
   FakeRelayd f([](uint32_t cmd, const std::string&) -> Answer {
