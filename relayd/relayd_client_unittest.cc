@@ -281,6 +281,30 @@ TEST(RelaydClientTest, AStopRequestEndsATrickledReply) {
   EXPECT_LT(took, milliseconds(200) + 2 * RelaydSocket::kStopPoll + milliseconds(100));
 }
 
+// An attach answered with 40 stream records, one every 50 ms: each within the timeout, the
+// whole reply (2 s) not. One deadline bounds the reply, as LIST_SESSIONS's (before: one per
+// record, so 100,000 records could take 11 days, and a stop, looked at once a wait passed
+// RelaydSocket::kStopPoll, was never seen).
+TEST(RelaydClientTest, AStreamListInDripsIsBoundedAsAWhole) {
+  FakeRelayd f(Handshake([](uint32_t cmd, const std::string&) -> Answer {
+    if (cmd != w::kAttachSession) return Close();
+    w::AttachReply r{};
+    r.status.set(w::kAttachOk);
+    r.streams_count.set(40);
+    Answer a{Bytes(r)};
+    for (uint64_t i = 0; i < 40; ++i)
+      a.bytes += fake_relayd::StreamRecordOf(i + 1, 1, i == 0, "host/s/ust", "chan_0");
+    a.trickle = milliseconds(50);
+    a.chunk = sizeof(w::StreamRecord);
+    return a;
+  }));
+  RelaydClient c("127.0.0.1", f.port(), Quick());
+  const auto start = std::chrono::steady_clock::now();
+  RelaydError e = Catch([&] { c.Attach(1, RelaydClient::Seek::kLast); });
+  EXPECT_EQ(e.kind(), Kind::kTimeout) << e.what();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(1000));
+}
+
 TEST(RelaydClientTest, ATotalTimeoutBoundsTheConnectionsWholeLife) {
   // Each answer comes within the per-request timeout; together they pass the total one.
   FakeRelayd f([](uint32_t cmd, const std::string&) -> Answer {
