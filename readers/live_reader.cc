@@ -27,6 +27,7 @@ struct LiveTrace {
   std::string raw;  // as received: metadata text (TSDL or CTF 2), or metadata packets (LTTng's)
   std::string text;
   std::shared_ptr<ctf::TraceDecoder> decoder;
+  uint64_t unreadable_bytes = 0;  // packets received before its metadata, waiting for it
 };
 
 struct LiveStream {
@@ -239,6 +240,7 @@ LiveAttempt ReadLiveSession(HostInput& input, const std::string& url,
           return result;
         }
         t->decoder = std::move(decoder);
+        t->unreadable_bytes = 0;
         if (options.ring) options.ring->SetMetadata(t->path, t->raw);
         for (const auto& s : streams) {
           if (s->trace == t && s->merged) s->packets.trace = t->decoder;
@@ -260,6 +262,18 @@ LiveAttempt ReadLiveSession(HostInput& input, const std::string& url,
           give_spare(options.ring->Add(s->trace->path, s->channel, std::move(kept)));
         }
         s->packets.packets.push_back(std::move(bytes));
+        // Before its trace's metadata (lttng-relayd may serve a trace's packets while it has no
+        // metadata stream for it): held, within a bound. Before, held without one: a relayd
+        // serving a trace whose metadata never came filled memory.
+        if (!s->trace->decoder && (s->trace->unreadable_bytes += s->packets.packets.back().size()) >
+                                      options.max_unreadable_bytes) {
+          result.refused = true;
+          result.error = "the relayd sent more than " +
+                         std::to_string(options.max_unreadable_bytes >> 20) +
+                         " MiB of packets of trace " + PrintableName(s->trace->path) +
+                         " and no metadata to read them: not following it";
+          return result;
+        }
         // Once its events are read, the packet's end stands for a beacon: the stream has nothing
         // before it (a packet's events end by its timestamp_end, the next packet begins at or
         // after it), as babeltrace2's packet-end message tells its muxer. Without it a stream

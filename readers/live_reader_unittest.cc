@@ -203,5 +203,45 @@ TEST(LiveReaderTest, ARecordedTraceServedByARelaydReadsAsTheRecordedTrace) {
   }
 }
 
+// A relayd serving a trace's packets with no metadata for it (the metadata stream it announces
+// is another trace's): the packets wait for metadata within a bound, then the session is
+// refused with one line (before: held without a bound, whatever the relayd sent).
+TEST(LiveReaderTest, PacketsWithoutMetadataAreHeldWithinABound) {
+  namespace w = viewer_wire;
+  using namespace fake_relayd;
+  ServedTrace trace;
+  std::string why;
+  ASSERT_TRUE(LoadServedTrace(std::string(WAITPATH_FIXTURES) + "/lttng/rpc",
+                              {"waitpath_0_0", "waitpath_1_0"}, &trace, &why))
+      << why;
+  FakeSession session;
+  session.id = 3;
+  auto relayd = std::make_shared<TraceRelayd>(trace, session, 15);
+  const Script serve = TraceRelayd::Serve(relayd);
+  FakeRelayd f([&](uint32_t cmd, const std::string& payload) {
+    Answer a = serve(cmd, payload);
+    if (cmd == w::kAttachSession) {
+      // The first record, the metadata stream's: its trace id.
+      w::Be64 other;
+      other.set(2);
+      std::memcpy(a.bytes.data() + sizeof(w::AttachReply) + 8, &other, sizeof(other));
+    }
+    return a;
+  });
+  Collected live;
+  LiveReadOptions options;
+  options.max_unreadable_bytes = 100 << 10;
+  std::atomic<bool> stop{false};
+  const LiveAttempt result =
+      ReadLiveSession(live.input, f.url() + "/host/host/session", options, stop);
+  EXPECT_TRUE(result.refused);
+  EXPECT_FALSE(result.ended);
+  EXPECT_NE(result.error.find("MiB of packets of trace host/session-20260101-000000/ust/uid/1000/"
+                              "64-bit and no metadata to read them"),
+            std::string::npos)
+      << result.error;
+  EXPECT_EQ(live.events.size(), 0u);
+}
+
 }  // namespace
 }  // namespace waitpath
