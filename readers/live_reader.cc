@@ -197,6 +197,20 @@ LiveAttempt ReadLiveSession(HostInput& input, const std::string& url,
       if (merged == NativeReader::Merged::kStopped) break;
       forget_ended();
       if (merged == NativeReader::Merged::kEnded && viewer.active_sessions() == 0) {
+        // Packets still waiting for their trace's metadata were never read: said, not dropped
+        // in silence (a relayd whose metadata never came, or ended at once, read as an empty
+        // session that ended well).
+        for (const auto& s : streams) {
+          if (s->merged || s->packets.packets.empty()) continue;
+          size_t unread = 0;
+          for (const auto& t : streams)
+            unread += t->trace == s->trace ? t->packets.packets.size() : 0;
+          result.refused = true;
+          result.error = "the relayd ended the session with " + std::to_string(unread) +
+                         " packets of trace " + PrintableName(s->trace->path) +
+                         " unread: it sent no metadata to read them";
+          return result;
+        }
         result.ended = true;
         break;
       }

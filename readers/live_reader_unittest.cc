@@ -243,5 +243,42 @@ TEST(LiveReaderTest, PacketsWithoutMetadataAreHeldWithinABound) {
   EXPECT_EQ(live.events.size(), 0u);
 }
 
+// The same relayd ending the session before the bound: the packets never read are said, in one
+// line (before: the session ended well, empty, every packet dropped in silence).
+TEST(LiveReaderTest, PacketsNeverReadForWantOfMetadataAreSaid) {
+  namespace w = viewer_wire;
+  using namespace fake_relayd;
+  ServedTrace trace;
+  std::string why;
+  ASSERT_TRUE(LoadServedTrace(std::string(WAITPATH_FIXTURES) + "/lttng/rpc",
+                              {"waitpath_0_0", "waitpath_1_0"}, &trace, &why))
+      << why;
+  FakeSession session;
+  session.id = 3;
+  auto relayd = std::make_shared<TraceRelayd>(trace, session, 15);
+  const Script serve = TraceRelayd::Serve(relayd);
+  FakeRelayd f([&](uint32_t cmd, const std::string& payload) {
+    Answer a = serve(cmd, payload);
+    if (cmd == w::kGetMetadata) {
+      // An unknown status: the metadata stream is over before any metadata came.
+      w::MetadataReply r{};
+      r.status.set(7);
+      a.bytes = Bytes(r);
+    }
+    return a;
+  });
+  Collected live;
+  std::atomic<bool> stop{false};
+  const LiveAttempt result =
+      ReadLiveSession(live.input, f.url() + "/host/host/session", LiveReadOptions{}, stop);
+  EXPECT_TRUE(result.refused);
+  EXPECT_FALSE(result.ended);
+  EXPECT_EQ(result.error,
+            "the relayd ended the session with 8 packets of trace "
+            "host/session-20260101-000000/ust/uid/1000/64-bit unread: it sent no metadata to "
+            "read them");
+  EXPECT_EQ(live.events.size(), 0u);
+}
+
 }  // namespace
 }  // namespace waitpath
