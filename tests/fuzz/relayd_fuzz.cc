@@ -433,6 +433,9 @@ Script Mutated(Script inner, Mutation m, uint32_t minor, std::shared_ptr<Mutatio
     }
     log->what = "reply " + std::to_string(n) + " (" + CommandName(cmd) + "): ";
     Answer mutated = Apply(m, cmd, minor, std::move(a), *previous, &log->what);
+    // For a crash report: the case line with what was done (a diagnostic only).
+    const size_t len = strnlen(g_case, sizeof(g_case));
+    std::snprintf(g_case + len, sizeof(g_case) - len, ": %s", log->what.c_str());
     *previous = mutated.bytes;
     return mutated;
   };

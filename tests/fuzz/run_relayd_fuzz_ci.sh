@@ -19,9 +19,11 @@ cmake -S "$src" -B "$bin" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 
   -DCMAKE_C_FLAGS_DEBUG="-O1 -g1 $san" -DCMAKE_EXE_LINKER_FLAGS="$san" >"$bin.cmake.log" 2>&1 ||
   { cat "$bin.cmake.log"; exit 1; }
 # The test runs alone (RESOURCE_LOCK machine): both cores build.
-nice cmake --build "$bin" --target waitpath_relayd_fuzz -j"$(nproc)" >"$bin.relayd-build.log" 2>&1 ||
-  { tail -30 "$bin.relayd-build.log"; exit 1; }
+log=$bin.relayd-build.log
+nice cmake --build "$bin" --target waitpath_relayd_fuzz -j"$(nproc)" >"$log" 2>&1 ||
+  { tail -30 "$log"; exit 1; }
 echo "relayd fuzz: sanitizer build ready in $(($(date +%s) - start)) s"
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
+# UBSan aborts (its own exit would skip the driver's line naming the case).
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:abort_on_error=1}
 exec "$bin/tests/waitpath_relayd_fuzz" --cases "$n" --budget "$budget" \
   --seed "${WAITPATH_FUZZ_SEED:-1}"
