@@ -9,6 +9,7 @@
 #include <fstream>
 #include <future>
 #include <iterator>
+#include <vector>
 
 #include "ctf/trace_check.h"
 #include "readers/native_reader.h"
@@ -184,22 +185,32 @@ TEST(LiveReaderTest, ARecordedTraceServedByARelaydReadsAsTheRecordedTrace) {
       EXPECT_EQ(served->index[k].packet_size.get(), packets.sizes[k] * 8);
     }
   }
+  // Everything at once; with retries, beacons and the metadata in parts; with the streams
+  // announced after the attach too.
+  const std::vector<Pacing> pacings = {
+      Pacing{}, Pacing{.retry_every = 3, .metadata_chunk = 4096},
+      Pacing{.late_streams = true, .retry_every = 2, .metadata_chunk = 1000}};
   for (uint32_t minor : {13u, 15u}) {
-    FakeSession session;
-    session.id = 3;
-    session.name = "rpc";
-    auto relayd = std::make_shared<TraceRelayd>(trace, session, minor);
-    FakeRelayd f(TraceRelayd::Serve(relayd));
-    Collected live;
-    std::atomic<bool> stop{false};
-    const LiveAttempt result =
-        ReadLiveSession(live.input, f.url() + "/host/host/rpc", LiveReadOptions{}, stop);
-    live.input.Finish("");
-    EXPECT_EQ(result.error, "") << minor;
-    EXPECT_TRUE(result.ended) << minor;
-    EXPECT_TRUE(relayd->AllSent()) << minor;
-    EXPECT_EQ(live.events.size(), recorded.events.size()) << minor;
-    EXPECT_TRUE(live.events == recorded.events) << minor;
+    for (const Pacing& pacing : pacings) {
+      SCOPED_TRACE("protocol 2." + std::to_string(minor) + ", late streams " +
+                   std::to_string(pacing.late_streams) + ", retry every " +
+                   std::to_string(pacing.retry_every));
+      FakeSession session;
+      session.id = 3;
+      session.name = "rpc";
+      auto relayd = std::make_shared<TraceRelayd>(trace, session, minor, pacing);
+      FakeRelayd f(TraceRelayd::Serve(relayd));
+      Collected live;
+      std::atomic<bool> stop{false};
+      const LiveAttempt result =
+          ReadLiveSession(live.input, f.url() + "/host/host/rpc", LiveReadOptions{}, stop);
+      live.input.Finish("");
+      EXPECT_EQ(result.error, "");
+      EXPECT_TRUE(result.ended);
+      EXPECT_TRUE(relayd->AllSent());
+      EXPECT_EQ(live.events.size(), recorded.events.size());
+      EXPECT_TRUE(live.events == recorded.events);
+    }
   }
 }
 

@@ -317,19 +317,39 @@ inline std::string StreamRecordOf(uint64_t id, uint64_t trace_id, bool metadata,
   return Bytes(r);
 }
 
+// How a TraceRelayd paces what it serves, with replies the protocol allows that a quick
+// session does not need: all zero, everything at once.
+struct Pacing {
+  // ATTACH_SESSION gives the metadata stream and the first data stream; the others come with
+  // the next GET_NEW_STREAMS, which the index replies flag (NEW_STREAM, status RETRY until
+  // then: a stream is announced before its data, as lttng-relayd has it before its packets).
+  bool late_streams = false;
+  // Every Nth GET_NEXT_INDEX of a stream is answered INACTIVE (a beacon at the end of its last
+  // packet sent) or, before its first packet, RETRY; every Nth GET_PACKET RETRY. 0: never; 1
+  // would retry for ever.
+  uint32_t retry_every = 0;
+  // GET_METADATA sends at most this many bytes at a time (0: all), NEW_METADATA flagged on the
+  // index replies until all is sent.
+  size_t metadata_chunk = 0;
+};
+
 // A relayd of protocol 2.<minor> serving `trace` as live session `session` to one viewer, as
 // lttng-relayd (src/bin/lttng-relayd/live.cpp) serves a session whose viewer attached when it
-// began and whose tracing ends once the viewer has read it all: ATTACH_SESSION gives every
-// stream (the metadata one too); GET_METADATA all of the metadata, then NO_NEW;
-// GET_NEXT_INDEX each packet's index in turn, flagged NEW_METADATA while the metadata is not
-// sent, then HUP; GET_PACKET the bytes asked (ERR past the file's end); GET_NEW_STREAMS NO_NEW
-// while a stream has packets to send, then HUP; DETACH_SESSION OK. An unknown session or stream
-// is answered with the command's error status, an unknown command by closing. The state is
-// shared by the copies of the script.
+// began and whose tracing ends once the viewer has read it all: ATTACH_SESSION gives the
+// streams (the metadata one too); GET_METADATA the metadata, then NO_NEW; GET_NEXT_INDEX each
+// packet's index in turn, flagged NEW_METADATA while metadata is unsent and NEW_STREAM while a
+// stream is unannounced, then HUP; GET_PACKET the bytes asked (ERR past the file's end);
+// GET_NEW_STREAMS the streams not announced yet, else NO_NEW while a stream has packets to
+// send, then HUP; DETACH_SESSION OK. `pacing` adds retries, beacons, late streams and metadata
+// in parts. An unknown session or stream is answered with the command's error status, an
+// unknown command by closing. The state is shared by the copies of the script.
 class TraceRelayd {
  public:
-  TraceRelayd(ServedTrace trace, FakeSession session, uint32_t minor)
-      : trace_(std::move(trace)), session_(std::move(session)), minor_(minor) {}
+  TraceRelayd(ServedTrace trace, FakeSession session, uint32_t minor, Pacing pacing = {})
+      : trace_(std::move(trace)), session_(std::move(session)), minor_(minor), pacing_(pacing) {
+    announced_.assign(trace_.streams.size(), false);
+    asks_.assign(trace_.streams.size(), 0);
+  }
 
   // The script, to give to a FakeRelayd (which calls it from its thread).
   static Script Serve(const std::shared_ptr<TraceRelayd>& relayd) {
@@ -359,12 +379,12 @@ class TraceRelayd {
         }
         attached_ = true;
         r.status.set(w::kAttachOk);
-        r.streams_count.set(static_cast<uint32_t>(trace_.streams.size() + 1));
-        std::string bytes = Bytes(r) + StreamRecordOf(trace_.metadata_id, trace_.trace_id, true,
-                                                      trace_.path, "metadata");
-        for (const ServedStream& s : trace_.streams)
-          bytes += StreamRecordOf(s.id, trace_.trace_id, false, trace_.path, s.channel);
-        return {bytes};
+        std::string records =
+            StreamRecordOf(trace_.metadata_id, trace_.trace_id, true, trace_.path, "metadata");
+        const uint32_t count =
+            1 + Announce(pacing_.late_streams ? 1 : trace_.streams.size(), &records);
+        r.streams_count.set(count);
+        return {Bytes(r) + records};
       }
       case w::kGetMetadata: {
         w::MetadataReply r{};
@@ -373,48 +393,79 @@ class TraceRelayd {
           r.status.set(w::kMetadataErr);
           return {Bytes(r)};
         }
-        const bool send = !metadata_sent_;
-        metadata_sent_ = true;
-        r.len.set(send ? trace_.metadata.size() : 0);
-        r.status.set(send ? w::kMetadataOk : w::kMetadataNoNew);
-        return {Bytes(r) + (send ? trace_.metadata : std::string())};
+        const size_t left = trace_.metadata.size() - metadata_sent_;
+        const size_t n = pacing_.metadata_chunk ? std::min(left, pacing_.metadata_chunk) : left;
+        r.len.set(n);
+        r.status.set(n > 0 ? w::kMetadataOk : w::kMetadataNoNew);
+        metadata_sent_ += n;
+        return {Bytes(r) + trace_.metadata.substr(metadata_sent_ - n, n)};
       }
       case w::kGetNewStreams: {
         w::NewStreamsReply r{};
-        if (!attached_ || Parse<w::SessionIdRequest>(payload).session_id.get() != session_.id)
+        if (!attached_ || Parse<w::SessionIdRequest>(payload).session_id.get() != session_.id) {
           r.status.set(w::kNewStreamsErr);
-        else
-          r.status.set(AllSent() ? w::kNewStreamsHup : w::kNewStreamsNoNew);
-        return {Bytes(r)};
+          return {Bytes(r)};
+        }
+        std::string records;
+        const uint32_t count = Announce(trace_.streams.size(), &records);
+        r.status.set(count > 0   ? w::kNewStreamsOk
+                     : AllSent() ? w::kNewStreamsHup
+                                 : w::kNewStreamsNoNew);
+        r.streams_count.set(count);
+        return {Bytes(r) + records};
       }
       case w::kGetNextIndex: {
         w::IndexReply r{};
-        ServedStream* s = Find(Parse<w::StreamIdRequest>(payload).stream_id.get());
-        if (!s) {
+        const size_t i = Find(Parse<w::StreamIdRequest>(payload).stream_id.get());
+        if (i == kNone) {
           r.status.set(w::kIndexErr);
           return {Bytes(r)};
         }
-        if (s->next < s->index.size()) {
-          r = s->index[s->next++];
+        ServedStream& s = trace_.streams[i];
+        const bool unannounced =
+            std::find(announced_.begin(), announced_.end(), false) != announced_.end();
+        if (unannounced) {
+          // The streams come before their data (lttng-relayd has a session's streams before
+          // their first packet): the viewer is sent for them first.
+          r.status.set(w::kIndexRetry);
+        } else if (pacing_.retry_every && ++asks_[i] % pacing_.retry_every == 0 &&
+                   s.next < s.index.size()) {
+          if (s.next == 0) {
+            r.status.set(w::kIndexRetry);
+          } else {
+            r.status.set(w::kIndexInactive);
+            r.timestamp_end = s.index[s.next - 1].timestamp_end;
+            r.stream_id = s.index[s.next - 1].stream_id;
+          }
+        } else if (s.next < s.index.size()) {
+          r = s.index[s.next++];
         } else {
           r.status.set(w::kIndexHup);
         }
-        if (!metadata_sent_) r.flags.set(w::kFlagNewMetadata);
+        uint32_t flags = 0;
+        if (metadata_sent_ < trace_.metadata.size()) flags |= w::kFlagNewMetadata;
+        if (unannounced) flags |= w::kFlagNewStream;
+        r.flags.set(flags);
         return {Bytes(r)};
       }
       case w::kGetPacket: {
         const auto req = Parse<w::GetPacketRequest>(payload);
         w::PacketReply r{};
-        const ServedStream* s = Find(req.stream_id.get());
+        const size_t i = Find(req.stream_id.get());
         const uint64_t offset = req.offset.get();
         const uint64_t len = req.len.get();
-        if (!s || offset > s->bytes.size() || len > s->bytes.size() - offset) {
+        const std::string* bytes = i == kNone ? nullptr : &trace_.streams[i].bytes;
+        if (!bytes || offset > bytes->size() || len > bytes->size() - offset) {
           r.status.set(w::kPacketErr);
+          return {Bytes(r)};
+        }
+        if (pacing_.retry_every && ++packet_asks_ % pacing_.retry_every == 0) {
+          r.status.set(w::kPacketRetry);
           return {Bytes(r)};
         }
         r.status.set(w::kPacketOk);
         r.len.set(static_cast<uint32_t>(len));
-        return {Bytes(r) + s->bytes.substr(offset, len)};
+        return {Bytes(r) + bytes->substr(offset, len)};
       }
       case w::kDetachSession:
         attached_ = false;
@@ -423,33 +474,53 @@ class TraceRelayd {
     return Close();
   }
 
-  // Every packet's index was sent.
+  // Every stream was announced and every packet's index sent.
   bool AllSent() const {
-    return std::all_of(trace_.streams.begin(), trace_.streams.end(),
-                       [](const ServedStream& s) { return s.next == s.index.size(); });
+    for (size_t i = 0; i < trace_.streams.size(); ++i) {
+      if (!announced_[i] || trace_.streams[i].next != trace_.streams[i].index.size()) return false;
+    }
+    return true;
   }
 
  private:
+  static constexpr size_t kNone = ~size_t{0};
   template <typename T>
   static T Parse(const std::string& payload) {
     T v{};
     std::memcpy(&v, payload.data(), std::min(payload.size(), sizeof(v)));
     return v;
   }
-  ServedStream* Find(uint64_t id) {
-    if (!attached_) return nullptr;
-    for (ServedStream& s : trace_.streams) {
-      if (s.id == id) return &s;
+  // Announces the first `upto` streams not announced yet: their records appended to `records`.
+  uint32_t Announce(size_t upto, std::string* records) {
+    uint32_t n = 0;
+    for (size_t i = 0; i < std::min(upto, trace_.streams.size()); ++i) {
+      if (announced_[i]) continue;
+      announced_[i] = true;
+      const ServedStream& s = trace_.streams[i];
+      *records += StreamRecordOf(s.id, trace_.trace_id, false, trace_.path, s.channel);
+      ++n;
     }
-    return nullptr;
+    return n;
+  }
+  // The index of an announced stream, or kNone.
+  size_t Find(uint64_t id) const {
+    if (!attached_) return kNone;
+    for (size_t i = 0; i < trace_.streams.size(); ++i) {
+      if (trace_.streams[i].id == id && announced_[i]) return i;
+    }
+    return kNone;
   }
 
   ServedTrace trace_;
   FakeSession session_;
   uint32_t minor_;
+  Pacing pacing_;
   uint32_t spoken_minor_ = 0;
   bool attached_ = false;
-  bool metadata_sent_ = false;
+  size_t metadata_sent_ = 0;
+  std::vector<bool> announced_;
+  std::vector<uint32_t> asks_;  // GET_NEXT_INDEX of each stream
+  uint32_t packet_asks_ = 0;
 };
 
 }  // namespace waitpath::fake_relayd

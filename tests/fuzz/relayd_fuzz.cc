@@ -623,24 +623,32 @@ int Main(int argc, char** argv) {
   session.name = "rpc";
   const std::string session_path = "/host/" + session.hostname + "/" + session.name;
   const uint32_t kMinors[] = {8, 13, 15};
+  // Everything at once; retries, beacons and metadata in parts; streams announced late too.
+  const Pacing kPacings[] = {
+      Pacing{}, Pacing{.retry_every = 3, .metadata_chunk = 4096},
+      Pacing{.late_streams = true, .retry_every = 2, .metadata_chunk = 1000}};
 
   // The session unmutated, at each protocol version: it must end with every event, and it
   // says how many replies a case may pick from.
-  std::map<uint32_t, std::vector<uint32_t>> replies;  // the command of each reply
+  // The command of each reply, by protocol minor and pacing.
+  std::map<std::pair<uint32_t, size_t>, std::vector<uint32_t>> replies;
   size_t expected_events = 0;
   for (uint32_t minor : kMinors) {
-    std::snprintf(g_case, sizeof(g_case), "reference read at protocol 2.%u", minor);
-    auto log = std::make_shared<MutationLog>();
-    auto relayd = std::make_shared<TraceRelayd>(trace, session, minor);
-    FakeRelayd f(Mutated(TraceRelayd::Serve(relayd), {.at = ~size_t{0}}, minor, log));
-    const Outcome r = ReadCase(o, f.url() + session_path);
-    if (r.kind != "ended" || r.events == 0 || (expected_events && r.events != expected_events)) {
-      std::fprintf(stderr, "relayd-fuzz: FAIL %s: %s after %zu events: %s\n", g_case,
-                   r.kind.c_str(), r.events, r.message.c_str());
-      return 1;
+    for (size_t pacing = 0; pacing < std::size(kPacings); ++pacing) {
+      std::snprintf(g_case, sizeof(g_case), "reference read at protocol 2.%u, pacing %zu", minor,
+                    pacing);
+      auto log = std::make_shared<MutationLog>();
+      auto relayd = std::make_shared<TraceRelayd>(trace, session, minor, kPacings[pacing]);
+      FakeRelayd f(Mutated(TraceRelayd::Serve(relayd), {.at = ~size_t{0}}, minor, log));
+      const Outcome r = ReadCase(o, f.url() + session_path);
+      if (r.kind != "ended" || r.events == 0 || (expected_events && r.events != expected_events)) {
+        std::fprintf(stderr, "relayd-fuzz: FAIL %s: %s after %zu events: %s\n", g_case,
+                     r.kind.c_str(), r.events, r.message.c_str());
+        return 1;
+      }
+      expected_events = r.events;
+      replies[{minor, pacing}] = log->commands;
     }
-    expected_events = r.events;
-    replies[minor] = log->commands;
   }
 
   const auto start = Clock::now();
@@ -660,13 +668,14 @@ int Main(int argc, char** argv) {
     // Case k's randomness is its own: the same whatever ran before.
     std::mt19937_64 rng(o.seed * 0x9E3779B97F4A7C15ull + k);
     const uint32_t minor = kMinors[rng() % std::size(kMinors)];
+    const size_t pacing = rng() % std::size(kPacings);
     const bool listing = rng() % 5 == 0;  // else a read
     Mutation m;
     m.op = static_cast<Op>(rng() % static_cast<size_t>(Op::kCount));
     // Which reply: any (listing: CONNECT, CREATE_SESSION, LIST_SESSIONS), or one the mutation
     // applies to.
     std::vector<size_t> at;
-    const std::vector<uint32_t>& commands = replies[minor];
+    const std::vector<uint32_t>& commands = replies[{minor, pacing}];
     for (size_t i = 0; i < (listing ? 3 : commands.size()); ++i) {
       const uint32_t c = commands[i];
       if (m.op == Op::kIndexLie && c != w::kGetNextIndex) continue;
@@ -677,7 +686,7 @@ int Main(int argc, char** argv) {
     m.at = at[rng() % at.size()];
     m.seed = rng();
     auto log = std::make_shared<MutationLog>();
-    auto relayd = std::make_shared<TraceRelayd>(trace, session, minor);
+    auto relayd = std::make_shared<TraceRelayd>(trace, session, minor, kPacings[pacing]);
     std::atomic<bool> watching{true};
     std::atomic<size_t> case_peak{AllocatedBytes()};
     std::thread watch([&] {
@@ -686,9 +695,10 @@ int Main(int argc, char** argv) {
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
       }
     });
-    std::snprintf(g_case, sizeof(g_case), "case %zu (seed %llu, --case %zu): %s at 2.%u, %s", k,
+    std::snprintf(g_case, sizeof(g_case),
+                  "case %zu (seed %llu, --case %zu): %s at 2.%u, pacing %zu, %s", k,
                   static_cast<unsigned long long>(o.seed), k, listing ? "list" : "read", minor,
-                  OpName(m.op));
+                  pacing, OpName(m.op));
     Outcome r;
     {
       FakeRelayd f(Mutated(TraceRelayd::Serve(relayd), m, minor, log));
@@ -696,9 +706,10 @@ int Main(int argc, char** argv) {
     }
     watching = false;
     watch.join();
-    std::snprintf(g_case, sizeof(g_case), "case %zu (seed %llu, --case %zu): %s at 2.%u, %s", k,
+    std::snprintf(g_case, sizeof(g_case),
+                  "case %zu (seed %llu, --case %zu): %s at 2.%u, pacing %zu, %s", k,
                   static_cast<unsigned long long>(o.seed), k, listing ? "list" : "read", minor,
-                  log->what.empty() ? OpName(m.op) : log->what.c_str());
+                  pacing, log->what.empty() ? OpName(m.op) : log->what.c_str());
     ++ran;
     ++by_op[OpName(m.op)];
     stopped += r.stopped;
