@@ -1,10 +1,12 @@
 // The bounded mutation run of the live viewer client (docs/live.md, "What a relayd, a trace and
 // a metrics client can make waitpath do"): a scripted relayd (relayd/fake_relayd.h,
-// TraceRelayd) serves the rpc fixture as a live session, and each case damages one of its
-// replies: bytes flipped, the reply cut short or not sent, a count, length, offset or timestamp
-// made huge or off by one, a wrong status, the reply sent twice or the previous one sent
-// instead, a stream or session named "..", "/etc", with a NUL, a newline or 4 KiB, garbage
-// after it, a stall or a trickle. The case then reads the session (ReadLiveSession) or lists
+// TraceRelayd) serves the rpc fixture as a live session (protocol 2.8, 2.13 or 2.15; at once,
+// or paced with retries, beacons, metadata in parts and late streams), and each case damages
+// one of its replies: bytes flipped, the reply cut short or not sent, a count, length, offset or
+// timestamp made huge or off by one, a wrong status, the reply sent twice or the previous one
+// sent instead, a stream or session named "..", "/etc", with a NUL, a newline or 4 KiB, garbage
+// after it, a stall, a trickle, an index whose offset, sizes or times plausibly lie. The case
+// then reads the session (ReadLiveSession) or lists
 // the relayd's sessions (ListRelaydSessions) with a stop request after a bound, and requires:
 // no crash (run under ASan/UBSan: tests/fuzz/run_relayd_fuzz_ci.sh), no hang (returns within a
 // second of the stop), every error and warning one printable line, and memory bounded.
