@@ -339,8 +339,8 @@ struct Pacing {
 // streams (the metadata one too); GET_METADATA the metadata, then NO_NEW; GET_NEXT_INDEX each
 // packet's index in turn, flagged NEW_METADATA while metadata is unsent and NEW_STREAM while a
 // stream is unannounced, then HUP; GET_PACKET the bytes asked (ERR past the file's end);
-// GET_NEW_STREAMS the streams not announced yet, else NO_NEW while a stream has packets to
-// send, then HUP; DETACH_SESSION OK. `pacing` adds retries, beacons, late streams and metadata
+// GET_NEW_STREAMS the streams not announced yet, else NO_NEW until every stream was answered
+// HUP, then HUP; DETACH_SESSION OK. `pacing` adds retries, beacons, late streams and metadata
 // in parts. An unknown session or stream is answered with the command's error status, an
 // unknown command by closing. The state is shared by the copies of the script.
 class TraceRelayd {
@@ -348,6 +348,7 @@ class TraceRelayd {
   TraceRelayd(ServedTrace trace, FakeSession session, uint32_t minor, Pacing pacing = {})
       : trace_(std::move(trace)), session_(std::move(session)), minor_(minor), pacing_(pacing) {
     announced_.assign(trace_.streams.size(), false);
+    hup_.assign(trace_.streams.size(), false);
     asks_.assign(trace_.streams.size(), 0);
   }
 
@@ -408,8 +409,10 @@ class TraceRelayd {
         }
         std::string records;
         const uint32_t count = Announce(trace_.streams.size(), &records);
+        // HUP once no stream is left: each was answered HUP, so its last packet was read
+        // (lttng-relayd's "no more streams with data").
         r.status.set(count > 0   ? w::kNewStreamsOk
-                     : AllSent() ? w::kNewStreamsHup
+                     : AllRead() ? w::kNewStreamsHup
                                  : w::kNewStreamsNoNew);
         r.streams_count.set(count);
         return {Bytes(r) + records};
@@ -441,6 +444,7 @@ class TraceRelayd {
           r = s.index[s.next++];
         } else {
           r.status.set(w::kIndexHup);
+          hup_[i] = true;
         }
         uint32_t flags = 0;
         if (metadata_sent_ < trace_.metadata.size()) flags |= w::kFlagNewMetadata;
@@ -481,6 +485,10 @@ class TraceRelayd {
     }
     return true;
   }
+  // And every stream was answered HUP after its last index.
+  bool AllRead() const {
+    return AllSent() && std::find(hup_.begin(), hup_.end(), false) == hup_.end();
+  }
 
  private:
   static constexpr size_t kNone = ~size_t{0};
@@ -519,6 +527,7 @@ class TraceRelayd {
   bool attached_ = false;
   size_t metadata_sent_ = 0;
   std::vector<bool> announced_;
+  std::vector<bool> hup_;       // answered HUP
   std::vector<uint32_t> asks_;  // GET_NEXT_INDEX of each stream
   uint32_t packet_asks_ = 0;
 };
