@@ -220,7 +220,15 @@ bool TraceDecoder::Compile(std::string* error) {
                " Hz (only 1 GHz clocks are decoded natively)";
       return false;
     }
-    base_ns_ = clock->offset_s * 1000000000LL + clock->offset;
+    // The metadata is untrusted: an offset no int64 nanosecond count holds is refused.
+    int64_t offset_ns = 0;
+    if (__builtin_mul_overflow(clock->offset_s, int64_t{1000000000}, &offset_ns) ||
+        __builtin_add_overflow(offset_ns, clock->offset, &base_ns_)) {
+      *error = dir + "/metadata: clock '" + clock->name + "' has an offset of " +
+               std::to_string(clock->offset_s) + " s and " + std::to_string(clock->offset) +
+               " cycles, beyond what 64-bit nanoseconds hold";
+      return false;
+    }
   }
   return true;
 }

@@ -74,8 +74,16 @@ class TraceDecoder {
   StreamPlan* FindStream(uint64_t id);
   // The event class plan, compiled on first use; `dialect` gets what its layout says.
   EventPlan& Event(StreamPlan& stream, size_t index, uint32_t* dialect);
-  // ns since the epoch of a clock value (1 GHz clocks: the offset plus the value).
-  int64_t ToNs(uint64_t cycles) const { return base_ns_ + static_cast<int64_t>(cycles); }
+  // ns since the epoch of a clock value (1 GHz clocks: the offset plus the value). A value past
+  // what int64 nanoseconds hold (a damaged packet, a relayd's index) saturates.
+  int64_t ToNs(uint64_t cycles) const {
+    int64_t ns = 0;
+    if (cycles > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ||
+        __builtin_add_overflow(base_ns_, static_cast<int64_t>(cycles), &ns)) {
+      return std::numeric_limits<int64_t>::max();
+    }
+    return ns;
+  }
   bool has_clock() const { return has_clock_; }
   // The stream files of the trace, in babeltrace2's port order (by path).
   const std::vector<std::string>& files() const { return files_; }

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -374,5 +375,33 @@ TEST_F(StreamCursorTest, FedPacketsReadAsTheFile) {
   EXPECT_NE(fed.error().find(want_error), std::string::npos) << fed.error();
 }
 
+// A clock value no int64 nanosecond count holds (a damaged live packet, a relayd's index: the
+// relayd mutation run gave a beacon of 2^63-1) saturates; it overflowed before (UBSan: signed
+// integer overflow in ToNs).
+TEST(TraceDecoderTest, ClockValuesPastInt64NanosecondsSaturate) {
+  ctf::TraceDecoder t;
+  std::string error;
+  ASSERT_TRUE(t.OpenText("live/t", kMetadata, &error)) << error;
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(t.ToNs(7), 10'000'000'012);
+  EXPECT_EQ(t.ToNs(static_cast<uint64_t>(kMax)), kMax);
+  EXPECT_EQ(t.ToNs(~uint64_t{0}), kMax);
+  EXPECT_EQ(t.ToNs(static_cast<uint64_t>(kMax) - 10'000'000'005), kMax);
+}
+
+// A clock whose offset is past what int64 nanoseconds hold is refused in one line (before: the
+// offset's nanoseconds overflowed).
+TEST(TraceDecoderTest, AClockOffsetPastInt64NanosecondsIsRefused) {
+  std::string meta = kMetadata;
+  const std::string from = "offset_s = 10;";
+  for (const char* offset_s : {"offset_s = 9300000000;", "offset_s = -9300000000;"}) {
+    std::string bad = meta;
+    bad.replace(bad.find(from), from.size(), offset_s);
+    ctf::TraceDecoder t;
+    std::string error;
+    EXPECT_FALSE(t.OpenText("live/t", bad, &error)) << offset_s;
+    EXPECT_NE(error.find("offset"), std::string::npos) << error;
+  }
+}
 }  // namespace
 }  // namespace waitpath::ctf

@@ -27,6 +27,7 @@ struct LiveTrace {
   std::string raw;  // as received: metadata text (TSDL or CTF 2), or metadata packets (LTTng's)
   std::string text;
   std::shared_ptr<ctf::TraceDecoder> decoder;
+  uint64_t unreadable_bytes = 0;  // packets received before its metadata, waiting for it
 };
 
 struct LiveStream {
@@ -196,6 +197,20 @@ LiveAttempt ReadLiveSession(HostInput& input, const std::string& url,
       if (merged == NativeReader::Merged::kStopped) break;
       forget_ended();
       if (merged == NativeReader::Merged::kEnded && viewer.active_sessions() == 0) {
+        // Packets still waiting for their trace's metadata were never read: said, not dropped
+        // in silence (a relayd whose metadata never came, or ended at once, read as an empty
+        // session that ended well).
+        for (const auto& s : streams) {
+          if (s->merged || s->packets.packets.empty()) continue;
+          size_t unread = 0;
+          for (const auto& t : streams)
+            unread += t->trace == s->trace ? t->packets.packets.size() : 0;
+          result.refused = true;
+          result.error = "the relayd ended the session with " + std::to_string(unread) +
+                         " packets of trace " + PrintableName(s->trace->path) +
+                         " unread: it sent no metadata to read them";
+          return result;
+        }
         result.ended = true;
         break;
       }
@@ -239,6 +254,7 @@ LiveAttempt ReadLiveSession(HostInput& input, const std::string& url,
           return result;
         }
         t->decoder = std::move(decoder);
+        t->unreadable_bytes = 0;
         if (options.ring) options.ring->SetMetadata(t->path, t->raw);
         for (const auto& s : streams) {
           if (s->trace == t && s->merged) s->packets.trace = t->decoder;
@@ -260,6 +276,18 @@ LiveAttempt ReadLiveSession(HostInput& input, const std::string& url,
           give_spare(options.ring->Add(s->trace->path, s->channel, std::move(kept)));
         }
         s->packets.packets.push_back(std::move(bytes));
+        // Before its trace's metadata (lttng-relayd may serve a trace's packets while it has no
+        // metadata stream for it): held, within a bound. Before, held without one: a relayd
+        // serving a trace whose metadata never came filled memory.
+        if (!s->trace->decoder && (s->trace->unreadable_bytes += s->packets.packets.back().size()) >
+                                      options.max_unreadable_bytes) {
+          result.refused = true;
+          result.error = "the relayd sent more than " +
+                         std::to_string(options.max_unreadable_bytes >> 20) +
+                         " MiB of packets of trace " + PrintableName(s->trace->path) +
+                         " and no metadata to read them: not following it";
+          return result;
+        }
         // Once its events are read, the packet's end stands for a beacon: the stream has nothing
         // before it (a packet's events end by its timestamp_end, the next packet begins at or
         // after it), as babeltrace2's packet-end message tells its muxer. Without it a stream

@@ -48,6 +48,9 @@ struct LiveReadOptions {
   std::chrono::milliseconds max_idle_sleep{16};
   // Where the packets go once read, with the metadata (captures cut from them); none: dropped.
   PacketRing* ring = nullptr;
+  // Packets of a trace whose metadata has not come wait for it, up to this many bytes per
+  // trace; a relayd sending more refuses the session (one line) rather than running memory out.
+  uint64_t max_unreadable_bytes = 256ull << 20;
 };
 
 // One attempt: connects, attaches to the session (every session of that host and name, as

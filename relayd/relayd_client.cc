@@ -154,7 +154,8 @@ RelaydSessionInfo RelaydClient::ReceiveSession215(RelaydSocket::Clock::time_poin
   return s;
 }
 
-std::vector<RelaydStreamInfo> RelaydClient::ReceiveStreams(uint32_t count, const char* what) {
+std::vector<RelaydStreamInfo> RelaydClient::ReceiveStreams(
+    uint32_t count, const char* what, RelaydSocket::Clock::time_point deadline) {
   if (count > limits_.max_streams) {
     Fail(RelaydError::Kind::kProtocol, "it announced " + std::to_string(count) +
                                            " streams, more than the limit of " +
@@ -165,7 +166,7 @@ std::vector<RelaydStreamInfo> RelaydClient::ReceiveStreams(uint32_t count, const
   // A stream record is 4 KiB, mostly padding of its path: read it into one reused buffer.
   auto r = std::make_unique<w::StreamRecord>();
   for (uint32_t i = 0; i < count; ++i) {
-    socket_.Receive(r.get(), sizeof(*r), what);
+    socket_.Receive(r.get(), sizeof(*r), what, deadline);
     streams.push_back({.id = r->id.get(),
                        .ctf_trace_id = r->ctf_trace_id.get(),
                        .metadata = r->metadata_flag.get() != 0,
@@ -180,12 +181,13 @@ std::vector<RelaydStreamInfo> RelaydClient::Attach(uint64_t session_id, Seek see
   req.session_id.set(session_id);
   req.seek.set(seek == Seek::kBeginning ? w::kSeekBeginning : w::kSeekLast);
   Request(w::kAttachSession, &req, sizeof(req), "ATTACH_SESSION");
+  const auto deadline = socket_.ReplyDeadline();  // the whole reply, records included
   auto reply = Zero<w::AttachReply>();
-  socket_.Receive(&reply, sizeof(reply), "ATTACH_SESSION");
+  socket_.Receive(&reply, sizeof(reply), "ATTACH_SESSION", deadline);
   const std::string session = "session " + std::to_string(session_id);
   switch (reply.status.get()) {
     case w::kAttachOk:
-      return ReceiveStreams(reply.streams_count.get(), "ATTACH_SESSION");
+      return ReceiveStreams(reply.streams_count.get(), "ATTACH_SESSION", deadline);
     case w::kAttachAlready:
       Fail(RelaydError::Kind::kAlreadyViewed,
            session + " already has a viewer (a relayd serves one viewer per session)");
@@ -203,12 +205,13 @@ bool RelaydClient::GetNewStreams(uint64_t session_id, std::vector<RelaydStreamIn
   auto req = Zero<w::SessionIdRequest>();
   req.session_id.set(session_id);
   Request(w::kGetNewStreams, &req, sizeof(req), "GET_NEW_STREAMS");
+  const auto deadline = socket_.ReplyDeadline();
   auto reply = Zero<w::NewStreamsReply>();
-  socket_.Receive(&reply, sizeof(reply), "GET_NEW_STREAMS");
+  socket_.Receive(&reply, sizeof(reply), "GET_NEW_STREAMS", deadline);
   streams->clear();
   switch (reply.status.get()) {
     case w::kNewStreamsOk:
-      *streams = ReceiveStreams(reply.streams_count.get(), "GET_NEW_STREAMS");
+      *streams = ReceiveStreams(reply.streams_count.get(), "GET_NEW_STREAMS", deadline);
       return true;
     case w::kNewStreamsNoNew:
       return true;
@@ -281,8 +284,9 @@ RelaydClient::Fetch RelaydClient::GetPacket(uint64_t stream_id, uint64_t offset,
   req.offset.set(offset);
   req.len.set(static_cast<uint32_t>(bytes));
   Request(w::kGetPacket, &req, sizeof(req), "GET_PACKET");
+  const auto deadline = socket_.ReplyDeadline();
   auto r = Zero<w::PacketReply>();
-  socket_.Receive(&r, sizeof(r), "GET_PACKET");
+  socket_.Receive(&r, sizeof(r), "GET_PACKET", deadline);
   *new_metadata = (r.flags.get() & w::kFlagNewMetadata) != 0;
   switch (r.status.get()) {
     case w::kPacketOk:
@@ -303,7 +307,7 @@ RelaydClient::Fetch RelaydClient::GetPacket(uint64_t stream_id, uint64_t offset,
   }
   out->clear();  // nothing of the old packet is kept (a resize would copy it when it grows)
   out->resize(bytes);
-  socket_.Receive(out->data(), bytes, "GET_PACKET");
+  socket_.Receive(out->data(), bytes, "GET_PACKET", deadline);
   return Fetch::kOk;
 }
 
@@ -311,8 +315,9 @@ RelaydClient::Fetch RelaydClient::GetMetadata(uint64_t stream_id, std::string* o
   auto req = Zero<w::StreamIdRequest>();
   req.stream_id.set(stream_id);
   Request(w::kGetMetadata, &req, sizeof(req), "GET_METADATA");
+  const auto deadline = socket_.ReplyDeadline();
   auto r = Zero<w::MetadataReply>();
-  socket_.Receive(&r, sizeof(r), "GET_METADATA");
+  socket_.Receive(&r, sizeof(r), "GET_METADATA", deadline);
   const uint64_t len = r.len.get();
   if (len > limits_.max_metadata_bytes) {
     Fail(RelaydError::Kind::kProtocol, "it announced " + std::to_string(len) +
@@ -322,7 +327,7 @@ RelaydClient::Fetch RelaydClient::GetMetadata(uint64_t stream_id, std::string* o
   // The relayd sends `len` bytes whatever the status (0 unless OK); read them to stay in step.
   const size_t old = out->size();
   out->resize(old + len);
-  if (len > 0) socket_.Receive(out->data() + old, len, "GET_METADATA");
+  if (len > 0) socket_.Receive(out->data() + old, len, "GET_METADATA", deadline);
   switch (r.status.get()) {
     case w::kMetadataOk:
       return len > 0 ? Fetch::kOk : Fetch::kRetry;

@@ -110,7 +110,9 @@ class RelaydClient {
   void Request(uint32_t cmd, const void* payload, size_t size, const char* what);
   RelaydSessionInfo ReceiveSession24(RelaydSocket::Clock::time_point deadline);
   RelaydSessionInfo ReceiveSession215(RelaydSocket::Clock::time_point deadline);
-  std::vector<RelaydStreamInfo> ReceiveStreams(uint32_t count, const char* what);
+  // `count` stream records, the rest of a reply due by `deadline`.
+  std::vector<RelaydStreamInfo> ReceiveStreams(uint32_t count, const char* what,
+                                               RelaydSocket::Clock::time_point deadline);
   [[noreturn]] void Fail(RelaydError::Kind kind, const std::string& what) const;
 
   RelaydSocket socket_;

@@ -254,6 +254,57 @@ TEST(RelaydClientTest, AStopRequestEndsAnyWaitAtOnce) {
   EXPECT_LT(took, milliseconds(200) + 2 * RelaydSocket::kStopPoll + milliseconds(100));
 }
 
+// A relayd that trickles a reply, a byte every 20 ms (7 s for this one, within the 10 s
+// timeout): a stop ends the wait as when it sends nothing (before: the socket was ready every
+// 20 ms, and the stop was looked at only when it was not: the whole reply was waited for).
+TEST(RelaydClientTest, AStopRequestEndsATrickledReply) {
+  FakeSession s;
+  s.id = 1;
+  FakeRelayd f(Handshake([&](uint32_t, const std::string&) -> Answer {
+    Answer a{fake_relayd::SessionsCount(1) + fake_relayd::SessionRecord24(s)};
+    a.trickle = milliseconds(20);
+    return a;
+  }));
+  std::atomic<bool> stop{false};
+  RelaydLimits limits;
+  limits.stop = &stop;
+  RelaydClient c("127.0.0.1", f.port(), limits);
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(milliseconds(200));
+    stop = true;
+  });
+  const auto start = std::chrono::steady_clock::now();
+  RelaydError e = Catch([&] { c.ListSessions(); });
+  const auto took = std::chrono::steady_clock::now() - start;
+  stopper.join();
+  EXPECT_EQ(e.kind(), Kind::kStopped) << e.what();
+  EXPECT_LT(took, milliseconds(200) + 2 * RelaydSocket::kStopPoll + milliseconds(100));
+}
+
+// An attach answered with 40 stream records, one every 50 ms: each within the timeout, the
+// whole reply (2 s) not. One deadline bounds the reply, as LIST_SESSIONS's (before: one per
+// record, so 100,000 records could take 11 days, and a stop, looked at once a wait passed
+// RelaydSocket::kStopPoll, was never seen).
+TEST(RelaydClientTest, AStreamListInDripsIsBoundedAsAWhole) {
+  FakeRelayd f(Handshake([](uint32_t cmd, const std::string&) -> Answer {
+    if (cmd != w::kAttachSession) return Close();
+    w::AttachReply r{};
+    r.status.set(w::kAttachOk);
+    r.streams_count.set(40);
+    Answer a{Bytes(r)};
+    for (uint64_t i = 0; i < 40; ++i)
+      a.bytes += fake_relayd::StreamRecordOf(i + 1, 1, i == 0, "host/s/ust", "chan_0");
+    a.trickle = milliseconds(50);
+    a.chunk = sizeof(w::StreamRecord);
+    return a;
+  }));
+  RelaydClient c("127.0.0.1", f.port(), Quick());
+  const auto start = std::chrono::steady_clock::now();
+  RelaydError e = Catch([&] { c.Attach(1, RelaydClient::Seek::kLast); });
+  EXPECT_EQ(e.kind(), Kind::kTimeout) << e.what();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(1000));
+}
+
 TEST(RelaydClientTest, ATotalTimeoutBoundsTheConnectionsWholeLife) {
   // Each answer comes within the per-request timeout; together they pass the total one.
   FakeRelayd f([](uint32_t cmd, const std::string&) -> Answer {

@@ -88,8 +88,16 @@ RelaydSocket::~RelaydSocket() {
 }
 
 void RelaydSocket::Wait(short events, Clock::time_point deadline, const char* what) {
+  // When the request began: every deadline is its start and the timeout.
+  const Clock::time_point began = deadline - timeout_;
   const bool lifetime_first = end_ < deadline;
   deadline = std::min(deadline, end_);
+  auto stopped = [&] {
+    if (stop_ != nullptr && stop_->load(std::memory_order_relaxed)) {
+      throw RelaydError(RelaydError::Kind::kStopped,
+                        "relayd " + peer_ + ": stopped while waiting for it (" + what + ")");
+    }
+  };
   for (;;) {
     auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
@@ -104,17 +112,20 @@ void RelaydSocket::Wait(short events, Clock::time_point deadline, const char* wh
     if (stop_ != nullptr) left = std::min<decltype(left)>(left, kStopPoll.count());
     pollfd p{fd_, events, 0};
     int rc = poll(&p, 1, static_cast<int>(left));
-    if (rc > 0) return;  // ready, or an error/hang-up the next call reports
+    if (rc > 0) {
+      // Ready, or an error/hang-up the next call reports. A reply that keeps coming in drips
+      // is cut short by a stop as one that does not come: a relayd trickling a reply held a
+      // stop for the whole timeout (the relayd mutation run, tests/fuzz/relayd_fuzz.cc).
+      if (Clock::now() - began >= kStopPoll) stopped();
+      return;
+    }
     if (rc < 0 && errno != EINTR) {
       throw RelaydError(RelaydError::Kind::kClosed,
                         "relayd " + peer_ + ": poll failed: " + Errno(errno) + " (" + what + ")");
     }
     // Looked at only once the relayd has made us wait: what it answers at once is not cut
     // short (a relayd refusing the connection stays the same one line, stop or not).
-    if (stop_ != nullptr && stop_->load(std::memory_order_relaxed)) {
-      throw RelaydError(RelaydError::Kind::kStopped,
-                        "relayd " + peer_ + ": stopped while waiting for it (" + what + ")");
-    }
+    stopped();
   }
 }
 

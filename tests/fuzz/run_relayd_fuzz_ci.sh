@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The relayd mutation run of CI (docs/live.md, "What a relayd, a trace and a metrics client can
+# make waitpath do"): builds tests/fuzz/relayd_fuzz.cc with AddressSanitizer and
+# UndefinedBehaviorSanitizer in the sanitizer build directory run_fuzz_ci.sh uses (the same
+# flags: incremental after either ran), then runs N cases, each one reply of a scripted relayd
+# serving the rpc fixture damaged, within BUDGET_S seconds; fails on a crash, a hang past the
+# stop, an error that is not one printable line, or runaway memory.
+# Opt-in like fuzz-mutations (scripts/test.sh turns it on): skips (77) unless WAITPATH_FUZZ=1.
+# Usage: run_relayd_fuzz_ci.sh SOURCE_DIR BUILD_DIR [N] [BUDGET_S]
+set -euo pipefail
+if [ "${WAITPATH_FUZZ:-0}" != 1 ]; then
+  echo "relayd fuzz: skipped (set WAITPATH_FUZZ=1)"
+  exit 77
+fi
+src=$1 bin=$2 n=${3:-300} budget=${4:-75}
+san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+start=$(date +%s)
+cmake -S "$src" -B "$bin" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1 $san" \
+  -DCMAKE_C_FLAGS_DEBUG="-O1 -g1 $san" -DCMAKE_EXE_LINKER_FLAGS="$san" >"$bin.cmake.log" 2>&1 ||
+  { cat "$bin.cmake.log"; exit 1; }
+# The test runs alone (RESOURCE_LOCK machine): both cores build.
+log=$bin.relayd-build.log
+nice cmake --build "$bin" --target waitpath_relayd_fuzz -j"$(nproc)" >"$log" 2>&1 ||
+  { tail -30 "$log"; exit 1; }
+echo "relayd fuzz: sanitizer build ready in $(($(date +%s) - start)) s"
+# UBSan aborts (its own exit would skip the driver's line naming the case).
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:abort_on_error=1}
+exec "$bin/tests/waitpath_relayd_fuzz" --cases "$n" --budget "$budget" \
+  --seed "${WAITPATH_FUZZ_SEED:-1}"
