@@ -303,7 +303,8 @@ def compare(label, bt2, native, failures):
         if d:
             shown += 1
             if shown <= 5:
-                failures.append(f"{label}: event {k} ({a['name']} at {a['ts']}): " + "; ".join(d[:4]))
+                failures.append(f"{label}: event {k} ({a['name']} at {a['ts']}): "
+                                + "; ".join(d[:4]))
         fields += count_fields(a["scopes"])
     if shown > 5:
         failures.append(f"{label}: {shown} events differ in all")
