@@ -1258,5 +1258,55 @@ TEST(Ctf2Metadata, Lttng216FixtureReadsAsItsCtf18Twin) {
   }
 }
 
+// ReadForDump + LogEveryRead (tools/ctf_dump's, for the babeltrace2 2.1 oracle): every value
+// of an event in decode order, floats and each array element included.
+TEST(Ctf2Metadata, DumpModeLogsEveryValueInOrder) {
+  const std::string dir = std::string(WAITPATH_FIXTURES) + "/lttng216/ust-ctf2";
+  if (!fs::exists(dir + "/metadata")) GTEST_SKIP() << "no " << dir;
+  TraceDecoder trace;
+  trace.ReadForDump();
+  std::string error;
+  ASSERT_TRUE(trace.Open(dir, &error)) << error;
+  StreamCursor c(trace, trace.files()[0]);  // chan_0: thread 0
+  c.LogEveryRead();
+  using Item = StreamCursor::Item;
+  using Logged = StreamCursor::Logged;
+  using S = DecodePlan::Scope;
+  bool blobs = false, floats = false;
+  for (auto item = c.Next(); item != Item::kEnd && !(blobs && floats); item = c.Next()) {
+    ASSERT_NE(item, Item::kError) << c.error();
+    if (item != Item::kEvent) continue;
+    const StreamPlan& sp = *c.stream();
+    const std::string& name =
+        sp.sc->events[static_cast<size_t>(&c.event() - sp.events.data())].name;
+    const std::span<const Logged> payload = c.logged(S::kPayload);
+    // The packet context: cpu_id among its values (packet properties too), 0 on chan_0.
+    ASSERT_FALSE(c.logged(S::kPacketContext).empty());
+    ASSERT_EQ(c.logged(S::kCommonContext).size(), 3u);  // vpid, vtid, procname
+    EXPECT_EQ(c.LoggedText(c.logged(S::kCommonContext)[2]), "ust-fields-0");
+    if (name == "ust_fields:blobs" && !blobs) {
+      blobs = true;
+      // fixed16 (16 bytes 0x00, 0x11 ... 0xff), _var_length = 0, var (none).
+      ASSERT_EQ(payload.size(), 1u + 16u + 1u + 1u);
+      EXPECT_EQ(payload[0].kind, Logged::kArray);
+      EXPECT_EQ(payload[0].v, 16u);
+      for (uint64_t i = 0; i < 16; ++i) {
+        EXPECT_EQ(payload[1 + i].kind, Logged::kValue);
+        EXPECT_EQ(payload[1 + i].v, (i * 0x11) & 0xff) << i;
+      }
+      EXPECT_EQ(payload[17].v, 0u);
+      EXPECT_EQ(payload[18].kind, Logged::kArray);
+      EXPECT_EQ(payload[18].v, 0u);
+    }
+    if (name == "ust_fields:floats" && !floats) {
+      floats = true;  // the first: f32 = 0, f64 = -0 (their bits)
+      ASSERT_EQ(payload.size(), 2u);
+      EXPECT_EQ(payload[0].v, 0u);
+      EXPECT_EQ(payload[1].v, uint64_t{1} << 63);
+    }
+  }
+  EXPECT_TRUE(blobs && floats);
+}
+
 }  // namespace
 }  // namespace waitpath::ctf
