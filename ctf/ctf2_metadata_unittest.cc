@@ -895,6 +895,7 @@ TEST(Ctf2Metadata, Lttng216TraceClassIsTheModelOfItsTsdl) {
     EXPECT_EQ(x.roles, y.roles) << at;
     EXPECT_EQ(x.kind, y.kind) << at;
     EXPECT_EQ(x.clock, y.clock) << at;
+    EXPECT_EQ(x.base, y.base) << at;  // the display base (TSDL base, CTF 2 preferred)
     ASSERT_EQ(x.members.size(), y.members.size()) << at;
     for (size_t i = 0; i < x.members.size(); ++i)
       same_roles(x.members[i].second, y.members[i].second, at + "." + x.members[i].first);
@@ -1260,6 +1261,28 @@ TEST(Ctf2Metadata, Lttng216FixtureReadsAsItsCtf18Twin) {
 
 // ReadForDump + LogEveryRead (tools/ctf_dump's, for the babeltrace2 2.1 oracle): every value
 // of an event in decode order, floats and each array element included.
+TEST(Ctf2Metadata, DisplayBasesAreThoseOfTheMetadata) {
+  // How babeltrace2 prints an integer (tools/ctf_dump follows it): ust_fields:ints' x32 is
+  // hexadecimal in both formats, s32 decimal.
+  for (const char* name : {"ust-ctf2", "ust-ctf18"}) {
+    const std::string dir = std::string(WAITPATH_FIXTURES) + "/lttng216/" + name;
+    if (!fs::exists(dir + "/metadata")) GTEST_SKIP() << "no " << dir;
+    Metadata m;
+    std::string error;
+    ASSERT_TRUE(LoadMetadata(dir, &m, &error)) << error;
+    const EventClass* ints = nullptr;
+    for (const EventClass& ec : m.streams.at(0).events) {
+      if (ec.name == "ust_fields:ints") ints = &ec;
+    }
+    ASSERT_TRUE(ints) << name;
+    std::map<std::string, int> bases;
+    for (const auto& [member, type] : m.type(ints->fields).members)
+      bases[member] = m.type(type).base;
+    EXPECT_EQ(bases[m.format == Metadata::Format::kCtf2 ? "x32" : "_x32"], 16) << name;
+    EXPECT_EQ(bases[m.format == Metadata::Format::kCtf2 ? "s32" : "_s32"], 10) << name;
+  }
+}
+
 TEST(Ctf2Metadata, DumpModeLogsEveryValueInOrder) {
   const std::string dir = std::string(WAITPATH_FIXTURES) + "/lttng216/ust-ctf2";
   if (!fs::exists(dir + "/metadata")) GTEST_SKIP() << "no " << dir;

@@ -4,9 +4,9 @@ the native CTF decoder (ctf/, through tools/ctf_dump's waitpath-ctf-dump) decode
 traces; every event must be the same, field by field.
 
   test_bt2_oracle.py WAITPATH_CTF_DUMP TRACE_DIR [TRACE_DIR...]
-  test_bt2_oracle.py WAITPATH_CTF_DUMP --under DIR --format ctf2|ctf1.8
+  test_bt2_oracle.py WAITPATH_CTF_DUMP --under DIR [--under DIR...] --format ctf2|ctf1.8
 
---under: every trace below DIR (a directory holding `metadata`) of that format (CTF 2: the
+--under: every trace below each DIR (a directory holding `metadata`) of that format (CTF 2: the
 metadata's first byte is the JSON text sequence's 0x1E), at least one.
 
 Per trace, two comparisons:
@@ -20,7 +20,8 @@ Per trace, two comparisons:
   muxer's order among them is its own.
 
 Only what is formatting is normalized (`norm` below): integers compared as numbers (babeltrace2
-prints them in their preferred display base: 0xDEAD0000, 0x0); floating point numbers as
+prints them in their preferred display base: 0xDEAD0000, 0x0; a signed one of base 2, 8 or 16
+as its bits, which the native dump gives it too); floating point numbers as
 babeltrace2's "%g" of the native value; strings unescaped (babeltrace2 escapes \\, ", control
 bytes); BLOBs (babeltrace2: `{ 00 11 }`) and arrays (`[ [0] = 0x0, ... ]`) as the list of their
 values (CTF 2's BLOBs are CTF 1.8's arrays of 8-bit integers); enumeration / mapped integer labels
@@ -367,16 +368,19 @@ def main():
         return 2
     dump, traces = sys.argv[1], sys.argv[2:]
     if traces[0] == "--under":
-        root, fmt = traces[1], traces[3]
+        args = traces
+        fmt = args[args.index("--format") + 1]
+        roots = [args[i + 1] for i, a in enumerate(args) if a == "--under"]
         traces = []
-        for d, _, files in sorted(os.walk(root)):
-            if "metadata" in files:
-                with open(os.path.join(d, "metadata"), "rb") as f:
-                    ctf2 = f.read(1) == b"\x1e"
-                if ctf2 == (fmt == "ctf2"):
-                    traces.append(d)
+        for root in roots:
+            for d, _, files in sorted(os.walk(root)):
+                if "metadata" in files:
+                    with open(os.path.join(d, "metadata"), "rb") as f:
+                        ctf2 = f.read(1) == b"\x1e"
+                    if ctf2 == (fmt == "ctf2"):
+                        traces.append(d)
         if not traces:
-            print(f"FAIL no {fmt} trace under {root}")
+            print(f"FAIL no {fmt} trace under {' '.join(roots)}")
             return 1
     failures = []
     try:

@@ -11,7 +11,8 @@
 // its properties: sizes, clock snapshots, discarded events, sequence number; babeltrace2 drops
 // them; absent when none is left), "stream.event.context", "event.context", "event.fields". A value
 // is a JSON object:
-//   {"i": N}                  integer (with "labels": [...] when its class has mappings)
+//   {"i": N}                  integer (with "labels": [...] when its class has mappings); of
+//                             display base 2, 8 or 16, its bits as babeltrace2 prints them
 //   {"f": X}                  floating point number
 //   {"t": "..."}              string (NUL-terminated, or a text array up to its first NUL)
 //   {"s": [[NAME, V], ...]}   structure
@@ -50,6 +51,7 @@ class Walker {
       case Type::kInt: {
         const Logged& l = Take(Logged::kValue);
         json v = {{"i", t.is_signed ? json(static_cast<int64_t>(l.v)) : json(l.v)}};
+        if (t.base != 10) v["i"] = Bits(t, l.v);
         if (t.is_enum || !t.mappings.empty()) {
           json labels = json::array();
           for (const EnumMapping& m : t.mappings) {
@@ -109,6 +111,18 @@ class Walker {
   }
 
   bool done() const { return at_ == log_.size(); }
+
+  // An integer of display base 2, 8 or 16 as babeltrace2 prints it: its bits as an unsigned
+  // number, a signed one's masked to its size rounded up to a whole digit (text.pretty's
+  // print_integer: -2 in a 32-bit hexadecimal field is 0xFFFFFFFE, in a 64-bit one
+  // 0xFFFFFFFFFFFFFFFE).
+  static uint64_t Bits(const Type& t, uint64_t v) {
+    if (t.size >= 64) return v;
+    uint32_t bits = t.size;
+    if (t.base == 16) bits = (t.size + 3) / 4 * 4;
+    if (t.base == 8) bits = (t.size + 2) / 3 * 3;
+    return bits >= 64 ? v : v & ((uint64_t{1} << bits) - 1);
+  }
 
  private:
   const Logged& Take(Logged::Kind kind) {
