@@ -522,6 +522,10 @@ class Builder {
     t.is_signed =
         type == "fixed-length-signed-integer" || type == "fixed-length-signed-enumeration";
     t.roles = Roles(j);
+    if (const Json* b = Get(j, "preferred-display-base")) {
+      const uint64_t base = Unsigned(*b, "preferred-display-base");
+      if (base == 2 || base == 8 || base == 16) t.base = static_cast<uint8_t>(base);
+    }
     if (const Json* maps = Get(j, "mappings")) {
       At at(*this, "mappings");
       if (!maps->is_object()) Fail("'mappings' is not an object");

@@ -895,6 +895,7 @@ TEST(Ctf2Metadata, Lttng216TraceClassIsTheModelOfItsTsdl) {
     EXPECT_EQ(x.roles, y.roles) << at;
     EXPECT_EQ(x.kind, y.kind) << at;
     EXPECT_EQ(x.clock, y.clock) << at;
+    EXPECT_EQ(x.base, y.base) << at;  // the display base (TSDL base, CTF 2 preferred)
     ASSERT_EQ(x.members.size(), y.members.size()) << at;
     for (size_t i = 0; i < x.members.size(); ++i)
       same_roles(x.members[i].second, y.members[i].second, at + "." + x.members[i].first);
@@ -1256,6 +1257,78 @@ TEST(Ctf2Metadata, Lttng216FixtureReadsAsItsCtf18Twin) {
       EXPECT_EQ(a.fields[f].second, b.fields[f].second) << a.name << "." << a.fields[f].first;
     }
   }
+}
+
+// ReadForDump + LogEveryRead (tools/ctf_dump's, for the babeltrace2 2.1 oracle): every value
+// of an event in decode order, floats and each array element included.
+TEST(Ctf2Metadata, DisplayBasesAreThoseOfTheMetadata) {
+  // How babeltrace2 prints an integer (tools/ctf_dump follows it): ust_fields:ints' x32 is
+  // hexadecimal in both formats, s32 decimal.
+  for (const char* name : {"ust-ctf2", "ust-ctf18"}) {
+    const std::string dir = std::string(WAITPATH_FIXTURES) + "/lttng216/" + name;
+    if (!fs::exists(dir + "/metadata")) GTEST_SKIP() << "no " << dir;
+    Metadata m;
+    std::string error;
+    ASSERT_TRUE(LoadMetadata(dir, &m, &error)) << error;
+    const EventClass* ints = nullptr;
+    for (const EventClass& ec : m.streams.at(0).events) {
+      if (ec.name == "ust_fields:ints") ints = &ec;
+    }
+    ASSERT_TRUE(ints) << name;
+    std::map<std::string, int> bases;
+    for (const auto& [member, type] : m.type(ints->fields).members)
+      bases[member] = m.type(type).base;
+    EXPECT_EQ(bases[m.format == Metadata::Format::kCtf2 ? "x32" : "_x32"], 16) << name;
+    EXPECT_EQ(bases[m.format == Metadata::Format::kCtf2 ? "s32" : "_s32"], 10) << name;
+  }
+}
+
+TEST(Ctf2Metadata, DumpModeLogsEveryValueInOrder) {
+  const std::string dir = std::string(WAITPATH_FIXTURES) + "/lttng216/ust-ctf2";
+  if (!fs::exists(dir + "/metadata")) GTEST_SKIP() << "no " << dir;
+  TraceDecoder trace;
+  trace.ReadForDump();
+  std::string error;
+  ASSERT_TRUE(trace.Open(dir, &error)) << error;
+  StreamCursor c(trace, trace.files()[0]);  // chan_0: thread 0
+  c.LogEveryRead();
+  using Item = StreamCursor::Item;
+  using Logged = StreamCursor::Logged;
+  using S = DecodePlan::Scope;
+  bool blobs = false, floats = false;
+  for (auto item = c.Next(); item != Item::kEnd && !(blobs && floats); item = c.Next()) {
+    ASSERT_NE(item, Item::kError) << c.error();
+    if (item != Item::kEvent) continue;
+    const StreamPlan& sp = *c.stream();
+    const std::string& name =
+        sp.sc->events[static_cast<size_t>(&c.event() - sp.events.data())].name;
+    const std::span<const Logged> payload = c.logged(S::kPayload);
+    // The packet context: cpu_id among its values (packet properties too), 0 on chan_0.
+    ASSERT_FALSE(c.logged(S::kPacketContext).empty());
+    ASSERT_EQ(c.logged(S::kCommonContext).size(), 3u);  // vpid, vtid, procname
+    EXPECT_EQ(c.LoggedText(c.logged(S::kCommonContext)[2]), "ust-fields-0");
+    if (name == "ust_fields:blobs" && !blobs) {
+      blobs = true;
+      // fixed16 (16 bytes 0x00, 0x11 ... 0xff), _var_length = 0, var (none).
+      ASSERT_EQ(payload.size(), 1u + 16u + 1u + 1u);
+      EXPECT_EQ(payload[0].kind, Logged::kArray);
+      EXPECT_EQ(payload[0].v, 16u);
+      for (uint64_t i = 0; i < 16; ++i) {
+        EXPECT_EQ(payload[1 + i].kind, Logged::kValue);
+        EXPECT_EQ(payload[1 + i].v, (i * 0x11) & 0xff) << i;
+      }
+      EXPECT_EQ(payload[17].v, 0u);
+      EXPECT_EQ(payload[18].kind, Logged::kArray);
+      EXPECT_EQ(payload[18].v, 0u);
+    }
+    if (name == "ust_fields:floats" && !floats) {
+      floats = true;  // the first: f32 = 0, f64 = -0 (their bits)
+      ASSERT_EQ(payload.size(), 2u);
+      EXPECT_EQ(payload[0].v, 0u);
+      EXPECT_EQ(payload[1].v, uint64_t{1} << 63);
+    }
+  }
+  EXPECT_TRUE(blobs && floats);
 }
 
 }  // namespace

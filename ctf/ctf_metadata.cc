@@ -380,6 +380,12 @@ class Parser {
         // clock.NAME.value
         if (v.rfind("clock.", 0) == 0 && v.size() > 12 && v.compare(v.size() - 6, 6, ".value") == 0)
           t.clock = v.substr(6, v.size() - 12);
+      } else if (key == "base") {
+        // 2, 8, 10, 16 or their names (CTF 1.8, 4.1.5); anything else keeps decimal.
+        if (v == "2" || v == "binary" || v == "b") t.base = 2;
+        if (v == "8" || v == "octal" || v == "oct" || v == "o") t.base = 8;
+        if (v == "16" || v == "hexadecimal" || v == "hex" || v == "x" || v == "X" || v == "p")
+          t.base = 16;
       } else if (key == "exp_dig") {
         exp = static_cast<uint32_t>(std::min<uint64_t>(UintValue(v), 1u << 16));
       } else if (key == "mant_dig") {

@@ -92,6 +92,8 @@ struct Type {
   bool is_signed = false;
   uint8_t byte_order = 0;  // 0: the trace's, 1: little, 2: big
   bool text = false;       // an integer with an encoding: arrays/sequences of it are strings
+  uint8_t base = 10;       // integers: the display base (TSDL's base, CTF 2's preferred one):
+                           // how babeltrace2 prints them (tools/ctf_dump), not decoding
   std::string clock;       // the clock an integer maps to ("" when none)
   bool is_enum = false;
   uint16_t roles = 0;                                   // Role bits

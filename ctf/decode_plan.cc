@@ -230,8 +230,19 @@ void DecodePlan::Emit(Context& cx, TypeId type_id, int32_t program, const std::s
     case Type::kFloat: {
       align(t.align);
       Op op;
-      op.code = Op::kSkip;
-      op.arg = t.size;
+      if (dump_) {
+        // Its bits, as an unsigned integer of its size and byte order (DumpEverything).
+        op.code = Op::kInt;
+        op.size = static_cast<uint8_t>(t.size);
+        op.arg = t.size >= 64 ? ~uint64_t{0} : (uint64_t{1} << t.size) - 1;
+        const uint8_t order = t.byte_order ? t.byte_order : meta_.byte_order;
+        op.flags = order == 2 ? Op::kBig : 0;
+        op.slot = NewSlot(cx.keep_all);
+        register_field(op.slot, FieldHandle::kUnsigned);
+      } else {
+        op.code = Op::kSkip;
+        op.arg = t.size;
+      }
       out().push_back(op);
       break;
     }
@@ -281,6 +292,7 @@ void DecodePlan::Emit(Context& cx, TypeId type_id, int32_t program, const std::s
         options.push_back(sub);
       }
       VariantTable table;
+      table.options = options;
       VariantCases(t, meta_.type(tag_type), options, &table);
       variants_.push_back(std::move(table));
       Op op;
@@ -319,7 +331,7 @@ void DecodePlan::Emit(Context& cx, TypeId type_id, int32_t program, const std::s
         break;
       }
       align(t.align);
-      if (e.kind == Type::kInt && e.size % e.align == 0) {
+      if (e.kind == Type::kInt && e.size % e.align == 0 && !dump_) {
         op.code = Op::kAddress;
         op.size = static_cast<uint8_t>(e.size);
         const uint8_t order = e.byte_order ? e.byte_order : meta_.byte_order;
@@ -462,7 +474,7 @@ bool DecodePlan::Optimize(int32_t program, uint32_t* fixed_align, uint64_t* fixe
       case Op::kArray: {
         uint32_t a = 1;
         uint64_t b = 0;
-        if (Optimize(op.sub, &a, &b) && b % a == 0 && a <= known) {
+        if (Optimize(op.sub, &a, &b) && b % a == 0 && a <= known && !dump_) {
           // Elements of fixed size, nothing wanted from them: one skip.
           if (op.count < 0) {
             skip(op.arg * b);

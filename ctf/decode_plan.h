@@ -49,6 +49,7 @@ struct VariantCase {
 struct VariantTable {
   bool is_signed = false;
   std::vector<VariantCase> cases;
+  std::vector<int32_t> options;  // the options' programs, in the variant's order
 };
 
 // A run of fixed-size little-endian fields (integers, skipped bits, text of a fixed length)
@@ -108,6 +109,13 @@ class DecodePlan {
   };
 
   explicit DecodePlan(const Metadata& meta) : meta_(meta) {}
+
+  // Before any Compile: every value of every field is read, for a dump of the decoded events
+  // (tools/ctf_dump) and nothing else: floating point numbers are read as their bits (an
+  // unsigned slot; the engine skips them), arrays of integers element by element (kArray,
+  // where the engine keeps at most an IPv4 address), arrays of fixed size are never skipped.
+  void DumpEverything() { dump_ = true; }
+  bool dump() const { return dump_; }
 
   // Compiles `type` as the root of `scope`: returns its program (-1 when type is -1). With
   // `keep_all`, every integer and string is read (stream-level scopes); otherwise only what
@@ -176,6 +184,7 @@ class DecodePlan {
   int32_t slots_ = 0;
   std::string clock_;
   std::string error_;
+  bool dump_ = false;
 };
 
 }  // namespace waitpath::ctf

@@ -167,6 +167,7 @@ bool TraceDecoder::OpenText(const std::string& dir, const std::string& text, std
 bool TraceDecoder::Compile(std::string* error) {
   const std::string& dir = dir_;
   plan_ = std::make_unique<DecodePlan>(meta_);
+  if (dump_) plan_->DumpEverything();
   using S = DecodePlan::Scope;
   packet_header_ = plan_->Compile(meta_.packet_header, S::kPacketHeader, true);
   magic_ = plan_->FindRole(packet_header_, Role::kPacketMagicNumber);
@@ -385,6 +386,7 @@ bool StreamCursor::FailAt(uint64_t pos, const char* what) {
   return Fail(what);
 }
 
+template <bool kLog>
 bool StreamCursor::Run(int32_t program) {
   if (program < 0) return true;
   const DecodePlan& plan = trace_->plan();
@@ -411,6 +413,7 @@ bool StreamCursor::Run(int32_t program) {
         const uint64_t v = ReadLe(data, file_bytes, pos, op.size, op.arg);
         pos += op.size;
         values[op.slot] = Value{sign(v, op), 0, epoch};
+        if constexpr (kLog) Log(op.slot, values[op.slot].v, 0);
         break;
       }
       case Op::kAlign:
@@ -428,6 +431,9 @@ bool StreamCursor::Run(int32_t program) {
         pos += op.size;
         v = sign(v, op);
         if (op.slot >= 0) values[op.slot] = Value{v, 0, epoch};
+        if constexpr (kLog) {
+          if (op.slot >= 0) Log(op.slot, v, 0);
+        }
         Special(op, v);
         break;
       }
@@ -436,7 +442,7 @@ bool StreamCursor::Run(int32_t program) {
         if (run.bits > end - pos || (run.on_byte && pos % 8 != 0)) {
           // Some field is past the content: one by one, for the error that one gives.
           pos_ = pos;
-          if (!Run(run.unfused)) return false;
+          if (!Run<kLog>(run.unfused)) return false;
           pos = pos_;
           break;
         }
@@ -474,6 +480,7 @@ bool StreamCursor::Run(int32_t program) {
               const uint8_t* nul = FindNul(p, p + f.arg);
               const uint64_t len = nul ? static_cast<uint64_t>(nul - p) : f.arg;
               values[f.slot] = Value{at / 8, static_cast<uint32_t>(len), epoch};
+              if constexpr (kLog) Log(f.slot, at / 8, static_cast<uint32_t>(len));
               continue;
             }
           }
@@ -482,6 +489,9 @@ bool StreamCursor::Run(int32_t program) {
           } else {  // kInt: a clock or an event id, maybe also wanted
             if (f.slot >= 0) values[f.slot] = Value{v, 0, epoch};
             Special(f, v);
+          }
+          if constexpr (kLog) {
+            if (f.slot >= 0) Log(f.slot, v, 0);
           }
         }
         pos += run.bits;
@@ -494,6 +504,9 @@ bool StreamCursor::Run(int32_t program) {
         if (!nul) return FailAt(pos, "a string without its end in the packet");
         const uint64_t len = static_cast<uint64_t>(nul - s);
         if (op.slot >= 0) values[op.slot] = Value{pos / 8, static_cast<uint32_t>(len), epoch};
+        if constexpr (kLog) {
+          if (op.slot >= 0) Log(op.slot, pos / 8, static_cast<uint32_t>(len));
+        }
         pos += (len + 1) * 8;
         break;
       }
@@ -507,6 +520,7 @@ bool StreamCursor::Run(int32_t program) {
           const uint8_t* nul = FindNul(s, s + n);
           const uint64_t len = nul ? static_cast<uint64_t>(nul - s) : n;
           values[op.slot] = Value{pos / 8, static_cast<uint32_t>(len), epoch};
+          if constexpr (kLog) Log(op.slot, pos / 8, static_cast<uint32_t>(len));
         }
         pos += n * 8;
         break;
@@ -520,6 +534,8 @@ bool StreamCursor::Run(int32_t program) {
             pos_ = pos;
             return NoOption(op);
           }
+          if constexpr (kLog)
+            log_.push_back(Logged{Logged::kOption, -1, op.sub, static_cast<uint64_t>(chosen), 0});
           ops = &plan.program(chosen);
           at_op = ops->data() - 1;
           end_op = ops->data() + ops->size();
@@ -531,7 +547,7 @@ bool StreamCursor::Run(int32_t program) {
       case Op::kArray:
         // Rarer (and recursive): out of this loop, so that it keeps its registers.
         pos_ = pos;
-        if (!RunComposite(op)) return false;
+        if (!RunComposite<kLog>(op)) return false;
         pos = pos_;
         break;
     }
@@ -543,7 +559,7 @@ bool StreamCursor::Run(int32_t program) {
 bool StreamCursor::ReadFixedHeader(const FixedHeader& h) {
   const uint64_t pos = (pos_ + h.align - 1) & ~(h.align - 1);
   // Damage: the program says what, as it always did.
-  if (pos > end_ || h.bits > end_ - pos || pos % 8 != 0) return Run(stream_->event_header);
+  if (pos > end_ || h.bits > end_ - pos || pos % 8 != 0) return Run<false>(stream_->event_header);
   const uint8_t* p = data_ + pos / 8;
   const uint64_t id = LoadUnsigned(h.id.kind, p + h.id.offset / 8);
   const uint64_t clock = LoadUnsigned(h.clock.kind, p + h.clock.offset / 8);
@@ -572,6 +588,7 @@ bool StreamCursor::NoOption(const Op& op) {
               " selects no option");
 }
 
+template <bool kLog>
 bool StreamCursor::RunComposite(const Op& op) {
   switch (op.code) {
     case Op::kAddress: {
@@ -600,15 +617,18 @@ bool StreamCursor::RunComposite(const Op& op) {
       // Every element takes at least a bit, or the array is of empty structs: either way no
       // more elements than bits left (a garbled length fails here, not after a long loop).
       if (n > end_ - pos_ + 1) return FailAt(pos_, "an array longer than the packet's content");
+      if constexpr (kLog) log_.push_back(Logged{Logged::kArray, -1, -1, n, 0});
       for (uint64_t i = 0; i < n; ++i) {
-        if (!Run(op.sub)) return false;
+        if (!Run<kLog>(op.sub)) return false;
       }
       return true;
     }
     case Op::kVariant: {
       const int32_t chosen = Option(op);
       if (chosen < 0) return NoOption(op);
-      return Run(chosen);
+      if constexpr (kLog)
+        log_.push_back(Logged{Logged::kOption, -1, op.sub, static_cast<uint64_t>(chosen), 0});
+      return Run<kLog>(chosen);
     }
     default:
       return true;
@@ -620,7 +640,8 @@ bool StreamCursor::BeginPacket() {
   in_packet_ = false;
   pos_ = offset_ * 8;
   end_ = size_ * 8;  // until the context says
-  if (!Run(trace_->packet_header())) return false;
+  log_.clear();
+  if (!RunScope(trace_->packet_header(), DecodePlan::Scope::kPacketHeader)) return false;
   if (trace_->magic().valid() && Has(trace_->magic()) && Raw(trace_->magic()) != kPacketMagic)
     return Fail("bad magic " + Hex(Raw(trace_->magic())));
   uint64_t sid = trace_->meta().streams.front().id;
@@ -633,7 +654,8 @@ bool StreamCursor::BeginPacket() {
   if (!sp) return Fail("stream class " + std::to_string(sid) + " not in the metadata");
   if (stream_ && sp != stream_) return Fail("stream class " + std::to_string(sid) + " changed");
   stream_ = sp;
-  if (!Run(sp->packet_context)) return false;
+  if (!RunScope(sp->packet_context, DecodePlan::Scope::kPacketContext)) return false;
+  if (log_on_) packet_log_ = log_;
   const uint64_t left = (size_ - offset_) * 8;
   uint64_t packet_bits = sp->packet_size.valid() ? Raw(sp->packet_size) : left;
   uint64_t content_bits = sp->content_size.valid() ? Raw(sp->content_size) : packet_bits;
@@ -674,6 +696,22 @@ void StreamCursor::ContinueFrom(const StreamCursor& previous) {
   prev_end_clock_ = previous.prev_end_clock_;
   prev_discarded_ = previous.prev_discarded_;
   clock_ = previous.clock_;
+}
+
+bool StreamCursor::RunScope(int32_t program, DecodePlan::Scope scope) {
+  if (!log_on_) return Run<false>(program);
+  const auto s = static_cast<size_t>(scope);
+  marks_[s] = log_.size();
+  const bool ok = Run<true>(program);
+  mark_ends_[s] = log_.size();
+  return ok;
+}
+
+std::span<const StreamCursor::Logged> StreamCursor::logged(DecodePlan::Scope scope) const {
+  const auto s = static_cast<size_t>(scope);
+  const std::vector<Logged>& log = scope == DecodePlan::Scope::kPacketContext ? packet_log_ : log_;
+  if (mark_ends_[s] <= marks_[s] || mark_ends_[s] > log.size()) return {};
+  return {log.data() + marks_[s], mark_ends_[s] - marks_[s]};
 }
 
 StreamCursor::Item StreamCursor::Next() {
@@ -722,10 +760,17 @@ StreamCursor::Item StreamCursor::Next() {
     ++epoch_;
     have_event_id_ = false;
     StreamPlan& sp = *stream_;
+    using S = DecodePlan::Scope;
+    if (log_on_) {
+      log_.clear();
+      for (S s : {S::kEventHeader, S::kCommonContext, S::kEventContext, S::kPayload})
+        marks_[static_cast<size_t>(s)] = mark_ends_[static_cast<size_t>(s)] = 0;
+    }
     // (Run is not called for a scope the stream or class lacks: most have no contexts.)
-    bool ok = (sp.fixed_header.on ? ReadFixedHeader(sp.fixed_header)
-                                  : sp.event_header < 0 || Run(sp.event_header)) &&
-              (sp.common_context < 0 || Run(sp.common_context));
+    bool ok = (sp.fixed_header.on && !log_on_
+                   ? ReadFixedHeader(sp.fixed_header)
+                   : sp.event_header < 0 || RunScope(sp.event_header, S::kEventHeader)) &&
+              (sp.common_context < 0 || RunScope(sp.common_context, S::kCommonContext));
     if (ok) {
       uint64_t id = event_id_;
       if (!have_event_id_) {
@@ -745,9 +790,9 @@ StreamCursor::Item StreamCursor::Next() {
           if (values_.size() < static_cast<size_t>(trace_->plan().slots()))
             values_.resize(static_cast<size_t>(trace_->plan().slots()));
           event_ = &ep;
-          ok = ep.error.empty()
-                   ? (ep.context < 0 || Run(ep.context)) && (ep.payload < 0 || Run(ep.payload))
-                   : Fail(ep.error);
+          ok = ep.error.empty() ? (ep.context < 0 || RunScope(ep.context, S::kEventContext)) &&
+                                      (ep.payload < 0 || RunScope(ep.payload, S::kPayload))
+                                : Fail(ep.error);
         }
       }
     }

@@ -64,6 +64,9 @@ class TraceDecoder {
   // Before Open: event classes compile to read every field of theirs, not only what the
   // analysis needs (Find then finds any; for dumps and tests, slower).
   void ReadEveryField() { every_field_ = true; }
+  // Before Open: ReadEveryField, and every value of every field too (DecodePlan::
+  // DumpEverything: floats, each array element), for StreamCursor::LogEveryRead.
+  void ReadForDump() { every_field_ = dump_ = true; }
 
   const Metadata& meta() const { return meta_; }
   DecodePlan& plan() { return *plan_; }
@@ -101,6 +104,7 @@ class TraceDecoder {
   int64_t base_ns_ = 0;
   bool has_clock_ = false;
   bool every_field_ = false;
+  bool dump_ = false;
 };
 
 // A stream read in order: packets, the discarded events their counters report, events. Its
@@ -159,6 +163,27 @@ class StreamCursor {
   uint64_t Raw(const FieldHandle& h) const { return values_[static_cast<size_t>(h.slot)].v; }
   std::string_view Text(const FieldHandle& h) const;
 
+  // Every read of the current event (and of its packet's context), in order, when
+  // LogEveryRead() was called (and the trace opened with ReadForDump): what a dump walks along
+  // the scope's type (tools/ctf_dump). Values as their slots hold them; an array's element
+  // count before its elements; a variant's chosen program (one of its table's options, or none
+  // of them: an optional not enabled) before the option's reads.
+  struct Logged {
+    enum Kind : uint8_t { kValue, kArray, kOption } kind = kValue;
+    int32_t slot = -1;   // kValue
+    int32_t table = -1;  // kOption: DecodePlan::variant(table)
+    uint64_t v = 0;      // kValue: the slot's value (strings: offset); kArray: count;
+                         // kOption: the program run
+    uint32_t len = 0;    // kValue, strings: bytes
+  };
+  void LogEveryRead() { log_on_ = true; }
+  // The reads of the current event's scope `scope` (kPacketContext: of its packet's).
+  std::span<const Logged> logged(DecodePlan::Scope scope) const;
+  // A logged string's bytes (valid until the next packet).
+  std::string_view LoggedText(const Logged& l) const {
+    return {reinterpret_cast<const char*>(data_ + l.v), l.len};
+  }
+
  private:
   struct Value {
     uint64_t v = 0;
@@ -168,10 +193,19 @@ class StreamCursor {
 
   // Starts the packet at offset_: false with error_ on damage.
   bool BeginPacket();
+  // Runs `program` (logging every read when kLog: LogEveryRead's own instantiation, so that the
+  // engine's has no test of it).
+  template <bool kLog>
   bool Run(int32_t program);
+  // Run, logging when asked to (the scope's log begins at its mark).
+  bool RunScope(int32_t program, DecodePlan::Scope scope);
+  void Log(int32_t slot, uint64_t v, uint32_t len) {
+    log_.push_back(Logged{Logged::kValue, slot, -1, v, len});
+  }
   // The event header described by `h` (FixedHeader), as Run(event_header) reads it.
   bool ReadFixedHeader(const FixedHeader& h);
   // Run's arrays, sequences and variants, at pos_.
+  template <bool kLog>
   [[gnu::noinline]] bool RunComposite(const Op& op);
   // The program of the option variant `op` selects by its tag's value (-1: none).
   int32_t Option(const Op& op) const;
@@ -211,6 +245,10 @@ class StreamCursor {
   int64_t packet_cpu_ = -1;
   std::string error_;
   uint32_t dialect_ = 0;
+  bool log_on_ = false;
+  std::vector<Logged> log_, packet_log_;
+  size_t marks_[6] = {};  // per DecodePlan::Scope: where its reads begin in log_ (packet_log_)
+  size_t mark_ends_[6] = {};
 
   // babeltrace2's packet snapshots: this packet's and the previous one's (UINT64_MAX: none).
   static constexpr uint64_t kNone = std::numeric_limits<uint64_t>::max();

@@ -37,7 +37,8 @@ DEFAULT_TRACES = [
     os.path.join(ROOT, "..", "shared", "traces", t)
     for t in ("bug446190", "scp_src", "scp_dest", "hello-lost", "many-threads")
 ] + [os.path.join(ROOT, "tests", "fixtures", f)
-     for f in ("perf/pipe", "perf/mutex", "lttng/rpc", "lttng216/ust-ctf2")]
+     for f in ("perf/pipe", "perf/mutex", "lttng/rpc", "lttng216/ust-ctf2",
+               "lttng216/kernel/rpc-ctf2")]
 
 OUTCOMES = ["ok", "error", "messy", "crash", "hang", "memory"]
 BAD = {"crash", "hang", "memory"}
