@@ -20,12 +20,12 @@ int64_t WallNowNs() {
 
 }  // namespace
 
-LiveSessions::LiveSessions(const LiveOptions& options, Analysis& analysis, const ShardPeers* shard)
+LiveSessions::LiveSessions(const LiveOptions& options, Analysis& analysis, ShardPeers* shard)
     : options_(options),
       analysis_(analysis),
       roster_(options.all, options.sessions,
               shard ? std::function<bool(const std::string&)>(
-                          [shard](const std::string& host) { return shard->Owns(host); })
+                          [shard](const std::string& host) { return shard->Claim(host); })
                     : nullptr),
       notices_(options.relayd, options.max_lag, analysis.metrics()),
       pipeline_(PipelineFor(options), &analysis.feed()) {

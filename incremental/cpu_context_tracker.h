@@ -25,6 +25,9 @@ struct IrqFrame {
   Utid sender = kNoTask;  // of the last packet received inside, when matched
   int64_t send_ts = 0;
   bool sender_known = false;
+  // The packet's sender is on another shard that stalled before saying whether it sent it
+  // (docs/scale.md, "Progress"): the wake-up is `unknown`.
+  bool sender_lost = false;
 };
 
 struct CpuContext {
@@ -77,6 +80,7 @@ class CpuContextTracker {
   // is known (kNoTask if not).
   void DiskCompleted(uint16_t cpu);
   void PacketReceived(uint16_t cpu, Utid sender, int64_t send_ts);
+  void PacketReceivedUnknown(uint16_t cpu);
 
   // Where a wake-up made on the CPU now comes from: its innermost interrupt context, the
   // interrupt context the event's own flags (`ctx`, CtxFlags) say, its interrupt thread's
