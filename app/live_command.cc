@@ -361,6 +361,12 @@ Command AddLiveCommand(CLI::App& app) {
                   "no shard has claimed waits on a shard not yet synchronized (docs/scale.md)")
       ->capture_default_str()
       ->check(IntegerRange(0, 60'000));
+  cmd->add_option("--attach", o->attach,
+                  "Where a session is followed from: its `live` position, or its `beginning` "
+                  "(what the relayd kept: a shard started after its peers loses nothing; read "
+                  "natively only)")
+      ->check(CLI::IsMember({"live", "beginning"}))
+      ->capture_default_str();
   cmd->add_option("--stall-ms", o->stall_ms,
                   "A shard whose progress does not advance this long while a receive waits for it "
                   "is stalled: such receives are unknown, counted (docs/scale.md, \"Progress\")")

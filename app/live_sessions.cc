@@ -45,6 +45,7 @@ PipelineOptions LiveSessions::PipelineFor(const LiveOptions& options) {
   if (!options.capture.dir.empty() && options.capture.traces.empty())
     p.reader.capture_ring_bytes = options.capture.ring_mb << 20;
   p.max_lag_ns = options.max_lag_ns;
+  p.reader.live_from_beginning = options.attach == "beginning";
   return p;
 }
 

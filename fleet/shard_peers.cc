@@ -333,6 +333,16 @@ std::optional<EdgeRecord> ShardPeers::AwaitEdge(const PacketKey& key, int64_t ts
     for (const auto& h : p.record.hosts) least = std::min(least, h.done_ns);
     hold.done[name] = least;
   }
+  struct Longest {  // the longest wait, kept as the receive stops waiting
+    ShardCounters& c;
+    std::chrono::steady_clock::time_point start;
+    ~Longest() {
+      c.longest_hold_ms = std::max<int64_t>(c.longest_hold_ms,
+                                            std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                std::chrono::steady_clock::now() - start)
+                                                .count());
+    }
+  } longest{counters_, hold.start};  // destroyed under the lock
   for (;;) {
     if (std::optional<EdgeRecord> edge = TakeEdge(k, ts)) {
       ++counters_.edges_matched;
@@ -437,13 +447,18 @@ ShardPeers::Verdict ShardPeers::Judge(const PacketKey& key, int64_t ts, Hold& ho
   bool wait = false;
   // ...including the shards of hosts the relayd has whose shards never said anything (a late
   // attacher), within the stall bound.
+  bool silent = false;  // a host whose shard never said anything, stalled: it may be the sender
   for (const std::string& host : expected_) {
-    if (stalled_.count(host)) continue;
+    if (stalled_.count(host)) {
+      silent = true;
+      continue;
+    }
     const bool heard = std::any_of(progress_.begin(), progress_.end(), [&](const auto& p) {
       return std::any_of(p.second.record.hosts.begin(), p.second.record.hosts.end(),
                          [&](const ProgressRecord::Host& h) { return h.name == host; });
     });
-    if (!heard && !Stalled(host, hold.start, "host")) wait = true;
+    if (!heard)
+      (Stalled(host, hold.start, "host (its shard never said anything)") ? silent : wait) = true;
   }
   for (const auto& [shard, p] : progress_) {
     if (stalled_.count(shard)) continue;
@@ -463,6 +478,8 @@ ShardPeers::Verdict ShardPeers::Judge(const PacketKey& key, int64_t ts, Hold& ho
     if (!Stalled(shard, std::max(hold.start, p.advanced), "shard")) wait = true;
   }
   if (wait) return Verdict::kWait;
+  // Its sender may be that silent host's: not known, not left to `network` silently.
+  if (silent) return Verdict::kStalled;
   untraced_.insert(key.saddr);
   return Verdict::kNoEdge;
 }
@@ -637,16 +654,17 @@ std::string ShardPeers::Summary() const {
       "shard {}: edges published {}, received {}, matched {}, expired {}, stale {}, bad {}; "
       "receives "
       "without an edge {} ({} past their sender's progress); stalled peers {}, receives "
-      "unknown {}; one-way clock {}; remote waits resolved {}, unresolved {}; queries "
+      "unknown {}; longest wait for an edge {} ms; one-way clock {}; remote waits resolved {}, "
+      "unresolved {}; queries "
       "answered {}, unknown {}; samples published {}, received {}, stale {}; progress published "
       "{}, received {}; bus published {}, "
       "failed {}, "
       "disconnects {}, reconnects {}, requests failed {}; clock resets {}{}",
       options_.name, c.edges_published, c.edges_received, c.edges_matched, c.edges_expired,
       c.edges_stale, c.edges_bad, c.receives_unmatched, c.receives_progressed, c.peers_stalled,
-      c.receives_stalled, c.one_way_clock, e.remote_waits, e.remote_unresolved, c.queries_answered,
-      c.queries_unknown, c.samples_published, c.samples_received, c.samples_stale,
-      c.progress_published, c.progress_received, bus_.counters().published.load(),
+      c.receives_stalled, c.longest_hold_ms, c.one_way_clock, e.remote_waits, e.remote_unresolved,
+      c.queries_answered, c.queries_unknown, c.samples_published, c.samples_received,
+      c.samples_stale, c.progress_published, c.progress_received, bus_.counters().published.load(),
       bus_.counters().publish_failed.load(), bus_.counters().disconnects.load(),
       bus_.counters().reconnects.load(), bus_.counters().request_failures.load(), ClockResets(),
       clocks);

@@ -60,6 +60,7 @@ struct ShardCounters {
   uint64_t receives_progressed = 0;  // released by the sender's progress: it has no edge
   uint64_t peers_stalled = 0;        // shards (or hosts never heard of) that stalled a receive
   uint64_t receives_stalled = 0;     // receives left `unknown`: their sender's shard stalled
+  int64_t longest_hold_ms = 0;       // the longest a receive waited (edge or progress)
   // Copied from the engine and the engine thread's state for the metrics (Poll).
   uint64_t remote_waits = 0, remote_unresolved = 0, clock_resets = 0;
 };
