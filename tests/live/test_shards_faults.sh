@@ -130,7 +130,7 @@ for name in ("s1", "s2"):
     if count(line, "disconnects") < 1 or count(line, "reconnects") < 1:
         fail.append(f"{name}: the bus's loss and return are not counted: {line}")
     lost = (count(line, "failed") + count(line, "receives without an edge")
-            + count(line, "unresolved"))
+            + count(line, "unresolved") + count(line, "receives unknown"))
     # s2 (web) waits on the db shard, killed in step 2: its waits of that stretch cannot all be
     # resolved, and must be counted. s1 (the client) talks to web only: the 2 s without the
     # bus may cost it nothing (libnats holds its publications until the server is back, and it
