@@ -120,6 +120,9 @@ void ShardPeers::OnEdge(std::string_view data) {
   const uint64_t k = TcpKeyHash(edge->key);
   sender_addrs_.insert(edge->key.saddr);
   untraced_.erase(edge->key.saddr);
+  // An edge from a stalled shard: it advances (its progress records may be what is late).
+  if (stalled_.erase(edge->shard))
+    Say("waitpath: shard {}: shard {} advances again\n", options_.name, edge->shard);
   auto& owner = owner_[edge->key.saddr];
   if (owner.first != edge->shard) owner = {edge->shard, edge->host};
   // The latest edge's send; a clock that went back (a new session) starts it again.

@@ -54,8 +54,9 @@ if [ "$MODE" = cluster ]; then
   node=("${nats_pids[@]}")
   nats_url=$nats_urls
   # A new stream leader takes 4-9 s to elect (nats-server 2.9's raft): edges published
-  # meanwhile are stored after it, so a receive must wait longer than that for its edge.
-  bus=(--bus "$nats_url" --bus-replicas 3 --edge-wait-ms 15000)
+  # meanwhile are stored after it, and so is the progress that would release their receives,
+  # which wait through it (within --stall-ms, 10 s) with no bound of their own.
+  bus=(--bus "$nats_url" --bus-replicas 3)
   export WAITPATH_BUS_DEBUG=1
   # 100 requests instead of 25 (~8 s replayed at 0.2): the kill falls mid-run.
   longer
@@ -171,17 +172,25 @@ got = {"s1": tasks(sys.argv[2]), "s2": tasks(sys.argv[3]), "s3": tasks(sys.argv[
 owner = {"client": "s1", "web": "s2", "db": "s3"}
 fail = []
 worst = 0.0
-# In cluster mode, once a shard counted receives without their edge (the election, or an edge
-# its consumer lost at the tail and got again only with the next one: docs/scale.md, "Not done
-# yet"), those waits are `network`, counted, and so is every answer that went through them
-# (the client's go through web's, web's through db's): the states are then printed, not
-# asserted.
+# In cluster mode, once a shard counted receives without their edge or unknown (the election,
+# or an edge its consumer lost at the tail and got again only with the next one: docs/scale.md,
+# "Not done yet"), those waits are `network` or `unknown`, counted, and so is every answer that
+# went through them (the client's go through web's, web's through db's): the states are then
+# printed, not asserted.
 excused = []
 if mode == "cluster":
     for name, err in zip(("s1", "s2", "s3"), sys.argv[5:]):
         line = [l for l in open(err) if "waitpath: shard" in l and "edges published" in l][-1]
         if int(re.search(r"receives without an edge (\d+)", line).group(1)) > 0:
             excused.append(name)
+        # A shard that stalled waiting for an edge its consumer lost while its connection
+        # moved, the sender waiting for its answer (docs/scale.md, "Not done yet"): those
+        # receives are `unknown`, counted, as those without an edge are `network`.
+        elif int(re.search(r"receives unknown (\d+)", line).group(1)) > 0:
+            excused.append(name)
+            print(f"{name}, the bus's events:")
+            print("".join(l for l in open(err) if l.startswith("bus ")
+                          and "not acknowledged" not in l)[-3000:])
 def mismatch(shard, text):
     if excused:
         print(f"not asserted ({', '.join(excused)} counted receives without an edge): {text}")
