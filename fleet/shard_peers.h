@@ -41,7 +41,7 @@ struct ShardOptions {
   // advance for `stall_ms` (wall clock) while a receive waits for it is stalled: that receive,
   // and those from it until it advances again, are `unknown`, counted.
   int64_t progress_ms = 150;
-  int64_t stall_ms = 10000;
+  int64_t stall_ms = 15000;
   // Without a clock of the sender's shard, its progress says nothing of our receive's time:
   // held until it has advanced this far (its clock) since, the most a live shard lags.
   int64_t max_lag_ns = 10'000'000'000;
