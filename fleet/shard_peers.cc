@@ -20,6 +20,8 @@ std::string AddrToken(uint32_t a) {
 constexpr size_t kSendsPerTask = 64;
 // How long a receive waits through a lost connection for it to come back (another node).
 constexpr std::chrono::milliseconds kReconnectGrace{1000};
+// How often a shard's progress is published when it did not change.
+constexpr int64_t kProgressHeartbeatMs = 1000;
 
 }  // namespace
 
@@ -182,12 +184,12 @@ void ShardPeers::OnProgress(std::string_view data) {
 }
 
 void ShardPeers::MaybePublishProgress() {
-  if (std::chrono::steady_clock::now() >= next_progress_) PublishProgress();
+  if (std::chrono::steady_clock::now() >= next_progress_) PublishProgress(false);
 }
 
-void ShardPeers::PublishProgress() {
-  next_progress_ =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.progress_ms);
+void ShardPeers::PublishProgress(bool unchanged_too) {
+  const auto now_wall = std::chrono::steady_clock::now();
+  next_progress_ = now_wall + std::chrono::milliseconds(options_.progress_ms);
   ProgressRecord r;
   r.shard = options_.name;
   for (size_t h = 0; h < std::min<size_t>(hosts_.size(), kRemoteHostBase); ++h) {
@@ -208,7 +210,13 @@ void ShardPeers::PublishProgress() {
     }
   }
   for (const auto& [daddr, send] : last_sent_) r.last_edges.push_back({daddr, send});
-  const std::string bytes = EncodeProgress(r);
+  std::string bytes = EncodeProgress(r);
+  // What did not change goes once a second only (a shard that is heard of, and quiet).
+  if (!unchanged_too && bytes == last_progress_ &&
+      now_wall - last_progress_at_ < std::chrono::milliseconds(kProgressHeartbeatMs))
+    return;
+  last_progress_at_ = now_wall;
+  last_progress_ = bytes;
   if (bus_.Publish("waitpath.edge.progress." + SubjectToken(options_.name), bytes.data(),
                    bytes.size())) {
     std::lock_guard<std::mutex> lock(mu_);

@@ -86,9 +86,9 @@ class ShardPeers : public RemotePeers {
   void OnSend(uint16_t host, int64_t ts, const PacketKey& key, Utid sender,
               const StateVec& cum) override;
   std::optional<RemoteSend> OnReceive(uint16_t host, int64_t ts, const PacketKey& key) override;
-  // This shard's progress, published now (also at the latest every progress_ms from Poll and
-  // while a receive waits).
-  void PublishProgress();
+  // This shard's progress, published now (also every progress_ms from Poll and while a
+  // receive waits when it changed, and every second when it did not).
+  void PublishProgress(bool unchanged_too = true);
   std::optional<StateVec> RemoteBreakdown(const RemoteSend& send, int64_t a) override;
 
   ShardCounters counters() const;
@@ -187,7 +187,8 @@ class ShardPeers : public RemotePeers {
   std::map<std::string, PeerClock> peers_;             // engine thread
   std::map<uint16_t, std::set<uint32_t>> host_addrs_;  // engine thread: local host -> addrs
   std::map<uint32_t, int64_t> last_sent_;              // engine thread: daddr -> last send
-  std::chrono::steady_clock::time_point next_progress_{};
+  std::chrono::steady_clock::time_point next_progress_{}, last_progress_at_{};
+  std::string last_progress_;                             // the last record published
   std::map<std::string, uint16_t> remote_hosts_;          // name -> id
   std::unordered_map<Utid, std::deque<SentBy>> sent_by_;  // remote task -> recent sends
 };
