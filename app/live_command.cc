@@ -108,6 +108,8 @@ bool JoinFleet(const LiveOptions& options, Analysis& analysis, Fleet* fleet, std
   shard_options.name = options.shard;
   shard_options.own = options.own;
   shard_options.wait_ms = options.edge_wait_ms;
+  shard_options.stall_ms = options.stall_ms;
+  if (options.max_lag_ns > 0) shard_options.max_lag_ns = options.max_lag_ns;
   WatchedAccounting& accounting = analysis.accounting();
   fleet->peers = std::make_unique<ShardPeers>(
       shard_options, *fleet->bus, analysis.engine(), accounting.hosts(),
@@ -200,6 +202,7 @@ int FollowRelayd(const LiveOptions& options, AnalysisPlan plan, ScreenStatus sta
     Follow(sessions, fleet, terminal ? &*terminal : nullptr, view, &status, stopping);
     sessions.StopAll();
     if (fleet.peers) {
+      fleet.peers->PublishProgress();  // the last of it: peers waiting on us need not wait more
       fleet.bus->Flush(2000);
       Say("waitpath: {}\n", fleet.peers->Summary());
       fleet.bus->Close();  // its callbacks use the shard, which goes first
@@ -352,9 +355,21 @@ Command AddLiveCommand(CLI::App& app) {
       ->capture_default_str()
       ->check(IntegerRange(1, 5));
   cmd->add_option("--edge-wait-ms", o->edge_wait_ms,
-                  "How long a receive waits for its sender's edge, a wait for the sender's summary")
+                  "How long a wait for the sender's summary lasts, and a receive from an address "
+                  "no shard has claimed waits on a shard not yet synchronized (docs/scale.md)")
       ->capture_default_str()
       ->check(IntegerRange(0, 60'000));
+  cmd->add_option("--attach", o->attach,
+                  "Where a session is followed from: its `live` position, or its `beginning` "
+                  "(what the relayd kept: a shard started after its peers loses nothing; read "
+                  "natively only)")
+      ->check(CLI::IsMember({"live", "beginning"}))
+      ->capture_default_str();
+  cmd->add_option("--stall-ms", o->stall_ms,
+                  "A shard whose progress does not advance this long while a receive waits for it "
+                  "is stalled: such receives are unknown, counted (docs/scale.md, \"Progress\")")
+      ->capture_default_str()
+      ->check(IntegerRange(100, 600'000));
   AddCommonFlags(cmd, o.get());
   AddDecoderOption(cmd, &o->decoder);
   AddCaptureFlags(cmd, &o->capture, true);

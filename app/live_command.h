@@ -45,6 +45,8 @@ struct LiveOptions {
   std::string own;       // regex over host names: the sessions this shard follows
   int bus_replicas = 1;  // of the JetStream stream, when this shard creates it
   int64_t edge_wait_ms = 2000;
+  int64_t stall_ms = 15000;
+  std::string attach = "live";  // --attach: a session's live position, or its beginning
 };
 
 // The analysis `live` and `tail` run, from their flags: the report's lines, or the terminal

@@ -20,12 +20,12 @@ int64_t WallNowNs() {
 
 }  // namespace
 
-LiveSessions::LiveSessions(const LiveOptions& options, Analysis& analysis, const ShardPeers* shard)
+LiveSessions::LiveSessions(const LiveOptions& options, Analysis& analysis, ShardPeers* shard)
     : options_(options),
       analysis_(analysis),
       roster_(options.all, options.sessions,
               shard ? std::function<bool(const std::string&)>(
-                          [shard](const std::string& host) { return shard->Owns(host); })
+                          [shard](const std::string& host) { return shard->Claim(host); })
                     : nullptr),
       notices_(options.relayd, options.max_lag, analysis.metrics()),
       pipeline_(PipelineFor(options), &analysis.feed()) {
@@ -45,6 +45,7 @@ PipelineOptions LiveSessions::PipelineFor(const LiveOptions& options) {
   if (!options.capture.dir.empty() && options.capture.traces.empty())
     p.reader.capture_ring_bytes = options.capture.ring_mb << 20;
   p.max_lag_ns = options.max_lag_ns;
+  p.reader.live_from_beginning = options.attach == "beginning";
   return p;
 }
 

@@ -23,7 +23,7 @@ namespace waitpath {
 class LiveSessions : private FeedObserver {
  public:
   // `shard`, when not null: only the sessions of the hosts it owns (--own).
-  LiveSessions(const LiveOptions& options, Analysis& analysis, const ShardPeers* shard);
+  LiveSessions(const LiveOptions& options, Analysis& analysis, ShardPeers* shard);
   ~LiveSessions() override;
 
   // Lists the relayd's sessions: attaches to the wanted ones not followed yet, follows again

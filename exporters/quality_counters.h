@@ -159,10 +159,11 @@ enum class QualityMetricType { kNone, kCounter, kGauge };
     "same packet key from another time), `bad` (undecodable)")                                    \
   X(kShardReceivesWithoutEdge, "", "", "waitpath_shard_receives_without_edge_total", kCounter,    \
     "shard", kShard, kDataLoss, kShard,                                                          \
-    "Receives from a publishing shard's address whose edge did not come in time (their waits "   \
-    "are network)",                                                                              \
-    "shards: receives from an address another shard publishes for whose edge did not come "      \
-    "within `--edge-wait-ms`: their waits are `network`")                                        \
+    "Receives from a publishing shard's address whose edge did not come (their waits are "      \
+    "network)",                                                                                  \
+    "shards: receives from an address another shard publishes for whose edge did not come: "     \
+    "that shard's progress passed them without it (docs/scale.md, \"Progress\"), or the bus "     \
+    "was down: their waits are `network`")                                        \
   X(kShardRemoteWaits, "", "", "waitpath_shard_remote_waits_total", kCounter, "shard,kind",      \
     kShard, kDataLoss, kShard,                                                                   \
     "Waits ended by another shard's sender: resolved from its summary, or not (network)",        \
@@ -180,7 +181,14 @@ enum class QualityMetricType { kNone, kCounter, kGauge };
     "Shard pairs whose clock sync started over (a clock went back, a long silence, or no line "  \
     "fit)",                                                                                      \
     "shards: shard pairs whose clock sync started over: a peer's clock went back, a time far "   \
-    "past the pair's points, or points no line fits (docs/scale.md)")
+    "past the pair's points, or points no line fits (docs/scale.md)")                            \
+  X(kShardPeersStalled, "", "", "waitpath_shard_peers_stalled_total", kCounter, "shard,kind",    \
+    kShard, kDataLoss, kShard,                                                                   \
+    "Other shards (or their hosts) whose progress stopped while a receive waited for them, and " \
+    "the receives left unknown",                                                                 \
+    "shards: `peers`: other shards, or other shards' hosts never heard of, whose progress did "  \
+    "not advance for `--stall-ms` while a receive waited for it (docs/scale.md, \"Progress\"); " \
+    "`receives`: the receives from them whose waits are then `unknown`")
 // clang-format on
 
 enum class QualityCounter {

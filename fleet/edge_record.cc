@@ -97,7 +97,11 @@ class Reader {
   bool ok_ = true;
 };
 
-enum Kind : uint8_t { kEdge = 1, kSample = 2, kQuery = 3, kAnswer = 4 };
+enum Kind : uint8_t { kEdge = 1, kSample = 2, kQuery = 3, kAnswer = 4, kProgress = 5 };
+
+// Hosts, addresses and last edges a progress record carries at most (more are not a record of
+// ours: a shard follows a few hosts, each with a few addresses).
+constexpr int64_t kMaxProgressItems = 65536;
 
 }  // namespace
 
@@ -179,6 +183,45 @@ std::optional<CumAnswer> DecodeAnswer(std::string_view bytes) {
   if (!in.ok()) return std::nullopt;
   a.known = known == 1;
   return a;
+}
+
+std::string EncodeProgress(const ProgressRecord& p) {
+  Writer w(kProgress);
+  w.Str(p.shard);
+  w.Var(static_cast<int64_t>(p.hosts.size()));
+  for (const auto& h : p.hosts) {
+    w.Str(h.name), w.Fixed(h.done_ns);
+    w.Var(static_cast<int64_t>(h.addrs.size()));
+    for (uint32_t a : h.addrs) w.Fixed(a);
+  }
+  w.Var(static_cast<int64_t>(p.last_edges.size()));
+  for (const auto& e : p.last_edges) w.Fixed(e.daddr), w.Fixed(e.send_ns);
+  return w.Take();
+}
+
+std::optional<ProgressRecord> DecodeProgress(std::string_view bytes) {
+  Reader in(bytes, kProgress);
+  ProgressRecord p;
+  int64_t n = 0;
+  in.Str(&p.shard);
+  if (!in.Var(&n) || n < 0 || n > kMaxProgressItems) return std::nullopt;
+  p.hosts.resize(static_cast<size_t>(n));
+  for (auto& h : p.hosts) {
+    int64_t addrs = 0;
+    in.Str(&h.name), in.Fixed(&h.done_ns);
+    if (!in.Var(&addrs) || addrs < 0 || addrs > kMaxProgressItems) return std::nullopt;
+    h.addrs.resize(static_cast<size_t>(addrs));
+    for (uint32_t& a : h.addrs) {
+      if (!in.Fixed(&a)) return std::nullopt;
+    }
+  }
+  if (!in.Var(&n) || n < 0 || n > kMaxProgressItems) return std::nullopt;
+  p.last_edges.resize(static_cast<size_t>(n));
+  for (auto& e : p.last_edges) {
+    if (!in.Fixed(&e.daddr) || !in.Fixed(&e.send_ns)) return std::nullopt;
+  }
+  if (!in.ok()) return std::nullopt;
+  return p;
 }
 
 }  // namespace waitpath

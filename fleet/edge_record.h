@@ -15,7 +15,8 @@
 
 namespace waitpath {
 
-inline constexpr uint8_t kEdgeRecordVersion = 2;  // 2: a query names its task's send
+// 2: a query names its task's send; 3: progress records (a shard waits on its peers' progress).
+inline constexpr uint8_t kEdgeRecordVersion = 3;
 
 // A packet sent by a host of one shard to an address no host of that shard owns.
 struct EdgeRecord {
@@ -49,6 +50,24 @@ struct CumAnswer {
   std::vector<int64_t> cum;
 };
 
+// How far a shard has processed its hosts (docs/scale.md, "Progress"), published every
+// ShardOptions::progress_ms: a shard holding a receive from one of these hosts releases it when
+// its edge arrives or when the host's progress has passed the receive without it.
+struct ProgressRecord {
+  struct Host {
+    std::string name;
+    int64_t done_ns = 0;          // every event of the host before this is processed (shard clock)
+    std::vector<uint32_t> addrs;  // the addresses it owns (learned from its traffic so far)
+  };
+  struct LastEdge {
+    uint32_t daddr = 0;   // an address edges were published to...
+    int64_t send_ns = 0;  // ...and the send time of the last one published before this record
+  };
+  std::string shard;
+  std::vector<Host> hosts;
+  std::vector<LastEdge> last_edges;
+};
+
 std::string EncodeEdge(const EdgeRecord& r);
 std::optional<EdgeRecord> DecodeEdge(std::string_view bytes);
 std::string EncodeSample(const SyncSample& s);
@@ -57,5 +76,7 @@ std::string EncodeQuery(const CumQuery& q);
 std::optional<CumQuery> DecodeQuery(std::string_view bytes);
 std::string EncodeAnswer(const CumAnswer& a);
 std::optional<CumAnswer> DecodeAnswer(std::string_view bytes);
+std::string EncodeProgress(const ProgressRecord& p);
+std::optional<ProgressRecord> DecodeProgress(std::string_view bytes);
 
 }  // namespace waitpath

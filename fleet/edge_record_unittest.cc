@@ -60,6 +60,26 @@ TEST(EdgeRecord, GarbageNeverDecodes) {
   EXPECT_FALSE(DecodeEdge(junk));
   EXPECT_FALSE(DecodeQuery(junk));
   EXPECT_FALSE(DecodeAnswer(junk));
+  EXPECT_FALSE(DecodeProgress(junk));
+}
+
+TEST(EdgeRecord, ProgressRoundTripsAndEveryTruncationIsRefused) {
+  ProgressRecord p{
+      "east", {{"db", 123456789, {0x0a000001, 0x0a000002}}, {"web", -4, {}}}, {{0x0a000003, 77}}};
+  const std::string bytes = EncodeProgress(p);
+  const auto d = DecodeProgress(bytes);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->shard, "east");
+  ASSERT_EQ(d->hosts.size(), 2u);
+  EXPECT_EQ(d->hosts[0].name, "db");
+  EXPECT_EQ(d->hosts[0].done_ns, 123456789);
+  EXPECT_EQ(d->hosts[0].addrs, (std::vector<uint32_t>{0x0a000001, 0x0a000002}));
+  EXPECT_EQ(d->hosts[1].done_ns, -4);
+  ASSERT_EQ(d->last_edges.size(), 1u);
+  EXPECT_EQ(d->last_edges[0].daddr, 0x0a000003u);
+  EXPECT_EQ(d->last_edges[0].send_ns, 77);
+  for (size_t n = 0; n < bytes.size(); ++n) EXPECT_FALSE(DecodeProgress(bytes.substr(0, n)));
+  EXPECT_FALSE(DecodeEdge(bytes));
 }
 
 TEST(EdgeRecord, SamplesQueriesAndAnswersRoundTrip) {

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 
+#include "base/output.h"
 #include "exporters/quality_counters.h"
 #include "model/string_table.h"
 
@@ -18,6 +20,8 @@ std::string AddrToken(uint32_t a) {
 constexpr size_t kSendsPerTask = 64;
 // How long a receive waits through a lost connection for it to come back (another node).
 constexpr std::chrono::milliseconds kReconnectGrace{1000};
+// How often a shard's progress is published when it did not change.
+constexpr int64_t kProgressHeartbeatMs = 1000;
 
 }  // namespace
 
@@ -37,6 +41,11 @@ ShardPeers::ShardPeers(ShardOptions options, Bus& bus, Engine& engine,
   bus_.Subscribe(
       "waitpath.sync." + self + ".*",
       [this](std::string_view subject, std::string_view data) { OnSample(subject, data); }, &error);
+  // Every shard's progress (under the edge subjects, which the stream holds: an address's token
+  // is one token, never `progress`).
+  bus_.Subscribe(
+      "waitpath.edge.progress.*",
+      [this](std::string_view, std::string_view data) { OnProgress(data); }, &error);
   bus_.Serve(
       "waitpath.cum." + self,
       [this](std::string_view reply_to, std::string_view data) {
@@ -67,8 +76,17 @@ bool ShardPeers::Remote(const PacketKey& key) {
   return !own_addrs_.count(key.daddr);
 }
 
+bool ShardPeers::Claim(const std::string& host) {
+  if (Owns(host)) return true;
+  std::lock_guard<std::mutex> lock(mu_);
+  expected_.insert(host);
+  return false;
+}
+
 void ShardPeers::OnSend(uint16_t host, int64_t ts, const PacketKey& key, Utid sender,
                         const StateVec& cum) {
+  host_addrs_[host].insert(key.saddr);
+  last_sent_[key.daddr] = ts;
   EdgeRecord r;
   r.key = key;
   r.send_ns = ts;
@@ -103,7 +121,16 @@ void ShardPeers::OnEdge(std::string_view data) {
   const auto now = std::chrono::steady_clock::now();
   const uint64_t k = TcpKeyHash(edge->key);
   sender_addrs_.insert(edge->key.saddr);
-  stalled_.erase(edge->key.saddr);
+  untraced_.erase(edge->key.saddr);
+  // An edge from a stalled shard: it advances (its progress records may be what is late).
+  if (stalled_.erase(edge->shard))
+    Say("waitpath: shard {}: shard {} advances again\n", options_.name, edge->shard);
+  auto& owner = owner_[edge->key.saddr];
+  if (owner.first != edge->shard) owner = {edge->shard, edge->host};
+  // The latest edge's send; a clock that went back (a new session) starts it again.
+  auto [r, fresh] = received_.try_emplace({edge->shard, edge->key.daddr}, edge->send_ns);
+  if (!fresh && (edge->send_ns > r->second || edge->send_ns < r->second - 1'000'000'000))
+    r->second = edge->send_ns;
   edges_[k].push_back(Pending{std::move(*edge), now});
   edge_order_.emplace_back(now, k);
   ++edge_count_;
@@ -121,6 +148,82 @@ void ShardPeers::OnSample(std::string_view subject, std::string_view data) {
   samples_.emplace_back(std::string(subject.substr(subject.rfind('.') + 1)), *s);
 }
 
+// On a bus thread.
+void ShardPeers::OnProgress(std::string_view data) {
+  auto record = DecodeProgress(data);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!record) {
+    ++counters_.edges_bad;
+    return;
+  }
+  if (record->shard == options_.name) return;
+  ++counters_.progress_received;
+  const auto now = std::chrono::steady_clock::now();
+  auto [it, fresh] = progress_.try_emplace(record->shard);
+  Progress& p = it->second;
+  bool advanced = fresh;
+  for (const auto& h : record->hosts) {
+    const auto old = std::find_if(p.record.hosts.begin(), p.record.hosts.end(),
+                                  [&](const ProgressRecord::Host& o) { return o.name == h.name; });
+    if (old == p.record.hosts.end() || h.done_ns != old->done_ns) advanced = true;
+    for (uint32_t a : h.addrs) {
+      owner_[a] = {record->shard, h.name};
+      untraced_.erase(a);
+    }
+    stalled_.erase(h.name);  // a host never heard of before is heard of
+  }
+  if (fresh) p.first = now;
+  if (advanced) {
+    p.advanced = now;
+    if (stalled_.erase(record->shard)) {
+      Say("waitpath: shard {}: shard {} advances again\n", options_.name, record->shard);
+    }
+  }
+  p.record = std::move(*record);
+  arrived_.notify_all();
+}
+
+void ShardPeers::MaybePublishProgress() {
+  if (std::chrono::steady_clock::now() >= next_progress_) PublishProgress(false);
+}
+
+void ShardPeers::PublishProgress(bool unchanged_too) {
+  const auto now_wall = std::chrono::steady_clock::now();
+  next_progress_ = now_wall + std::chrono::milliseconds(options_.progress_ms);
+  ProgressRecord r;
+  r.shard = options_.name;
+  for (size_t h = 0; h < std::min<size_t>(hosts_.size(), kRemoteHostBase); ++h) {
+    const auto id = static_cast<uint16_t>(h);
+    const int64_t now = engine_.host_now(id);
+    if (now == std::numeric_limits<int64_t>::min()) continue;  // nothing of it processed yet
+    ProgressRecord::Host host{hosts_[h], now, {}};
+    if (auto a = host_addrs_.find(id); a != host_addrs_.end())
+      host.addrs.assign(a->second.begin(), a->second.end());
+    // A host name comes again with each new session of that host: its latest id says.
+    auto same = std::find_if(r.hosts.begin(), r.hosts.end(),
+                             [&](const ProgressRecord::Host& o) { return o.name == host.name; });
+    if (same != r.hosts.end()) {
+      host.addrs.insert(host.addrs.end(), same->addrs.begin(), same->addrs.end());
+      *same = std::move(host);
+    } else {
+      r.hosts.push_back(std::move(host));
+    }
+  }
+  for (const auto& [daddr, send] : last_sent_) r.last_edges.push_back({daddr, send});
+  std::string bytes = EncodeProgress(r);
+  // What did not change goes once a second only (a shard that is heard of, and quiet).
+  if (!unchanged_too && bytes == last_progress_ &&
+      now_wall - last_progress_at_ < std::chrono::milliseconds(kProgressHeartbeatMs))
+    return;
+  last_progress_at_ = now_wall;
+  last_progress_ = bytes;
+  if (bus_.Publish("waitpath.edge.progress." + SubjectToken(options_.name), bytes.data(),
+                   bytes.size())) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++counters_.progress_published;
+  }
+}
+
 void ShardPeers::Poll() {
   {
     const EngineCounters e = engine_.counters();
@@ -132,6 +235,7 @@ void ShardPeers::Poll() {
   }
   bus_.Poll();
   AnswerQueries();
+  MaybePublishProgress();
   Expire();
   std::vector<std::pair<std::string, SyncSample>> samples;
   {
@@ -223,41 +327,172 @@ std::optional<RemoteSend> ShardPeers::OnReceive(uint16_t host, int64_t ts, const
   (void)host;
   Learn(key.daddr);
   if (own_addrs_.count(key.saddr)) return std::nullopt;  // ours: its send was not traced
-  std::optional<EdgeRecord> edge = AwaitEdge(key, ts);
+  host_addrs_[host].insert(key.daddr);
+  bool unknown = false;
+  std::optional<EdgeRecord> edge = AwaitEdge(key, ts, &unknown);
+  if (unknown) return RemoteSend{kNoTask, ts, true};
   if (!edge) return std::nullopt;
   return Matched(std::move(*edge), ts);
 }
 
-std::optional<EdgeRecord> ShardPeers::AwaitEdge(const PacketKey& key, int64_t ts) {
+std::optional<EdgeRecord> ShardPeers::AwaitEdge(const PacketKey& key, int64_t ts, bool* unknown) {
   const uint64_t k = TcpKeyHash(key);
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.wait_ms);
+  Hold hold{std::chrono::steady_clock::now(), {}};
   std::unique_lock<std::mutex> lock(mu_);
+  for (const auto& [name, p] : progress_) {
+    int64_t least = std::numeric_limits<int64_t>::max();
+    for (const auto& h : p.record.hosts) least = std::min(least, h.done_ns);
+    hold.done[name] = least;
+  }
+  struct Longest {  // the longest wait, kept as the receive stops waiting
+    ShardCounters& c;
+    std::chrono::steady_clock::time_point start;
+    ~Longest() {
+      c.longest_hold_ms = std::max<int64_t>(c.longest_hold_ms,
+                                            std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                std::chrono::steady_clock::now() - start)
+                                                .count());
+    }
+  } longest{counters_, hold.start};  // destroyed under the lock
   for (;;) {
     if (std::optional<EdgeRecord> edge = TakeEdge(k, ts)) {
       ++counters_.edges_matched;
       return edge;
     }
-    // A sender not heard of yet may be a shard whose edges are on their way (the first
-    // contact: this address's subscription may have just started): waited for once; one whose
-    // awaited edge did not come is not waited for again until an edge from it arrives, so an
-    // untraced peer or a lost shard costs one bound. Nothing waits while the bus is down, but a
-    // connection moving to another cluster node (back within milliseconds) is waited through:
-    // giving up at once, the receive waiting for an edge the election delayed and every
-    // receive behind it went without theirs (19 and 8 at two shards in one run of the cluster
-    // test, 15 % of a task's life in another).
-    if (stalled_.count(key.saddr) || bus_.DownLongerThan(kReconnectGrace) ||
-        std::chrono::steady_clock::now() >= deadline) {
-      if (std::chrono::steady_clock::now() >= deadline) stalled_.insert(key.saddr);
+    // Nothing waits while the bus is down, but a connection moving to another cluster node
+    // (back within milliseconds) is waited through: giving up at once, the receive waiting for
+    // an edge the election delayed and every receive behind it went without theirs (19 and 8
+    // at two shards in one run of the cluster test, 15 % of a task's life in another).
+    if (bus_.DownLongerThan(kReconnectGrace)) {
       // Counted only for a sender some shard publishes for: an untraced peer is no loss.
       if (sender_addrs_.count(key.saddr)) ++counters_.receives_unmatched;
       return std::nullopt;
     }
+    // Otherwise it waits on progress, not on the clock: until the sender's shard has gone past
+    // it (then its edge does not exist), or has stalled (then the wait is `unknown`).
+    switch (Judge(key, ts, hold)) {
+      case Verdict::kNoEdge:
+        if (owner_.count(key.saddr)) {
+          ++counters_.receives_unmatched;
+          ++counters_.receives_progressed;
+        }
+        return std::nullopt;
+      case Verdict::kStalled:
+        ++counters_.receives_stalled;
+        *unknown = true;
+        return std::nullopt;
+      case Verdict::kWait:
+        break;
+    }
     lock.unlock();
-    AnswerQueries();  // a shard waiting for us may be what we wait for
+    AnswerQueries();         // a shard waiting for us may be what we wait for
+    MaybePublishProgress();  // and our progress, which it waits on
     lock.lock();
     arrived_.wait_for(lock, std::chrono::milliseconds(5));
   }
+}
+
+bool ShardPeers::Stalled(const std::string& name, std::chrono::steady_clock::time_point since,
+                         const char* what) {
+  if (stalled_.count(name)) return true;
+  if (std::chrono::steady_clock::now() - since < std::chrono::milliseconds(options_.stall_ms))
+    return false;
+  stalled_.insert(name);
+  ++counters_.peers_stalled;
+  Say("waitpath: shard {}: {} {} made no progress for {} ms while a receive waited for it: "
+      "receives from it are `unknown` until it does\n",
+      options_.name, what, name, options_.stall_ms);
+  return true;
+}
+
+bool ShardPeers::Passed(const std::string& shard, const Progress& p, const std::string& host,
+                        int64_t ts, uint32_t daddr, const Hold& hold) const {
+  int64_t done = std::numeric_limits<int64_t>::max();
+  for (const auto& h : p.record.hosts) {
+    if (host.empty() || h.name == host) done = std::min(done, h.done_ns);
+  }
+  if (done == std::numeric_limits<int64_t>::max()) return false;  // that host not processed yet
+  // Every edge it published to our address before this record has arrived (edges and progress
+  // come over different subscriptions: not in order).
+  for (const auto& e : p.record.last_edges) {
+    if (e.daddr != daddr) continue;
+    const auto r = received_.find({shard, daddr});
+    if (r == received_.end() || r->second < e.send_ns) return false;
+  }
+  const auto peer = peers_.find(shard);
+  if (peer != peers_.end() && peer->second.Judging() && !peer->second.Outlived(ts)) {
+    // Its progress in our clock past the receive: the send, before the receive, is processed.
+    // The one-way estimate places the peer late by the fastest packet's wire time at most,
+    // never early; the line within its accuracy.
+    const PeerClock& c = peer->second;
+    const int64_t margin = 1'000'000 + (c.Synchronized() ? c.pair().accuracy() : 0);
+    return c.ToLocal(done) > ts + margin;
+  }
+  // No clock of that shard yet: its progress says nothing of our time, but a shard reads at
+  // most max_lag behind its hosts' present, which is past our receive: once it has advanced
+  // that far since the receive began waiting, it has processed the send.
+  const auto before = hold.done.find(shard);
+  return before != hold.done.end() && before->second != std::numeric_limits<int64_t>::max() &&
+         done - before->second >= options_.max_lag_ns;
+}
+
+ShardPeers::Verdict ShardPeers::Judge(const PacketKey& key, int64_t ts, Hold& hold) {
+  const auto now = std::chrono::steady_clock::now();
+  const auto owner = owner_.find(key.saddr);
+  if (owner != owner_.end()) {
+    // A claimed address: its shard's progress decides.
+    const auto& [shard, host] = owner->second;
+    if (stalled_.count(shard)) return Verdict::kStalled;
+    const auto p = progress_.find(shard);
+    if (p == progress_.end()) {
+      // Known from its edges only (its progress not heard yet): waited for within the bound.
+      return Stalled(shard, hold.start, "shard") ? Verdict::kStalled : Verdict::kWait;
+    }
+    if (Passed(shard, p->second, host, ts, key.daddr, hold)) return Verdict::kNoEdge;
+    return Stalled(shard, std::max(hold.start, p->second.advanced), "shard") ? Verdict::kStalled
+                                                                             : Verdict::kWait;
+  }
+  if (untraced_.count(key.saddr)) return Verdict::kNoEdge;
+  // An address no shard has claimed: an untraced peer, or a host whose shard has not
+  // processed its first send yet. Waited for until every shard has passed the receive...
+  bool wait = false;
+  // ...including the shards of hosts the relayd has whose shards never said anything (a late
+  // attacher), within the stall bound.
+  bool silent = false;  // a host whose shard never said anything, stalled: it may be the sender
+  for (const std::string& host : expected_) {
+    if (stalled_.count(host)) {
+      silent = true;
+      continue;
+    }
+    const bool heard = std::any_of(progress_.begin(), progress_.end(), [&](const auto& p) {
+      return std::any_of(p.second.record.hosts.begin(), p.second.record.hosts.end(),
+                         [&](const ProgressRecord::Host& h) { return h.name == host; });
+    });
+    if (!heard)
+      (Stalled(host, hold.start, "host (its shard never said anything)") ? silent : wait) = true;
+  }
+  for (const auto& [shard, p] : progress_) {
+    if (stalled_.count(shard)) continue;
+    if (!hold.done.count(shard)) {  // heard of since the receive began waiting
+      int64_t least = std::numeric_limits<int64_t>::max();
+      for (const auto& h : p.record.hosts) least = std::min(least, h.done_ns);
+      hold.done[shard] = least;
+    }
+    if (Passed(shard, p, "", ts, key.daddr, hold)) continue;
+    // A shard we have no clock of yet: at most wait_ms (wall clock) after it was first heard
+    // of, the compatibility bound (--edge-wait-ms), for an address it has not claimed.
+    const auto peer = peers_.find(shard);
+    const bool judging = peer != peers_.end() && peer->second.Judging();
+    if (!judging &&
+        now - std::max(hold.start, p.first) >= std::chrono::milliseconds(options_.wait_ms))
+      continue;
+    if (!Stalled(shard, std::max(hold.start, p.advanced), "shard")) wait = true;
+  }
+  if (wait) return Verdict::kWait;
+  // Its sender may be that silent host's: not known, not left to `network` silently.
+  if (silent) return Verdict::kStalled;
+  untraced_.insert(key.saddr);
+  return Verdict::kNoEdge;
 }
 
 std::optional<EdgeRecord> ShardPeers::TakeEdge(uint64_t k, int64_t ts) {
@@ -407,6 +642,8 @@ std::vector<prometheus::MetricFamily> ShardPeers::Families() const {
                                                 {"reconnect", b.reconnects.load()},
                                                 {"request_failed", b.request_failures.load()}}),
       counter(QualityCounter::kShardClockResets, {{"", c.clock_resets}}),
+      counter(QualityCounter::kShardPeersStalled,
+              {{"peers", c.peers_stalled}, {"receives", c.receives_stalled}}),
   };
 }
 
@@ -427,14 +664,18 @@ std::string ShardPeers::Summary() const {
   return fmt::format(
       "shard {}: edges published {}, received {}, matched {}, expired {}, stale {}, bad {}; "
       "receives "
-      "without an edge {}; one-way clock {}; remote waits resolved {}, unresolved {}; queries "
-      "answered {}, unknown {}; samples published {}, received {}, stale {}; bus published {}, "
+      "without an edge {} ({} past their sender's progress); stalled peers {}, receives "
+      "unknown {}; longest wait for an edge {} ms; one-way clock {}; remote waits resolved {}, "
+      "unresolved {}; queries "
+      "answered {}, unknown {}; samples published {}, received {}, stale {}; progress published "
+      "{}, received {}; bus published {}, "
       "failed {}, "
       "disconnects {}, reconnects {}, requests failed {}; clock resets {}{}",
       options_.name, c.edges_published, c.edges_received, c.edges_matched, c.edges_expired,
-      c.edges_stale, c.edges_bad, c.receives_unmatched, c.one_way_clock, e.remote_waits,
-      e.remote_unresolved, c.queries_answered, c.queries_unknown, c.samples_published,
-      c.samples_received, c.samples_stale, bus_.counters().published.load(),
+      c.edges_stale, c.edges_bad, c.receives_unmatched, c.receives_progressed, c.peers_stalled,
+      c.receives_stalled, c.longest_hold_ms, c.one_way_clock, e.remote_waits, e.remote_unresolved,
+      c.queries_answered, c.queries_unknown, c.samples_published, c.samples_received,
+      c.samples_stale, c.progress_published, c.progress_received, bus_.counters().published.load(),
       bus_.counters().publish_failed.load(), bus_.counters().disconnects.load(),
       bus_.counters().reconnects.load(), bus_.counters().request_failures.load(), ClockResets(),
       clocks);

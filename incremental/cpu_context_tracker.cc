@@ -78,6 +78,7 @@ IrqFrame* Handling(CpuContext& c) {
 WaitLink FromInterrupt(const IrqFrame& f) {
   const Leaf leaf =
       ClassifyInterrupt(f, f.name ? StringTable::Global().Get(f.name) : std::string_view());
+  if (leaf == Leaf::kNetwork && f.sender_lost) return WaitLink{WaitLink::Type::kUnknown};
   if (leaf == Leaf::kNetwork && f.sender_known) {
     return WaitLink{WaitLink::Type::kPacket, leaf, f.sender, f.send_ts, f.to_server};
   }
@@ -94,11 +95,20 @@ void CpuContextTracker::PacketReceived(uint16_t id, Utid sender, int64_t send_ts
   if (!f) return;
   f->packet = true;
   f->to_server = to_server;
+  f->sender_lost = false;
   f->sender_known = sender != kNoTask;
   if (f->sender_known) {
     f->sender = sender;
     f->send_ts = send_ts;
   }
+}
+
+void CpuContextTracker::PacketReceivedUnknown(uint16_t id) {
+  IrqFrame* f = Handling(At(id));
+  if (!f) return;
+  f->packet = true;
+  f->sender_known = false;
+  f->sender_lost = true;
 }
 
 WaitLink CpuContextTracker::Waker(uint16_t id, uint8_t ctx) const {

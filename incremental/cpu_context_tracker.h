@@ -27,6 +27,9 @@ struct IrqFrame {
   int64_t send_ts = 0;
   bool sender_known = false;
   bool to_server = false;  // that packet went from a client to a server's port
+  // The packet's sender is on another shard that stalled before saying whether it sent it
+  // (docs/scale.md, "Progress"): the wake-up is `unknown`.
+  bool sender_lost = false;
 };
 
 struct CpuContext {
@@ -80,6 +83,7 @@ class CpuContextTracker {
   // is known (kNoTask if not), from a client to a server's port or not (`to_server`).
   void DiskCompleted(uint16_t cpu);
   void PacketReceived(uint16_t cpu, Utid sender, int64_t send_ts, bool to_server = false);
+  void PacketReceivedUnknown(uint16_t cpu);
 
   // Where a wake-up made on the CPU now comes from: its innermost interrupt context, the
   // interrupt context the event's own flags (`ctx`, CtxFlags) say, its interrupt thread's

@@ -403,6 +403,10 @@ void Engine::OnPacketIn(HostState& hs, const Event& e, const Batch& batch) {
       packets_.OnReceive(hs.id, e.ts, static_cast<uint64_t>(AsPacket(e).skbaddr()), key);
   if (!send && peers_ && key && key->has_addresses && key->has_tcp) {
     if (const auto remote = peers_->OnReceive(hs.id, e.ts, *key)) {
+      if (remote->unknown) {
+        hs.cpus.PacketReceivedUnknown(e.cpu);
+        return;
+      }
       hs.cpus.PacketReceived(e.cpu, remote->sender, remote->ts, RequestToServer(*key));
       return;
     }

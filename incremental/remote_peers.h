@@ -18,6 +18,9 @@ namespace waitpath {
 struct RemoteSend {
   Utid sender;  // a remote task (Task::remote)
   int64_t ts;   // the send, in this engine's clock
+  // The sender's shard stalled before it said whether this packet was sent (docs/scale.md,
+  // "Progress"): the wait it ends is `unknown` (sender kNoTask).
+  bool unknown = false;
 };
 
 class RemotePeers {

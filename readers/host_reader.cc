@@ -243,6 +243,7 @@ bool HostReader::RunNative() {
 LiveAttempt HostReader::RunLiveNative(HostInput& input, bool reattach) {
   LiveReadOptions options;
   options.reattach = reattach;
+  options.from_beginning = options_.live_from_beginning && !reattach;
   options.may_fall_back = options_.decoder == TraceDecoderChoice::kAuto;
   options.ring = ring_.get();
   options.on_attached = [this] {

@@ -50,6 +50,9 @@ struct ReaderOptions {
   // Live, read natively: the recent packets kept per host for captures (0: none;
   // readers/packet_ring.h).
   size_t capture_ring_bytes = 0;
+  // Live, read natively: a session is attached at its beginning (what the relayd kept of it),
+  // not at its live position; a reattach after the relayd was lost goes on where it was.
+  bool live_from_beginning = false;
   unsigned watchdog_s = static_cast<unsigned>(EnvOr("WAITPATH_READER_WATCHDOG_S", 30));
 
   static bool ContainByDefault();

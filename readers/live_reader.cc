@@ -142,7 +142,10 @@ LiveAttempt ReadLiveSession(HostInput& input, const std::string& url,
       ids = find();
     }
     if (stopped()) return result;
-    for (uint64_t id : ids) viewer.Attach(id, RelaydViewer::Seek::kLast);
+    for (uint64_t id : ids) {
+      viewer.Attach(
+          id, options.from_beginning ? RelaydViewer::Seek::kBeginning : RelaydViewer::Seek::kLast);
+    }
     if (options.on_attached) options.on_attached();
 
     NativeReader reader(input);

@@ -37,6 +37,8 @@ struct LiveReadOptions {
   // A reattach (after the relayd was lost): a session not (yet) listed is waited for, as
   // babeltrace2's `session-not-found-action=continue`; else it means the session is over.
   bool reattach = false;
+  // Attach at the session's beginning (seek "beginning"), not at its live position.
+  bool from_beginning = false;
   // The metadata may be refused as unsupported (nothing read yet; babeltrace2 reads instead).
   bool may_fall_back = false;
   // Called once attached (the link to the relayd is up again).

@@ -15,11 +15,11 @@
 # analyzer's (`analyze --json` of the same traces) and to the generator's truth, 5 % of a task's
 # life per state as in test_shards.sh: measured, the worst state 0.2-1.4 % (docs/scale.md).
 # Before a shard pair's line was held to the rates clocks have, they were 1.3-13.4 % off and
-# were printed only. The last round of each looped session (after the nats-server's return,
-# after the db shard's restart) is compared and printed, not asserted: 0.01-1.8 % on a quiet
-# machine, but with the 2 cores shared a shard may fall behind its peers by more than the edge
-# bound (the db shard attached 4-7 s after the others), and the waits that needed it are
-# `network`, counted (receives without an edge), for the rest of that session.
+# were printed only. So is the last round of each looped session (after the nats-server's
+# return, after the db shard's restart), asserted since the receives wait on their sender's
+# progress rather than for a wall-clock bound (measured 0.01-0.02 %): before, with the 2 cores
+# shared, a shard that fell seconds behind its peers (the db shard attached 4-7 s after the
+# others) had the waits that needed it go to `network` for the rest of the session (37-83 %).
 # usage: test_shards_faults.sh WAITPATH WAITPATH_GEN WAITPATH_REPLAY SOURCE_DIR
 set -euo pipefail
 W=$1 GEN=$2 REPLAY=$3 SRC=$4
@@ -130,7 +130,7 @@ for name in ("s1", "s2"):
     if count(line, "disconnects") < 1 or count(line, "reconnects") < 1:
         fail.append(f"{name}: the bus's loss and return are not counted: {line}")
     lost = (count(line, "failed") + count(line, "receives without an edge")
-            + count(line, "unresolved"))
+            + count(line, "unresolved") + count(line, "receives unknown"))
     # s2 (web) waits on the db shard, killed in step 2: its waits of that stretch cannot all be
     # resolved, and must be counted. s1 (the client) talks to web only: the 2 s without the
     # bus may cost it nothing (libnats holds its publications until the server is back, and it
@@ -184,7 +184,6 @@ for key, w in sorted(want.items()):
         compare("third session (truth)", key, g, t["breakdown_ns"], t["end_ns"] - t["start_ns"])
 # The last round of each looped session (the same system shifted by whole periods): the round
 # after the nats-server's return (first session) and after the db shard's restart (second).
-# Printed only (above).
 want = tasks(f"{tmp}/analyze-set.json")
 for key, w in sorted(want.items()):
     looped = [r for r in records(owner[key[0]]) if (r["host"], r["tid"]) == key
@@ -199,9 +198,8 @@ for key, w in sorted(want.items()):
         fail.append(f"{key}: {len(rounds)} records of the looped sessions' last round")
     life = w["end_ns"] - w["start_ns"]
     for g in rounds:
-        worst["last rounds (not asserted)"] = max(worst.get("last rounds (not asserted)", 0),
-                                                  compare("last round", key, g, w["breakdown_ns"],
-                                                          life, False))
+        worst["last rounds"] = max(worst.get("last rounds", 0),
+                                   compare("last round", key, g, w["breakdown_ns"], life))
 print("worst state difference after recovery:",
       ", ".join(f"{k} {v:.2%} of a task's life" for k, v in worst.items()))
 if fail:
