@@ -122,6 +122,36 @@ echo "$request" | grep -Eq \
 grep -q '^! waitpath: .*clock accurate' "$work/screen" || fail "messages not shown at the bottom"
 tail -1 "$work/screen" | grep -q '^q or Ctrl-C' || fail "no key help on the last line"
 
+# --- The relayd frozen (SIGSTOP) until the readers give it up: the screen says its data is
+# old (title and every "last 10 s" section), the hosts' state says since when the relayd is
+# lost, and LOST the outage's time, not "1" (issue 31, item 4: the clock froze while the
+# sections kept minutes-old data). Then it runs again and the demo goes on.
+relayd_pid=$(awk '$1 == "relayd" { print $2 }' "$work/pids")
+[ -n "$relayd_pid" ] || fail "no relayd in the demo's pid file"
+kill -STOP "$relayd_pid"
+wait_for "relayd lost for" 40
+# Until the outage is a few seconds old (LOST then shows its time, `+3s`).
+for ((i = 0; i < 60; i++)); do
+  tmux_ capture-pane -p -t "$pane" | grep -Eq 'relayd lost for ([3-9]|[1-9][0-9])s' && break
+  sleep 0.5
+done
+tmux_ capture-pane -p -t "$pane" >"$work/stale"
+kill -CONT "$relayd_pid"
+echo "--- the screen with the relayd lost:"
+cat "$work/stale"
+head -1 "$work/stale" | grep -Eq ', data [0-9]+(s|m[0-9]{2}s) old$' || fail "the title says no age"
+grep -Eq '^PROCESSES \(last 10 s, data [0-9]+(s|m[0-9]{2}s) old\)' "$work/stale" ||
+  fail "the processes' window says no age"
+grep -Eq '^(client|web|db) .* [0-9]+ \+[0-9]+(s|m[0-9]{2}s) .*relayd lost for [0-9]+' \
+  "$work/stale" || fail "no host shows the outage's time and state"
+# Followed again: the outage's state leaves the screen.
+for ((i = 0; i < 120; i++)); do
+  tmux_ capture-pane -p -t "$pane" | grep -q "relayd lost for" || break
+  sleep 0.5
+done
+tmux_ capture-pane -p -t "$pane" | grep -q "relayd lost for" &&
+  fail "the relayd was not followed again within 60 s"
+
 # --- q: the summary on the normal screen, exit 0, everything ended.
 tmux_ send-keys -t "$pane" q
 wait_status 60
