@@ -11,14 +11,10 @@ if [ "${WAITPATH_FUZZ:-0}" != 1 ]; then
   exit 77
 fi
 src=$1 bin=$2 n=${3:-200} budget=${4:-300}
-san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 start=$(date +%s)
-cmake -S "$src" -B "$bin" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1 $san" \
-  -DCMAKE_C_FLAGS_DEBUG="-O1 -g1 $san" -DCMAKE_EXE_LINKER_FLAGS="$san" >"$bin.cmake.log" 2>&1 ||
-  { cat "$bin.cmake.log"; exit 1; }
-# The test runs alone (RUN_SERIAL): both cores build.
-nice cmake --build "$bin" --target waitpath -j"$(nproc)" >"$bin.build.log" 2>&1 ||
-  { tail -30 "$bin.build.log"; exit 1; }
+# shellcheck source=tests/fuzz/sanitizer_build.sh
+. "$src/tests/fuzz/sanitizer_build.sh"
+sanitizer_build "$src" "$bin" waitpath "$bin.build.log"
 echo "fuzz: sanitizer build ready in $(($(date +%s) - start)) s"
 exec python3 "$src/tools/fuzz/fuzz.py" --waitpath "$bin/app/waitpath" -n "$n" --budget "$budget" \
   --timeout 30 --seed "${WAITPATH_FUZZ_SEED:-1}" --json "$bin/fuzz-results${5:+-native}.json" \

@@ -13,15 +13,10 @@ if [ "${WAITPATH_FUZZ:-0}" != 1 ]; then
   exit 77
 fi
 src=$1 bin=$2 n=${3:-300} budget=${4:-75}
-san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 start=$(date +%s)
-cmake -S "$src" -B "$bin" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1 $san" \
-  -DCMAKE_C_FLAGS_DEBUG="-O1 -g1 $san" -DCMAKE_EXE_LINKER_FLAGS="$san" >"$bin.cmake.log" 2>&1 ||
-  { cat "$bin.cmake.log"; exit 1; }
-# The test runs alone (RESOURCE_LOCK machine): both cores build.
-log=$bin.relayd-build.log
-nice cmake --build "$bin" --target waitpath_relayd_fuzz -j"$(nproc)" >"$log" 2>&1 ||
-  { tail -30 "$log"; exit 1; }
+# shellcheck source=tests/fuzz/sanitizer_build.sh
+. "$src/tests/fuzz/sanitizer_build.sh"
+sanitizer_build "$src" "$bin" waitpath_relayd_fuzz "$bin.relayd-build.log"
 echo "relayd fuzz: sanitizer build ready in $(($(date +%s) - start)) s"
 # UBSan aborts (its own exit would skip the driver's line naming the case).
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:abort_on_error=1}
