@@ -107,6 +107,7 @@ void CpuContextTracker::PacketReceivedUnknown(uint16_t id) {
   IrqFrame* f = Handling(At(id));
   if (!f) return;
   f->packet = true;
+  f->to_server = false;
   f->sender_known = false;
   f->sender_lost = true;
 }

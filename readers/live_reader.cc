@@ -192,13 +192,18 @@ LiveAttempt ReadLiveSession(HostInput& input, const std::string& url,
       return result;
     };
     int64_t handed_watermark = input.time.watermark();
+    size_t released = 0;  // streams the reader had released when they were last forgotten
     for (;;) {
       // Checked at every turn, not only when the relayd has nothing: a relayd that always has
       // something (streams announced and hung up forever) kept Ctrl-C waiting.
       if (stopped()) break;
       const NativeReader::Merged merged = reader.Merge(stop);
       if (merged == NativeReader::Merged::kStopped) break;
-      forget_ended();
+      // Only when the merge let a stream go: not a walk of every stream at every packet.
+      if (reader.released() != released) {
+        released = reader.released();
+        forget_ended();
+      }
       if (merged == NativeReader::Merged::kEnded && viewer.active_sessions() == 0) {
         // Packets still waiting for their trace's metadata were never read: said, not dropped
         // in silence (a relayd whose metadata never came, or ended at once, read as an empty

@@ -147,6 +147,7 @@ PortMerger::Refill NativeReader::Release(Port& p) {
   p.cursor.reset();
   p.trace.reset();
   free_ports_.push_back(p.index);
+  ++released_;
   return PortMerger::Refill::kEnded;
 }
 

@@ -58,6 +58,9 @@ class NativeReader {
   // kMaxLivePorts streams are held at once.
   bool AddLiveStream(LivePackets* packets, std::string name, int cpu);
   static constexpr size_t kMaxLivePorts = 65535;  // a port's index is 16 bits
+  // How many live streams have been released so far: their owner may let them go when it
+  // moves.
+  size_t released() const { return released_; }
   enum class Merged : uint8_t {
     kBlocked,  // a stream has nothing yet: more packets or beacons are needed
     kEnded,    // every stream ended
@@ -103,6 +106,7 @@ class NativeReader {
   std::vector<std::shared_ptr<ctf::TraceDecoder>> traces_;
   std::vector<Port> ports_;
   std::vector<uint16_t> free_ports_;  // live ports whose stream was released, to reuse
+  size_t released_ = 0;
   PortMerger merger_;
   std::vector<const ctf::StreamClass*> seen_stream_classes_;
   uint32_t dialect_ = 0;
