@@ -22,6 +22,7 @@ RUNTIME_PACKAGES=(
 # What building and testing need on top.
 DEVELOPMENT_PACKAGES=(
   build-essential cmake pkg-config                # toolchain
+  ccache                                          # a clone's build reuses earlier builds' objects
   libbabeltrace2-dev babeltrace2                  # headers; the CLI for cross-checks
   liblttng-ust-dev                                # the UST replayer's tracepoint provider
   libconcurrentqueue-dev                          # moodycamel lock-free queues (header-only)

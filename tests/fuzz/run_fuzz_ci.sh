@@ -17,5 +17,5 @@ start=$(date +%s)
 sanitizer_build "$src" "$bin" waitpath "$bin.build.log"
 echo "fuzz: sanitizer build ready in $(($(date +%s) - start)) s"
 exec python3 "$src/tools/fuzz/fuzz.py" --waitpath "$bin/app/waitpath" -n "$n" --budget "$budget" \
-  --timeout 30 --seed "${WAITPATH_FUZZ_SEED:-1}" --json "$bin/fuzz-results${5:+-native}.json" \
+  --jobs "$(nproc)" --timeout 30 --seed "${WAITPATH_FUZZ_SEED:-1}" --json "$bin/fuzz-results${5:+-native}.json" \
   "${@:5}"

@@ -19,6 +19,7 @@ or ran away with memory. Usage:
   tools/fuzz/fuzz.py --waitpath build-asan/app/waitpath -n 200 [--traces DIR...] [--seed S]
 """
 import argparse
+import concurrent.futures
 import json
 import os
 import random
@@ -29,6 +30,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -339,6 +341,7 @@ def main():
     ap.add_argument("--only", type=int, default=None, help="run case INDEX alone")
     ap.add_argument("--keep", default=None, help="with --only: leave the damaged copy here")
     ap.add_argument("--json", default=None, help="write the results here")
+    ap.add_argument("-j", "--jobs", type=int, default=1, help="cases run at once")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args()
 
@@ -362,48 +365,68 @@ def main():
                              capture_output=True, text=True, env=env).stdout
         clean[t] = events_read(out)
 
+    work = tempfile.mkdtemp(prefix="waitpath-fuzz-")
+    budget_hit = threading.Event()
+
+    def one_case(i):
+        """Damages a copy for case i and runs every command on it: its records, in order."""
+        if a.budget and time.monotonic() - start > a.budget:
+            budget_hit.set()
+            return None
+        rng = random.Random(a.seed * 1000003 + i)
+        src = traces[rng.randrange(len(traces))]
+        copy = a.keep if (a.keep and a.only is not None) else os.path.join(work, "t%d" % i)
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(src, copy, ignore=shutil.ignore_patterns("index"))
+        for root, _, files in os.walk(copy):
+            for f in files:
+                os.chmod(os.path.join(root, f), 0o644)
+        kind, desc = mutate(copy, rng)
+        recs = []
+        for c in commands:
+            cmd = [a.waitpath, c] + (["--json"] if c == "stats" else []) + \
+                (["--decoder", a.decoder] if a.decoder else []) + [copy]
+            outcome, out, err, elapsed = run(cmd, a.timeout, a.memory_mb, env)
+            frac = None
+            if c == "stats" and clean[src]:
+                frac = events_read(out) / clean[src] if outcome == "ok" else 0.0
+            recs.append({"case": i, "trace": os.path.basename(src), "kind": kind, "what": desc,
+                         "command": c, "outcome": outcome, "seconds": round(elapsed, 2),
+                         "read": frac, "stderr": err.strip().splitlines()[:3],
+                         "err_tail": err.strip()[-600:]})
+        if not (a.keep and a.only is not None):
+            shutil.rmtree(copy, ignore_errors=True)
+        return recs
+
     table = {}
     fractions = {}
     results = []
     bad = []
     start = time.monotonic()
-    work = tempfile.mkdtemp(prefix="waitpath-fuzz-")
     try:
         indices = [a.only] if a.only is not None else range(a.n)
-        for i in indices:
-            if a.budget and time.monotonic() - start > a.budget:
-                print("fuzz: budget of %.0f s reached after %d cases" % (a.budget, len(results)))
-                break
-            rng = random.Random(a.seed * 1000003 + i)
-            src = traces[rng.randrange(len(traces))]
-            copy = a.keep if (a.keep and a.only is not None) else os.path.join(work, "t%d" % i)
-            shutil.rmtree(copy, ignore_errors=True)
-            shutil.copytree(src, copy, ignore=shutil.ignore_patterns("index"))
-            for root, _, files in os.walk(copy):
-                for f in files:
-                    os.chmod(os.path.join(root, f), 0o644)
-            kind, desc = mutate(copy, rng)
-            for c in commands:
-                cmd = [a.waitpath, c] + (["--json"] if c == "stats" else []) + \
-                    (["--decoder", a.decoder] if a.decoder else []) + [copy]
-                outcome, out, err, elapsed = run(cmd, a.timeout, a.memory_mb, env)
-                table.setdefault(kind, {o: 0 for o in OUTCOMES})[outcome] += 1
-                frac = None
-                if c == "stats" and clean[src]:
-                    frac = events_read(out) / clean[src] if outcome == "ok" else 0.0
-                    fractions.setdefault(kind, []).append(frac)
-                rec = {"case": i, "trace": os.path.basename(src), "kind": kind, "what": desc,
-                       "command": c, "outcome": outcome, "seconds": round(elapsed, 2),
-                       "read": frac, "stderr": err.strip().splitlines()[:3]}
-                results.append(rec)
-                if outcome in BAD or a.verbose:
-                    print("case %d %s %s %s: %s (%.1f s) %s" % (i, os.path.basename(src), c, desc,
-                                                                 outcome, elapsed,
-                                                                 err.strip()[-600:]))
-                if outcome in BAD:
-                    bad.append(rec)
-            if not (a.keep and a.only is not None):
-                shutil.rmtree(copy, ignore_errors=True)
+        # Cases are independent (each its own copy, its own processes): --jobs of them at once,
+        # reported in case order, the same whatever the number of jobs.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
+            for recs in pool.map(one_case, indices):
+                if recs is None:
+                    continue
+                for rec in recs:
+                    tail = rec.pop("err_tail")
+                    kind, outcome = rec["kind"], rec["outcome"]
+                    table.setdefault(kind, {o: 0 for o in OUTCOMES})[outcome] += 1
+                    if rec["read"] is not None:
+                        fractions.setdefault(kind, []).append(rec["read"])
+                    results.append(rec)
+                    if outcome in BAD or a.verbose:
+                        print("case %d %s %s %s: %s (%.1f s) %s" % (
+                            rec["case"], rec["trace"], rec["command"], rec["what"], outcome,
+                            rec["seconds"], tail))
+                    if outcome in BAD:
+                        bad.append(rec)
+        if budget_hit.is_set():
+            print("fuzz: budget of %.0f s reached after %d cases" %
+                  (a.budget, len({r["case"] for r in results})))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
