@@ -21,6 +21,22 @@
 namespace waitpath {
 namespace {
 
+// A loopback port free now (the kernel's choice): tests running at once do not collide.
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  close(fd);
+  return port;
+}
+
 // A private nats-server with JetStream storing under a temporary directory.
 class NatsServer {
  public:
@@ -71,7 +87,7 @@ class BusTest : public ::testing::Test {
            ("waitpath-bus-" + std::to_string(getpid()) + "-" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir_);
-    port_ = 24000 + getpid() % 1000;
+    port_ = FreePort();
     server_ = std::make_unique<NatsServer>(port_, dir_.string());
   }
   void TearDown() override {
@@ -217,21 +233,6 @@ TEST_F(BusTest, ServerThatComesLaterIsUsed) {
       20000));
 }
 
-// A loopback port free now (the kernel's choice): tests running at once do not collide.
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  close(fd);
-  return port;
-}
 
 // The name of the node leading `stream` (its cluster's election), or "" when none answers.
 std::string StreamLeader(const std::string& urls, const std::string& stream) {

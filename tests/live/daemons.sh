@@ -11,8 +11,21 @@ live_setup() {
   tmp=$(mktemp -d "/tmp/waitpath-$1.XXXXXX")
   pids=()
   trap live_cleanup EXIT
-  # Ports of our own, away from the defaults (5342-5344) and from other users of this file.
+  # Ports of our own, away from the defaults (5342-5344): a block of 8 from PORT_BASE on that
+  # nobody listens on, held for the test's life by a lock on its file. The lab (tests/vmlab/lab.py)
+  # takes its blocks the same way, so tests run at once never share one.
+  mkdir -p /tmp/waitpath-ports
   base=$(($2 + ($$ % 200) * 8))
+  local tries
+  for tries in $(seq 1000); do
+    exec {port_lock}>"/tmp/waitpath-ports/$base.lock"
+    if flock -n "$port_lock" && ! ss -ltnH | grep -qE ":($base|$((base + 1))|$((base + 2)))\s"; then
+      break
+    fi
+    exec {port_lock}>&-
+    base=$((base + 8))
+    [ "$tries" -lt 1000 ] || { echo "live_setup: no free port block from $2" >&2; exit 1; }
+  done
   relayd_url=net://127.0.0.1:$base:$((base + 1))
   live_url=net://127.0.0.1:$((base + 2))
 }

@@ -20,6 +20,7 @@ guestfwd 10.0.2.100:5342/5343 -> 127.0.0.1:CONTROL/DATA; guest-to-guest through 
 on 127.0.0.1 (guest i gets 192.168.77.(i+1)/24 on eth1).
 """
 import argparse
+import fcntl
 import json
 import os
 import re
@@ -83,14 +84,28 @@ def check_host():
             raise Skip(f"{t} not installed")
 
 
+PORT_LOCKS = "/tmp/waitpath-ports"
+
+
 def free_port_base(n):
-    """n consecutive ports on 127.0.0.1 nobody listens on (away from LTTng's defaults)."""
+    """(base, lock): n <= 8 consecutive ports on 127.0.0.1 nobody listens on (away from LTTng's
+    defaults), held while `lock` (an open file with an flock) is: tests/live/daemons.sh takes its
+    blocks of 8 the same way, so tests run at once never share one."""
+    assert n <= 8
+    os.makedirs(PORT_LOCKS, exist_ok=True)
     used = subprocess.run(["ss", "-ltnH"], capture_output=True, text=True).stdout
     busy = set(int(m) for m in re.findall(r":(\d+)\s", used))
     base = 20000 + (os.getpid() % 500) * 16
-    while any(p in busy for p in range(base, base + n)):
+    for _ in range(1000):
+        if not any(p in busy for p in range(base, base + n)):
+            lock = open(os.path.join(PORT_LOCKS, f"{base}.lock"), "w")
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return base, lock
+            except OSError:
+                lock.close()
         base += 16
-    return base
+    raise RuntimeError("no free block of ports from 20000")
 
 
 class Lab:
@@ -111,7 +126,7 @@ class Lab:
         os.makedirs(self.dir, exist_ok=True)
         self.procs = []  # every process we started, ended by pid in close()
         self.guests = []
-        self.base = free_port_base(8)
+        self.base, self.port_lock = free_port_base(8)
         self.ctrl, self.data, self.live = self.base, self.base + 1, self.base + 2
         self.link_port = self.base + 3
         self.relayd = None
