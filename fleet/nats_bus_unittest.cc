@@ -233,7 +233,6 @@ TEST_F(BusTest, ServerThatComesLaterIsUsed) {
       20000));
 }
 
-
 // The name of the node leading `stream` (its cluster's election), or "" when none answers.
 std::string StreamLeader(const std::string& urls, const std::string& stream) {
   natsOptions* opts = nullptr;
