@@ -18,5 +18,5 @@ if [ ! -x "$bin/app/waitpath" ]; then
   exit 1
 fi
 exec python3 "$src/tools/fuzz/fuzz.py" --waitpath "$bin/app/waitpath" -n "$n" --budget "$budget" \
-  --jobs "$(nproc)" --timeout 30 --seed "${WAITPATH_FUZZ_SEED:-1}" --json "$bin/fuzz-results${5:+-native}.json" \
-  "${@:5}"
+  --jobs "$(nproc)" --timeout 30 --seed "${WAITPATH_FUZZ_SEED:-1}" \
+  --json "$bin/fuzz-results${5:+-native}.json" "${@:5}"
