@@ -146,7 +146,6 @@ void ShardPeers::OnSample(std::string_view subject, std::string_view data) {
   }
   ++counters_.samples_received;
   samples_.emplace_back(std::string(subject.substr(subject.rfind('.') + 1)), *s);
-  arrived_.notify_all();
 }
 
 // On a bus thread.
@@ -238,10 +237,6 @@ void ShardPeers::Poll() {
   AnswerQueries();
   MaybePublishProgress();
   Expire();
-  DrainSamples();
-}
-
-void ShardPeers::DrainSamples() {
   std::vector<std::pair<std::string, SyncSample>> samples;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -249,31 +244,6 @@ void ShardPeers::DrainSamples() {
   }
   // Our send, their receive: the us -> peer direction of the pair's hull.
   for (const auto& [peer, s] : samples) AddPoint(peers_[peer], s.recv_ns, s.send_ns, false);
-}
-
-void ShardPeers::FirstExchange(const std::string& shard, uint32_t from) {
-  DrainSamples();  // the other way may be here already, not yet in the hull
-  if (peers_[shard].Synchronized()) return;
-  // Only if the other way will come: we sent to that address, so its shard will receive it
-  // and publish the sample. A pair that never talks back is placed one way at once.
-  if (!last_sent_.count(from)) return;
-  const auto now = std::chrono::steady_clock::now();
-  const auto began = first_held_.try_emplace(shard, now).first->second;
-  if (now - began >= kFirstExchangeHold) return;  // this pair's hold is spent
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    ++counters_.first_exchanges_held;
-  }
-  while (std::chrono::steady_clock::now() - began < kFirstExchangeHold) {
-    AnswerQueries();  // the other shard may be waiting on us to get there
-    MaybePublishProgress();
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      if (samples_.empty()) arrived_.wait_for(lock, std::chrono::milliseconds(5));
-    }
-    DrainSamples();
-    if (peers_[shard].Synchronized()) return;
-  }
 }
 
 void ShardPeers::Expire() {
@@ -585,9 +555,6 @@ std::optional<RemoteSend> ShardPeers::Matched(EdgeRecord edge, int64_t ts) {
     ++counters_.samples_published;
   }
   if (edge.tid <= 0) return std::nullopt;  // sent from interrupt context: network
-  // The first exchange: the one-way estimate places the send late by up to the fastest
-  // packet's wire time, taken from the waiter's network time; held for the other way instead.
-  if (!peer.Synchronized()) FirstExchange(edge.shard, edge.key.saddr);
   if (!peer.Synchronized()) {
     std::lock_guard<std::mutex> lock(mu_);
     ++counters_.one_way_clock;
@@ -698,8 +665,7 @@ std::string ShardPeers::Summary() const {
       "shard {}: edges published {}, received {}, matched {}, expired {}, stale {}, bad {}; "
       "receives "
       "without an edge {} ({} past their sender's progress); stalled peers {}, receives "
-      "unknown {}; longest wait for an edge {} ms; first exchanges held {}, one-way clock {}; "
-      "remote waits resolved {}, "
+      "unknown {}; longest wait for an edge {} ms; one-way clock {}; remote waits resolved {}, "
       "unresolved {}; queries "
       "answered {}, unknown {}; samples published {}, received {}, stale {}; progress published "
       "{}, received {}; bus published {}, "
@@ -707,12 +673,12 @@ std::string ShardPeers::Summary() const {
       "disconnects {}, reconnects {}, requests failed {}; clock resets {}{}",
       options_.name, c.edges_published, c.edges_received, c.edges_matched, c.edges_expired,
       c.edges_stale, c.edges_bad, c.receives_unmatched, c.receives_progressed, c.peers_stalled,
-      c.receives_stalled, c.longest_hold_ms, c.first_exchanges_held, c.one_way_clock,
-      e.remote_waits, e.remote_unresolved, c.queries_answered, c.queries_unknown,
-      c.samples_published, c.samples_received, c.samples_stale, c.progress_published,
-      c.progress_received, bus_.counters().published.load(), bus_.counters().publish_failed.load(),
-      bus_.counters().disconnects.load(), bus_.counters().reconnects.load(),
-      bus_.counters().request_failures.load(), ClockResets(), clocks);
+      c.receives_stalled, c.longest_hold_ms, c.one_way_clock, e.remote_waits, e.remote_unresolved,
+      c.queries_answered, c.queries_unknown, c.samples_published, c.samples_received,
+      c.samples_stale, c.progress_published, c.progress_received, bus_.counters().published.load(),
+      bus_.counters().publish_failed.load(), bus_.counters().disconnects.load(),
+      bus_.counters().reconnects.load(), bus_.counters().request_failures.load(), ClockResets(),
+      clocks);
 }
 
 }  // namespace waitpath

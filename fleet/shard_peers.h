@@ -49,11 +49,10 @@ struct ShardOptions {
 
 struct ShardCounters {
   uint64_t edges_published = 0, edges_received = 0, edges_matched = 0, edges_bad = 0;
-  uint64_t edges_expired = 0;         // dropped by age or cap, never matched
-  uint64_t edges_stale = 0;           // the same key, but sent too long before the receive
-  uint64_t receives_unmatched = 0;    // from another shard's address, no edge in time: network
-  uint64_t one_way_clock = 0;         // placed with the one-way estimate (Peer::min_delay)
-  uint64_t first_exchanges_held = 0;  // receives held for the pair's other way (FirstExchange)
+  uint64_t edges_expired = 0;       // dropped by age or cap, never matched
+  uint64_t edges_stale = 0;         // the same key, but sent too long before the receive
+  uint64_t receives_unmatched = 0;  // from another shard's address, no edge in time: network
+  uint64_t one_way_clock = 0;       // placed with the one-way estimate (Peer::min_delay)
   uint64_t queries_answered = 0, queries_unknown = 0;
   uint64_t samples_published = 0, samples_received = 0;
   uint64_t samples_stale = 0;  // from before the pair started over: dropped (AddPoint)
@@ -147,13 +146,6 @@ class ShardPeers : public RemotePeers {
   // The receive at `ts` matched `edge`: a point of the pair's clock, the sender as a remote task.
   std::optional<RemoteSend> Matched(EdgeRecord edge, int64_t ts);
   void AddPoint(PeerClock& peer, int64_t peer_ns, int64_t local_ns, bool to_us);
-  // Our sends as the other shards received them (their samples): into the pairs' hulls.
-  void DrainSamples();
-  // The pair's first exchange (docs/scale.md, "First exchanges"): a receive from `shard`,
-  // which has no line yet, sent from `from`; held for the other way's sample when we have
-  // sent to `from`, at most kFirstExchangeHold per pair (wall clock).
-  void FirstExchange(const std::string& shard, uint32_t from);
-  static constexpr std::chrono::milliseconds kFirstExchangeHold{3000};
   bool Plausible(const EdgeRecord& edge, int64_t ts) const;
   uint16_t HostId(const std::string& name);
   uint64_t ClockResets() const;
@@ -195,8 +187,6 @@ class ShardPeers : public RemotePeers {
   std::map<std::string, PeerClock> peers_;             // engine thread
   std::map<uint16_t, std::set<uint32_t>> host_addrs_;  // engine thread: local host -> addrs
   std::map<uint32_t, int64_t> last_sent_;              // engine thread: daddr -> last send
-  // Engine thread: when each pair's first exchange began to be held (FirstExchange).
-  std::map<std::string, std::chrono::steady_clock::time_point> first_held_;
   std::chrono::steady_clock::time_point next_progress_{}, last_progress_at_{};
   std::string last_progress_;                             // the last record published
   std::map<std::string, uint16_t> remote_hosts_;          // name -> id

@@ -121,7 +121,6 @@ TEST_F(ShardPeersTest, AReceiveIsMatchedWithTheSendersEdge) {
   EXPECT_EQ(west.counters().edges_received, 1u);
   EXPECT_EQ(west.counters().edges_matched, 1u);
   EXPECT_EQ(west.counters().one_way_clock, 1u);
-  EXPECT_EQ(west.counters().first_exchanges_held, 0u);  // west never sent to east: not held
   // The match is a clock sample for east, published to it.
   EXPECT_EQ(west.counters().samples_published, 1u);
   EXPECT_EQ(east.counters().samples_received, 1u);
@@ -155,59 +154,6 @@ TEST_F(ShardPeersTest, AReceiveWaitsForAnEdgeOnItsWay) {
   EXPECT_TRUE(send);
   EXPECT_GE(MsSince(start), 90);
   EXPECT_EQ(west.counters().edges_matched, 1u);
-}
-
-// The first exchange (docs/scale.md, "First exchanges"): west sent to east (a request), east's
-// reply comes back before east has received the request. West's receive of the reply is held
-// until east's sample of the request arrives, and placed with the pair's line, not one way.
-TEST_F(ShardPeersTest, TheFirstExchangeIsHeldUntilThePairHasBothWays) {
-  RunEastsSender();
-  const PacketKey request = Key(kWestAddr, kEastAddr, 5);
-  ASSERT_TRUE(west.peers.Remote(request));
-  // West's clock is 50 ns ahead of east's: the request leaves west at 850 (east: 800) and
-  // reaches east at 900, the reply leaves east at 1000 and reaches west at 1150 (east: 1100).
-  west.peers.OnSend(0, 850, request, kNoTask, StateVec{});
-  const PacketKey reply = Key(kEastAddr, kWestAddr, 6);
-  EastSends(reply, 1000);
-  std::thread east_receives([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    east.peers.OnReceive(0, 900, request);  // east matches the request: its sample for west
-  });
-  const auto start = std::chrono::steady_clock::now();
-  const std::optional<RemoteSend> send = west.peers.OnReceive(0, 1150, reply);
-  const int64_t held_ms = MsSince(start);
-  east_receives.join();
-  ASSERT_TRUE(send);
-  EXPECT_GE(held_ms, 90);
-  EXPECT_LT(held_ms, 3000);
-  EXPECT_EQ(west.counters().first_exchanges_held, 1u);
-  EXPECT_EQ(west.counters().one_way_clock, 0u);
-  // Placed with the line: one point each way, the offset (west - east) in the middle of the
-  // band they allow, [850 - 900, 1150 - 1000] = [-50, 150]: 50, so the send is at 1050.
-  EXPECT_EQ(send->ts, 1050);
-  // The next receive from east is not held again: the pair has its line.
-  EastSends(Key(kEastAddr, kWestAddr, 7), 1100);
-  ASSERT_TRUE(west.peers.OnReceive(0, 1200, Key(kEastAddr, kWestAddr, 7)));
-  EXPECT_EQ(west.counters().first_exchanges_held, 1u);
-}
-
-// Without the other way (west sent to east, but east never receives it), the hold ends at its
-// bound, once per pair, and the receive is placed one way.
-TEST_F(ShardPeersTest, AFirstExchangeWhoseOtherWayNeverComesIsHeldOncePerPair) {
-  RunEastsSender();
-  const PacketKey request = Key(kWestAddr, kEastAddr, 5);
-  ASSERT_TRUE(west.peers.Remote(request));
-  west.peers.OnSend(0, 850, request, kNoTask, StateVec{});
-  EastSends(Key(kEastAddr, kWestAddr, 6), 1000);
-  const auto start = std::chrono::steady_clock::now();
-  ASSERT_TRUE(west.peers.OnReceive(0, 1150, Key(kEastAddr, kWestAddr, 6)));
-  EXPECT_GE(MsSince(start), 2900);
-  EastSends(Key(kEastAddr, kWestAddr, 7), 1100);
-  const auto again = std::chrono::steady_clock::now();
-  ASSERT_TRUE(west.peers.OnReceive(0, 1250, Key(kEastAddr, kWestAddr, 7)));
-  EXPECT_LT(MsSince(again), 1000);
-  EXPECT_EQ(west.counters().first_exchanges_held, 1u);
-  EXPECT_EQ(west.counters().one_way_clock, 2u);
 }
 
 // The watermark's release logic: a receive from east waits until its edge arrives or east's
