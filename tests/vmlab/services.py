@@ -63,7 +63,8 @@ class Phase:
     baseline phase it is measured against (the same load, nothing injected)."""
 
     def __init__(self, name, cause, size_ms, where, on, off, script, clients=1, seconds=8,
-                 ci=False, headline=True, known=None, service="pg", base=None, requests=0):
+                 ci=False, headline=True, known=None, service="pg", base=None, requests=0,
+                 base_ignore=()):
         self.name, self.cause, self.size_ms, self.where = name, cause, size_ms, where
         self.on, self.off, self.script = on, off, script
         self.clients, self.seconds, self.ci = clients, seconds, ci
@@ -72,6 +73,8 @@ class Phase:
         self.service = SERVICES[service]
         self.base = base or BASE_OF.get(script)
         self.requests = requests  # redis-benchmark -n (it has no time limit)
+        # A baseline's causes not checked (still shown): the service's own, not an injection's.
+        self.base_ignore = base_ignore
 
     @property
     def server_host(self):
@@ -134,8 +137,11 @@ PHASES = [
           base="web-base"),
     # Redis: redis-benchmark -c 1 (one connection, -P 1: one round trip per request); its
     # DEBUG SLEEP (enable-debug-command yes) sleeps in the server's only thread.
+    # A GET (0.8 ms a request under TCG, the server running ~0.2 ms of it) is mostly its own
+    # round trip on the emulated link, and the waits of at least 1 ms are its slowest few
+    # percent: network is the baseline's largest state, not an injection (docs/accuracy.md).
     Phase("redis-base", None, 0, "-", "", "", "-t get", service="redis", base="redis-base",
-          requests=4000),
+          requests=8000, base_ignore=("network",)),
     Phase("redis-net10", "network", 10, "client", netem(10), NETEM_OFF, "-t get",
           service="redis", base="redis-base", requests=600),
     Phase("redis-timer5", "timer", 5, "db", "", "", "debug sleep 0.005", service="redis",
@@ -482,11 +488,13 @@ def verdict(p, facts, said):
     if p.cause is None:
         for tool in ("analyze", "live"):
             c = said[tool][p.name]["client"]
-            top = max((c["states"].get(s, 0) / max(c["total"], 1), s) for s in CAUSES)
+            top = max((c["states"].get(s, 0) / max(c["total"], 1), s) for s in CAUSES
+                      if s not in p.base_ignore)
             row[tool] = (f"{c['headline']} {share(c, c['headline'])}; "
                          f"top cause {top[1]} {top[0]:.2f}")
             check(top[0] <= BASE_MAX, f"{tool}: no cause above {BASE_MAX} ({top[1]} {top[0]:.2f})")
-        row["expected"] = f"no cause > {BASE_MAX}"
+        row["expected"] = f"no cause > {BASE_MAX}" + "".join(
+            f" (but {s}: the service's own round trip)" for s in p.base_ignore)
         row["tolerance"] = "-"
     elif p.cause == "lock":
         for tool in ("analyze", "live"):

@@ -839,7 +839,7 @@ def test_services(w, everything=False, table_path=None, only=None):
         facts = services.run_phases(lab, db, cli, phases)
         for p in phases:
             f = facts[p.name]
-            check(f["exit"] == "0" and f["tx"] > 0, f"{p.name}: pgbench ran ({f})")
+            check(f["exit"] == "0" and f["tx"] > 0, f"{p.name}: {p.service.client} ran ({f})")
         live.wait_for("session ended", 2 * len(phases), 60)
         live_out = live.stop()
         check_invariants(os.path.join(lab.dir, "live.out"))
