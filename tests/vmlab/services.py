@@ -1,8 +1,10 @@
-"""Known causes on real software (docs/accuracy.md): Debian 12's PostgreSQL in one lab guest,
-pgbench in another, and one injected cause of a known size per phase (network delay with
-netem, disk latency with dm-delay under the database's files, a busy task on the database's
-CPU, one hot row, a pg_sleep per transaction), plus a baseline with none. Each phase is its
-own pair of LTTng live sessions (hosts renamed db-PHASE and client-PHASE), analysed by
+"""Known causes on real software (docs/accuracy.md): Debian 12's PostgreSQL, nginx proxying to
+a small Python app, and Redis in one lab guest, their load generators (pgbench, ab,
+redis-benchmark) in another, and one injected cause of a known size per phase (network delay
+with netem, disk latency with dm-delay under the database's files or Redis' AOF, a busy task
+on the server's CPU, one hot row, a sleep per request in the server), plus baselines with
+none. Each phase is its own pair of LTTng live sessions (hosts renamed db-PHASE, web-PHASE or
+redis-PHASE, and client-PHASE), analysed by
 `waitpath live` while it streams and by `waitpath analyze` on the relayd's copy; the checks
 and the table rows are in check_phase().
 
@@ -123,18 +125,18 @@ PHASES = [
     Phase("cpu", "preempted", 0, "db", hog(), HOG_OFF, "select", headline=False),
     Phase("cpu-nice", "preempted", -5, "db", hog(-5), HOG_OFF, "select", ci=True),
     Phase("lock", "lock", 0, "db", "", "", "hot", clients=8, ci=True),
-    Phase("timer20", "timer", 20, "db", "", "", "sleep20", ci=True),
+    Phase("timer20", "timer", 20, "db", "", "", "sleep20"),
     Phase("timer5", "timer", 5, "db", "", "", "sleep5"),
     # The web tier: nginx (one worker) proxying to a Python app (ThreadingHTTPServer, a thread
     # per request) on the same guest, over loopback (a new upstream connection per request);
     # ab with keep-alive (-k): one client connection, one round trip per request.
-    Phase("web-base", None, 0, "-", "", "", "/", service="web", base="web-base"),
+    Phase("web-base", None, 0, "-", "", "", "/", service="web", base="web-base", ci=True),
     Phase("web-net10", "network", 10, "client", netem(10), NETEM_OFF, "/", service="web",
           base="web-base"),
     Phase("web-cpu", "preempted", -5, "db", hog(-5), HOG_OFF, "/", service="web",
           base="web-base"),
     Phase("web-timer20", "timer", 20, "db", "", "", "/sleep/20", service="web",
-          base="web-base"),
+          base="web-base", ci=True),
     # Redis: redis-benchmark -c 1 (one connection, -P 1: one round trip per request); its
     # DEBUG SLEEP (enable-debug-command yes) sleeps in the server's only thread.
     # A GET (0.8 ms a request under TCG, the server running ~0.2 ms of it) is mostly its own
@@ -146,6 +148,12 @@ PHASES = [
           service="redis", base="redis-base", requests=600),
     Phase("redis-timer5", "timer", 5, "db", "", "", "debug sleep 0.005", service="redis",
           base="redis-base", requests=1000),
+    # appendonly yes, appendfsync always, the AOF on the dm-delay disk: each SET is written
+    # and fdatasync'ed by the server's main thread before its reply.
+    Phase("redis-set", None, 0, "-", "", "", "-t set", service="redis", base="redis-set",
+          requests=3000, base_ignore=("network",)),
+    Phase("redis-disk10", "disk", 10, "db", dm_delay(10), dm_delay(0), "-t set",
+          service="redis", base="redis-set", requests=200),
 ]
 
 COMMON = """
@@ -226,11 +234,13 @@ until [ "$(curl -s http://127.0.0.1/)" = ok ]; do
   i=$((i + 1)); [ $i -gt 100 ] && {{ echo "LAB: web never ready"; break; }}; sleep 0.2
 done
 """,
-    "redis": """redis-server --daemonize yes --bind 0.0.0.0 --protected-mode no --save '' \
-  --appendonly no --enable-debug-command yes --dir /tmp --logfile /tmp/redis.log
+    "redis": f"""mkdir -p /var/lib/postgresql/{PG}/redis
+redis-server --daemonize yes --bind 0.0.0.0 --protected-mode no --save '' \\
+  --appendonly yes --appendfsync always --dir /var/lib/postgresql/{PG}/redis \\
+  --enable-debug-command yes --logfile /tmp/redis.log
 i=0
 until [ "$(redis-cli ping 2>/dev/null)" = PONG ]; do
-  i=$((i + 1)); [ $i -gt 100 ] && { echo "LAB: redis never ready"; break; }; sleep 0.2
+  i=$((i + 1)); [ $i -gt 100 ] && {{ echo "LAB: redis never ready"; break; }}; sleep 0.2
 done
 """,
 }
@@ -561,7 +571,8 @@ def share(summary, state):
 
 def size_text(p):
     return {"network": f"netem delay {p.size_ms} ms (client's eth1)",
-            "disk": f"dm-delay {p.size_ms} ms (database's disk)",
+            "disk": f"dm-delay {p.size_ms} ms ("
+                    f"{'database' if p.service.key == 'pg' else 'the AOF'}'s disk)",
             "preempted": f"busy loop at nice {p.size_ms} on the "
                          f"{'database' if p.service.key == 'pg' else 'server'}'s CPU",
             "lock": f"{p.clients} clients, one hot row",
