@@ -258,12 +258,14 @@ def client_run(p):
     if p.service.key == "pg":
         cmd = (f"pgbench -h {DB_IP} -U postgres -n -c {p.clients} -j 1 -T {p.seconds} "
                f"-f /tmp/{p.script}.sql bench")
-        parse = (f"tx=$(sed -n 's/^number of transactions actually processed: \\([0-9]*\\).*/\\1/p' {out})\n"
+        parse = ("tx=$(sed -n 's/^number of transactions actually processed: "
+                 f"\\([0-9]*\\).*/\\1/p' {out})\n"
                  f"lat=$(sed -n 's/^latency average = \\([0-9.]*\\) ms.*/\\1/p' {out})\n")
     elif p.service.key == "web":
         cmd = f"ab -k -q -c {p.clients} -t {p.seconds} http://{DB_IP}{p.script}"
         parse = (f"tx=$(sed -n 's/^Complete requests: *\\([0-9]*\\).*/\\1/p' {out})\n"
-                 f"lat=$(sed -n 's/^Time per request: *\\([0-9.]*\\) \\[ms\\] (mean)$/\\1/p' {out})\n"
+                 "lat=$(sed -n 's/^Time per request: *\\([0-9.]*\\) \\[ms\\] (mean)$/\\1/p' "
+                 f"{out})\n"
                  f"[ \"$(sed -n 's/^Failed requests: *//p' {out})\" = 0 ] || rc=failed\n")
     else:
         cmd = f"redis-benchmark -h {DB_IP} -c {p.clients} -n {p.requests} --csv {p.script}"
