@@ -828,7 +828,8 @@ def test_services(w, everything=False, table_path=None, only=None):
     (services.PHASES; without `everything`, the ones CI runs: one per cause class and the
     baselines). table_path: writes the accuracy table there (docs/accuracy.md)."""
     phases = [p for p in services.PHASES if (everything or p.ci) and (not only or p.name in only)]
-    watch = ["--watch", "comm=pgbench", "--watch", "comm=postgres"]
+    watch = ["--watch", "comm=pgbench", "--watch", "comm=postgres", "--watch", "comm=^ab$",
+             "--watch", "comm=redis-benchmark"]
     with vmlab.Lab("services", suite="services") as lab:
         lab.start_relayd()
         t0 = time.time()
@@ -838,7 +839,7 @@ def test_services(w, everything=False, table_path=None, only=None):
         facts = services.run_phases(lab, db, cli, phases)
         for p in phases:
             f = facts[p.name]
-            check(f["exit"] == "0" and f["tx"] > 0, f"{p.name}: pgbench ran ({f})")
+            check(f["exit"] == "0" and f["tx"] > 0, f"{p.name}: {p.service.client} ran ({f})")
         live.wait_for("session ended", 2 * len(phases), 60)
         live_out = live.stop()
         check_invariants(os.path.join(lab.dir, "live.out"))
@@ -846,7 +847,7 @@ def test_services(w, everything=False, table_path=None, only=None):
         live_records = [json.loads(l) for l in live_out.splitlines() if l.startswith("{")]
         said = {"analyze": {}, "live": {}}
         for p in phases:
-            dirs = [k for h in (f"client-{p.name}", f"db-{p.name}") for s in stored.get(h, [])
+            dirs = [k for h in (p.client_host, p.server_host) for s in stored.get(h, [])
                     for k in kernel_dirs(s)]
             if not check(len(dirs) == 2, f"{p.name}: two stored kernel traces ({dirs})"):
                 return
@@ -855,8 +856,8 @@ def test_services(w, everything=False, table_path=None, only=None):
             open(apath, "w").write(a)
             check_invariants(apath)
             said["analyze"][p.name] = services.summarize(
-                [json.loads(l) for l in a.splitlines()], p.name)
-            said["live"][p.name] = services.summarize(live_records, p.name)
+                [json.loads(l) for l in a.splitlines()], p)
+            said["live"][p.name] = services.summarize(live_records, p)
         rows = []
         for p in phases:
             row = services.verdict(p, facts, said)
@@ -866,7 +867,7 @@ def test_services(w, everything=False, table_path=None, only=None):
                 else:
                     check(ok, f"{p.name}: {what}")
             rows.append(row)
-        text = services.table(rows)
+        text = services.table(rows, phases)
         log("accuracy table:\n" + text)
         if table_path:
             services.write_table(table_path, text, lab.infos["services"], facts, phases)
