@@ -270,6 +270,13 @@ void ClockSync::Expire() {
     const int64_t window = (two_phase_ && synced) ? window_ : bootstrap_window_;
     const int64_t at = clocks[p.host].transform.ToReference(p.ts);
     bool behind_everyone = true;
+    // Alone (live, before a second host's session appears): kept for the bootstrap window of
+    // its own time, not dropped at once for want of anyone to be behind; the host that comes
+    // may be the one it talked to.
+    if (watermark_.size() < 2) {
+      behind_everyone = watermark_[p.host] != std::numeric_limits<int64_t>::min() &&
+                        watermark_[p.host] >= p.ts + bootstrap_window_;
+    }
     for (uint16_t h = 0; h < watermark_.size(); ++h) {
       if (h == p.host) continue;
       if (watermark_[h] == std::numeric_limits<int64_t>::min() ||

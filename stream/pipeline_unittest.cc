@@ -4,13 +4,18 @@
 #include "stream/pipeline.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
+
+#include "tools/gen/scenario.h"
+#include "tools/gen/trace_generator.h"
 
 namespace waitpath {
 namespace {
@@ -282,6 +287,53 @@ TEST(Pipeline, AReopenedSourceCountsOnFromWhereItsLastReaderEnded) {
   for (size_t i = 1; i < sink.counted.size(); ++i) ASSERT_LE(sink.counted[i - 1], sink.counted[i]);
   EXPECT_EQ(sink.counted.back(), 2 * once);
   EXPECT_EQ(pipeline.stats()[0].reader.events, 2 * once);
+}
+
+// Live, `live --all` attached while one session existed, the others appearing later: the first
+// host's packets wait for the hosts that come (its clock sync kept nothing: with nobody else to
+// be behind, every packet expired at once, and the hosts that came later, whose first exchanges
+// were with it, synchronized only from exchanges after they appeared, if any).
+TEST(Pipeline, AHostAloneKeepsItsPacketsForTheHostsThatComeLater) {
+  struct ClockSink : PipelineSink {
+    void OnClocks(const std::vector<HostClock>& clocks) override {
+      auto known = [&](size_t h) {
+        return h < clocks.size() && (clocks[h].quality == SyncQuality::kAccurate ||
+                                     clocks[h].quality == SyncQuality::kApproximate);
+      };
+      late_known = known(1) && known(2);
+    }
+    void OnEvent(const Event&, const Batch& from) override { ++events[from.host]; }
+    void OnHostEnded(uint16_t host, const Batch&) override { ended.insert(host); }
+    bool late_known = false;
+    std::map<uint16_t, size_t> events;
+    std::set<uint16_t> ended;
+  };
+  // Three hosts calling each other, their clocks seconds apart (the generator's three-tier
+  // scenario): the client first, alone; the web server and the database later.
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("waitpath-late-hosts-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  gen::TraceGenerator::Generate(
+      gen::ScenarioLoader::Load(std::string(WAITPATH_GEN_SCENARIOS) + "/three-tier.toml", {},
+                                nullptr),
+      dir.string());
+  const std::vector<HostSpec> hosts = Hosts({dir.string()});  // client, db, web
+  ASSERT_EQ(hosts.size(), 3u);
+  PipelineOptions options;
+  options.policy = SyncPolicy::kBootstrap;
+  ClockSink sink;
+  Pipeline pipeline(options, &sink);
+  pipeline.AddSource(hosts[0]);
+  for (int i = 0; i < 100'000 && sink.events[0] == 0; ++i) pipeline.Pump(1000);
+  ASSERT_GT(sink.events[0], 0u);  // one host: its bootstrap ended at once
+  pipeline.AddSource(hosts[1]);
+  pipeline.AddSource(hosts[2]);
+  for (int i = 0; i < 100'000 && sink.ended.size() < 3; ++i) pipeline.Pump(1000);
+  pipeline.Drain();
+  std::filesystem::remove_all(dir);
+  EXPECT_GT(sink.events[1], 0u);
+  EXPECT_GT(sink.events[2], 0u);
+  EXPECT_TRUE(sink.late_known);  // the web server and the database: synchronized
 }
 
 TEST(Pipeline, UnknownReferenceIsAnError) {
