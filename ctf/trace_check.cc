@@ -473,6 +473,16 @@ class FileScan {
     return static_cast<int64_t>(total);
   }
 
+  // The cpu_id of the packet at `off` when its header and context are in the file, sound or not:
+  // a stream damaged from its first packet on still says its CPU.
+  std::optional<uint64_t> CpuAt(uint64_t off) const {
+    const uint64_t left = n_ - off;
+    if (left * 8 < header_.end_bit) return std::nullopt;
+    auto ctx = contexts_.find(Get(header_, "stream_id", off).value_or(0));
+    if (ctx == contexts_.end() || left * 8 < ctx->second.end_bit) return std::nullopt;
+    const std::optional<uint64_t> cpu = Get(ctx->second, "cpu_id", off);
+    return cpu && *cpu <= 65535 ? cpu : std::nullopt;
+  }
   std::optional<uint64_t> cpu() const { return cpu_; }
   std::optional<uint64_t> stream_id() const { return first_stream_; }
   std::optional<uint64_t> instance() const { return instance_; }
@@ -712,13 +722,17 @@ CheckedTrace CheckTrace(const std::string& dir, const TsdlLimits& limits, bool m
     std::optional<int64_t> last_end;  // ns, of the last good packet
     bool in_hole = false;
     std::optional<int64_t> hole_since;
+    std::optional<uint64_t> hole_cpu;  // the damaged packet's cpu_id, if it could be read
     std::string hole_why;
     uint64_t hole_at = 0;
     auto close_hole = [&](std::optional<int64_t> resume_ns) {
       StreamLoss loss;
       loss.since_ns = hole_since.value_or(INT64_MIN);
       loss.at_ns = hole_since ? *hole_since : resume_ns.value_or(INT64_MIN);
-      loss.cpu = scan.cpu() ? static_cast<uint16_t>(*scan.cpu()) : CpuFromName(kept.name);
+      // The stream's CPU; a stream damaged from its start, its first packet's (the file name's
+      // last number is the tracefile index of a relayd's `chan_CPU_N`, not a CPU).
+      const std::optional<uint64_t> cpu = scan.cpu() ? scan.cpu() : hole_cpu;
+      loss.cpu = cpu ? static_cast<uint16_t>(*cpu) : CpuFromName(kept.name);
       r.losses.push_back(loss);
       in_hole = false;
     };
@@ -748,6 +762,7 @@ CheckedTrace CheckTrace(const std::string& dir, const TsdlLimits& limits, bool m
         hole_since = last_end;
         hole_why = why;
         hole_at = off;
+        if (!hole_cpu) hole_cpu = scan.CpuAt(off);
         r.warnings.push_back(path.string() + ": packet at offset " + Hex(off) + ": " + why +
                              ": skipped (a loss on this CPU)");
       }

@@ -83,7 +83,8 @@ TEST(TraceDiscoveryTest, TracesAreLookedForAtMostSixLevelsDown) {
 }
 
 TEST(TraceDiscoveryTest, SessionOutputIsExpandedAndGroupedByHost) {
-  if (!fs::exists(kShared + "/scp_src")) GTEST_SKIP() << "../shared/traces not present";
+  if (!fs::exists(kShared + "/scp_src"))
+    GTEST_SKIP() << "needs ../shared/traces/scp_src (the research traces; see docs/testing.md)";
   ConfigureBabeltraceLogging(false);
   // An LTTng-session-like folder: two traces of two hosts below one directory.
   const fs::path session = fs::temp_directory_path() / "waitpath-session";

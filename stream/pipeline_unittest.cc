@@ -73,13 +73,21 @@ std::vector<HostSpec> Hosts(const std::vector<std::string>& paths) {
   return hosts;
 }
 
-bool SharedScp() {
-  return std::filesystem::exists(std::string(WAITPATH_SHARED_TRACES) + "/scp_src");
-}
+// Two hosts that exchanged packets, `first` the first by name: the recorded two-guest LTTng
+// fixture lttng/overlay (vm-client, vm-server; always) and scp_src / scp_dest (VM1, VM3; the
+// research traces, when ../shared/traces is present).
+struct HostPair {
+  std::vector<std::string> paths;
+  std::string first;
+};
 
-std::vector<HostSpec> ScpHosts() {
-  return Hosts({std::string(WAITPATH_SHARED_TRACES) + "/scp_src",
-                std::string(WAITPATH_SHARED_TRACES) + "/scp_dest"});
+std::vector<HostPair> HostPairs() {
+  std::vector<HostPair> pairs = {
+      {{Fixture("lttng/overlay/vm-client"), Fixture("lttng/overlay/vm-server")}, "vm-client"}};
+  const std::string shared = WAITPATH_SHARED_TRACES;
+  if (std::filesystem::exists(shared + "/scp_src"))
+    pairs.push_back({{shared + "/scp_src", shared + "/scp_dest"}, "VM1"});
+  return pairs;
 }
 
 uint64_t DecodedEvents(const std::vector<HostStats>& stats) {
@@ -153,106 +161,121 @@ TEST(Pipeline, UnrelatedHostsMergeInTimeWithoutSync) {
 }
 
 TEST(Pipeline, PrePassSynchronizesThenMergesTheSameFromMemoryOrASecondRead) {
-  if (!SharedScp()) GTEST_SKIP() << "../shared/traces absent";
-  PipelineOptions kept;
-  kept.policy = SyncPolicy::kPrePass;
-  std::vector<HostStats> kept_stats;
-  const RecordingSink from_memory = RunWith(ScpHosts(), kept, &kept_stats);
-  PipelineOptions reread = kept;
-  reread.keep_decoded_bytes = 0;
-  std::vector<HostStats> reread_stats;
-  const RecordingSink from_disk = RunWith(ScpHosts(), reread, &reread_stats);
+  for (const HostPair& pair : HostPairs()) {
+    SCOPED_TRACE(pair.first);
+    const auto PairHosts = [&] { return Hosts(pair.paths); };
+    PipelineOptions kept;
+    kept.policy = SyncPolicy::kPrePass;
+    std::vector<HostStats> kept_stats;
+    const RecordingSink from_memory = RunWith(PairHosts(), kept, &kept_stats);
+    PipelineOptions reread = kept;
+    reread.keep_decoded_bytes = 0;
+    std::vector<HostStats> reread_stats;
+    const RecordingSink from_disk = RunWith(PairHosts(), reread, &reread_stats);
 
-  ASSERT_EQ(from_memory.clock_calls, 1);
-  EXPECT_TRUE(from_memory.clocks_before_first_event);
-  ASSERT_EQ(from_memory.last_clocks.size(), 2u);
-  EXPECT_EQ(from_memory.last_clocks[1].quality, SyncQuality::kAccurate);
-  ExpectOrdered(from_memory.events);
-  EXPECT_EQ(from_memory.events.size(), DecodedEvents(kept_stats));
-  EXPECT_TRUE(from_memory.events == from_disk.events);
-  EXPECT_EQ(DecodedEvents(kept_stats), DecodedEvents(reread_stats));  // counted once each way
+    ASSERT_EQ(from_memory.clock_calls, 1);
+    EXPECT_TRUE(from_memory.clocks_before_first_event);
+    ASSERT_EQ(from_memory.last_clocks.size(), 2u);
+    EXPECT_EQ(from_memory.last_clocks[1].quality, SyncQuality::kAccurate);
+    ExpectOrdered(from_memory.events);
+    EXPECT_EQ(from_memory.events.size(), DecodedEvents(kept_stats));
+    EXPECT_TRUE(from_memory.events == from_disk.events);
+    EXPECT_EQ(DecodedEvents(kept_stats), DecodedEvents(reread_stats));  // counted once each way
+  }
 }
 
 TEST(Pipeline, ASlowHostChangesNothing) {
-  if (!SharedScp()) GTEST_SKIP() << "../shared/traces absent";
-  PipelineOptions options;
-  options.policy = SyncPolicy::kPrePass;
-  const RecordingSink normal = RunWith(ScpHosts(), options);
-  setenv("WAITPATH_TEST_SLOW_HOST", "VM1:1", 1);
-  const RecordingSink slow = RunWith(ScpHosts(), options);
-  unsetenv("WAITPATH_TEST_SLOW_HOST");
-  EXPECT_TRUE(normal.events == slow.events);
+  for (const HostPair& pair : HostPairs()) {
+    SCOPED_TRACE(pair.first);
+    const auto PairHosts = [&] { return Hosts(pair.paths); };
+    PipelineOptions options;
+    options.policy = SyncPolicy::kPrePass;
+    const RecordingSink normal = RunWith(PairHosts(), options);
+    setenv("WAITPATH_TEST_SLOW_HOST", (pair.first + ":1").c_str(), 1);
+    const RecordingSink slow = RunWith(PairHosts(), options);
+    unsetenv("WAITPATH_TEST_SLOW_HOST");
+    EXPECT_TRUE(normal.events == slow.events);
+  }
 }
 
 // One read: every event once, per host in order; the transforms set before the first event
 // and again, final, at the end; the same events in the same order from run to run, with a
 // slow host, and whether the hold or the byte budget decides what goes.
 TEST(Pipeline, OnePassDeliversEverythingOnceTheSameEachRun) {
-  if (!SharedScp()) GTEST_SKIP() << "../shared/traces absent";
-  PipelineOptions options;
-  options.policy = SyncPolicy::kOnePass;
-  std::vector<HostStats> stats;
-  const RecordingSink sink = RunWith(ScpHosts(), options, &stats);
-  EXPECT_EQ(sink.clock_calls, 2);
-  EXPECT_EQ(sink.events_at_first_clocks, 0u);
-  ASSERT_EQ(sink.last_clocks.size(), 2u);
-  EXPECT_EQ(sink.last_clocks[1].quality, SyncQuality::kAccurate);
-  EXPECT_EQ(sink.events.size(), DecodedEvents(stats));
-  EXPECT_TRUE(sink.open_batches.empty());
-  std::map<uint16_t, int64_t> last;
-  for (const Seen& s : sink.events) {
-    auto [it, inserted] = last.try_emplace(s.host, s.ts);
-    ASSERT_LE(it->second, s.ts);
-    it->second = s.ts;
-  }
-  EXPECT_TRUE(RunWith(ScpHosts(), options).events == sink.events);
-  setenv("WAITPATH_TEST_SLOW_HOST", "VM1:1", 1);
-  EXPECT_TRUE(RunWith(ScpHosts(), options).events == sink.events);
-  unsetenv("WAITPATH_TEST_SLOW_HOST");
+  for (const HostPair& pair : HostPairs()) {
+    SCOPED_TRACE(pair.first);
+    const auto PairHosts = [&] { return Hosts(pair.paths); };
+    PipelineOptions options;
+    options.policy = SyncPolicy::kOnePass;
+    std::vector<HostStats> stats;
+    const RecordingSink sink = RunWith(PairHosts(), options, &stats);
+    EXPECT_EQ(sink.clock_calls, 2);
+    EXPECT_EQ(sink.events_at_first_clocks, 0u);
+    ASSERT_EQ(sink.last_clocks.size(), 2u);
+    EXPECT_EQ(sink.last_clocks[1].quality, SyncQuality::kAccurate);
+    EXPECT_EQ(sink.events.size(), DecodedEvents(stats));
+    EXPECT_TRUE(sink.open_batches.empty());
+    std::map<uint16_t, int64_t> last;
+    for (const Seen& s : sink.events) {
+      auto [it, inserted] = last.try_emplace(s.host, s.ts);
+      ASSERT_LE(it->second, s.ts);
+      it->second = s.ts;
+    }
+    EXPECT_TRUE(RunWith(PairHosts(), options).events == sink.events);
+    setenv("WAITPATH_TEST_SLOW_HOST", (pair.first + ":1").c_str(), 1);
+    EXPECT_TRUE(RunWith(PairHosts(), options).events == sink.events);
+    unsetenv("WAITPATH_TEST_SLOW_HOST");
 
-  for (const auto& [hold_ns, budget] : {std::pair<int64_t, size_t>{100'000'000, 512u << 20},
-                                        std::pair<int64_t, size_t>{2'000'000'000, 64u << 10}}) {
-    SCOPED_TRACE(hold_ns);
-    PipelineOptions early = options;
-    early.hold_ns = hold_ns;
-    early.keep_decoded_bytes = budget;
-    std::vector<HostStats> early_stats;
-    const RecordingSink first = RunWith(ScpHosts(), early, &early_stats);
-    EXPECT_EQ(first.events.size(), DecodedEvents(early_stats));
-    EXPECT_TRUE(RunWith(ScpHosts(), early).events == first.events);
+    for (const auto& [hold_ns, budget] : {std::pair<int64_t, size_t>{100'000'000, 512u << 20},
+                                          std::pair<int64_t, size_t>{2'000'000'000, 64u << 10}}) {
+      SCOPED_TRACE(hold_ns);
+      PipelineOptions early = options;
+      early.hold_ns = hold_ns;
+      early.keep_decoded_bytes = budget;
+      std::vector<HostStats> early_stats;
+      const RecordingSink first = RunWith(PairHosts(), early, &early_stats);
+      EXPECT_EQ(first.events.size(), DecodedEvents(early_stats));
+      EXPECT_TRUE(RunWith(PairHosts(), early).events == first.events);
+    }
   }
 }
 
 TEST(Pipeline, BootstrapPolicyOverRecordedTracesDeliversEverything) {
-  if (!SharedScp()) GTEST_SKIP() << "../shared/traces absent";
-  PipelineOptions options;
-  options.policy = SyncPolicy::kBootstrap;
-  std::vector<HostStats> stats;
-  const RecordingSink sink = RunWith(ScpHosts(), options, &stats);
-  EXPECT_GE(sink.clock_calls, 1);
-  EXPECT_TRUE(sink.clocks_before_first_event);  // nothing before the bootstrap ends
-  EXPECT_EQ(sink.events.size(), DecodedEvents(stats));
-  EXPECT_TRUE(sink.open_batches.empty());
-  // Transforms may improve as packets arrive: time is monotonic per host, not across.
-  std::map<uint16_t, int64_t> last;
-  for (const Seen& s : sink.events) {
-    auto [it, inserted] = last.try_emplace(s.host, s.ts);
-    ASSERT_LE(it->second, s.ts);
-    it->second = s.ts;
+  for (const HostPair& pair : HostPairs()) {
+    SCOPED_TRACE(pair.first);
+    const auto PairHosts = [&] { return Hosts(pair.paths); };
+    PipelineOptions options;
+    options.policy = SyncPolicy::kBootstrap;
+    std::vector<HostStats> stats;
+    const RecordingSink sink = RunWith(PairHosts(), options, &stats);
+    EXPECT_GE(sink.clock_calls, 1);
+    EXPECT_TRUE(sink.clocks_before_first_event);  // nothing before the bootstrap ends
+    EXPECT_EQ(sink.events.size(), DecodedEvents(stats));
+    EXPECT_TRUE(sink.open_batches.empty());
+    // Transforms may improve as packets arrive: time is monotonic per host, not across.
+    std::map<uint16_t, int64_t> last;
+    for (const Seen& s : sink.events) {
+      auto [it, inserted] = last.try_emplace(s.host, s.ts);
+      ASSERT_LE(it->second, s.ts);
+      it->second = s.ts;
+    }
+    EXPECT_EQ(last.size(), 2u);
   }
-  EXPECT_EQ(last.size(), 2u);
 }
 
 // Live, the relayd lists sessions in any order: the reference is the first host by name.
 TEST(Pipeline, BootstrapReferenceIsTheFirstHostByName) {
-  if (!SharedScp()) GTEST_SKIP() << "../shared/traces absent";
-  PipelineOptions options;
-  options.policy = SyncPolicy::kBootstrap;
-  std::vector<HostSpec> hosts = ScpHosts();
-  std::swap(hosts[0], hosts[1]);  // VM3 first
-  const RecordingSink sink = RunWith(hosts, options);
-  ASSERT_FALSE(sink.last_clocks.empty());
-  for (const HostClock& c : sink.last_clocks) EXPECT_EQ(c.reference, "VM1");
+  for (const HostPair& pair : HostPairs()) {
+    SCOPED_TRACE(pair.first);
+    const auto PairHosts = [&] { return Hosts(pair.paths); };
+    PipelineOptions options;
+    options.policy = SyncPolicy::kBootstrap;
+    std::vector<HostSpec> hosts = PairHosts();
+    std::swap(hosts[0], hosts[1]);  // the second by name first
+    const RecordingSink sink = RunWith(hosts, options);
+    ASSERT_FALSE(sink.last_clocks.empty());
+    for (const HostClock& c : sink.last_clocks) EXPECT_EQ(c.reference, pair.first);
+  }
 }
 
 // Live, a recreated session reads the same host again with a new reader whose own counters

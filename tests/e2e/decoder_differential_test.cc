@@ -135,7 +135,8 @@ TEST(DecoderDifferential, SharedTraces) {
     ++found;
     CompareDecoders(path);
   }
-  if (found == 0) GTEST_SKIP() << "no shared traces at " << testing::kShared;
+  if (found == 0)
+    GTEST_SKIP() << "needs ../shared/traces (the research traces; see docs/testing.md)";
 }
 
 TEST(DecoderDifferential, SharedTracesAnalyzeJson) {
@@ -146,7 +147,8 @@ TEST(DecoderDifferential, SharedTracesAnalyzeJson) {
     ++found;
     CompareAnalyze(path);
   }
-  if (found == 0) GTEST_SKIP() << "no shared traces at " << testing::kShared;
+  if (found == 0)
+    GTEST_SKIP() << "needs ../shared/traces (the research traces; see docs/testing.md)";
 }
 
 std::vector<std::string> Fixtures() {

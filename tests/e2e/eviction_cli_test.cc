@@ -76,7 +76,9 @@ TEST_P(EvictionPropertyTest, InvariantsHoldAtEveryRetentionAndCap) {
   std::string paths;
   for (const std::string& t : in.traces) {
     const std::string p = in.shared ? kShared + "/" + t : kFixtures + "/perf/" + t;
-    if (!fs::exists(p + "/metadata")) GTEST_SKIP() << p << " not present";
+    if (!fs::exists(p + "/metadata"))
+      GTEST_SKIP() << "needs ../shared/traces/" << t
+                   << " (the research traces; see docs/testing.md)";
     paths += " " + p;
   }
   const fs::path prom =

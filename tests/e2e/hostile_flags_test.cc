@@ -211,7 +211,9 @@ TEST_F(HostileFlagsTest, HelpKeepsEachOptionsDescriptionApart) {
 // Several hosts in text: the report says which clock its times are in, and how well each
 // host maps to it.
 TEST_F(HostileFlagsTest, MultiHostTextNamesTheReferenceAndAccuracy) {
-  if (!HaveShared("scp_src")) GTEST_SKIP() << "shared traces";
+  if (!HaveShared("scp_src"))
+    GTEST_SKIP()
+        << "needs ../shared/traces/scp_src and scp_dest (the research traces; see docs/testing.md)";
   const CommandResult r =
       RunWaitpath("analyze " + kShared + "/scp_dest " + kShared + "/scp_src --reference VM1");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -222,7 +224,9 @@ TEST_F(HostileFlagsTest, MultiHostTextNamesTheReferenceAndAccuracy) {
 // Output closed early (`| head -1`): the command stops, exit 141 (as a SIGPIPE would), without
 // an abort or an error message; stderr closed too changes nothing.
 TEST_F(HostileFlagsTest, ClosedOutputEndsWith141) {
-  if (!HaveShared("many-threads") || !HaveShared("scp_src")) GTEST_SKIP() << "shared traces";
+  if (!HaveShared("many-threads") || !HaveShared("scp_src"))
+    GTEST_SKIP() << "needs ../shared/traces/many-threads and scp_src (the research traces; see "
+                    "docs/testing.md)";
   // Each output is larger than the room waitpath gives a pipe (1 MiB, below): a smaller one
   // may be written whole before `head` gets to close its end (a loaded machine), and exit 0.
   // `tail` of the two scp hosts (406 KB) did, now and then.

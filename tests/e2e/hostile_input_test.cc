@@ -75,43 +75,72 @@ class HostileInputTest : public ::testing::Test {
   }
   static size_t Lines(const std::string& s) { return std::count(s.begin(), s.end(), '\n'); }
 
-  // bug446190, damaged on CPU 1 (channel0_1: packets at 0x0, 0x40000, 0x47000): read in
-  // full on CPUs 0, 2 and 3, a loss on CPU 1, a warning naming the file and `offset`.
-  void ExpectCpu1Damaged(const fs::path& dir, const std::string& offset,
-                         const std::string& env = "", const std::string& flags = "") {
-    const CommandResult clean = RunWaitpath("stats --json " + kShared + "/bug446190", kLimit);
+  // A trace damaged in one stream: `cpu`'s file (`file`, whose second packet is at `later`)
+  // is damaged, the others (`others`) are read in full as in `clean`, a loss is recorded and a
+  // warning names the file and `offset`. Two such traces: the recorded LTTng 2.13 fixture
+  // lttng/rpc (always) and bug446190 (LTTng 2.5, 4 CPUs, when ../shared/traces is present).
+  struct Victim {
+    std::string clean, file;
+    int cpu;
+    std::vector<int> others;
+    uint64_t later;    // offset of the damaged stream's second packet
+    uint64_t context;  // offset of timestamp_begin in a packet (after the packet header)
+  };
+  static std::vector<Victim> Victims() {
+    std::vector<Victim> v = {{kFixtures + "/lttng/rpc", "waitpath_1_0", 1, {0}, 0x8000, 32}};
+    if (HaveShared("bug446190"))
+      v.push_back({kShared + "/bug446190", "channel0_1", 1, {0, 2, 3}, 0x40000, 24});
+    return v;
+  }
+  static std::string Hex(uint64_t n) {
+    std::ostringstream s;
+    s << "0x" << std::hex << n;
+    return s.str();
+  }
+  void ExpectDamaged(const Victim& v, const fs::path& dir, const std::string& offset,
+                     const std::string& env = "", const std::string& flags = "") {
+    SCOPED_TRACE(v.clean);
+    const CommandResult clean = RunWaitpath("stats --json " + v.clean, kLimit);
     const CommandResult r = RunWaitpath("stats --json " + flags + dir.string(),
                                         env.empty() ? kLimit : kLimit + " env " + env);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const nlohmann::json j = Stats(r), c = Stats(clean);
-    for (int cpu : {0, 2, 3}) EXPECT_EQ(CpuEvents(j, cpu), CpuEvents(c, cpu)) << "cpu " << cpu;
-    EXPECT_LT(CpuEvents(j, 1), CpuEvents(c, 1) + 1);
+    for (int cpu : v.others) EXPECT_EQ(CpuEvents(j, cpu), CpuEvents(c, cpu)) << "cpu " << cpu;
+    EXPECT_LT(CpuEvents(j, v.cpu), CpuEvents(c, v.cpu) + 1);
     EXPECT_GE(j["damaged"].get<uint64_t>(), 1u);
     EXPECT_GE(j["kinds"].value("lost", 0), 1);
-    EXPECT_NE(r.err.find((dir / "channel0_1").string()), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find((dir / v.file).string()), std::string::npos) << r.err;
     EXPECT_NE(r.err.find(offset), std::string::npos) << r.err;
   }
 
   std::vector<fs::path> made_;
 };
 
-#define NEED(trace) \
-  if (!HaveShared(trace)) GTEST_SKIP() << "../shared/traces/" trace " not present"
+#define NEED(trace)       \
+  if (!HaveShared(trace)) \
+  GTEST_SKIP() << "needs ../shared/traces/" trace " (the research traces; see docs/testing.md)"
 
 TEST_F(HostileInputTest, TruncatedMetadataIsRefusedNamingTheFileAndOffset) {
-  NEED("scp_src");
-  // Mid-packet cuts made babeltrace2 spin forever; cuts at a packet boundary leave the text
-  // unfinished.
-  for (uint64_t cut : {100, 4000, 4096, 8192, 10000, 20000, 30000, 36000}) {
-    const fs::path dir = Copy(kShared + "/scp_src", std::to_string(cut));
-    fs::resize_file(dir / "metadata", cut);
-    const CommandResult r = RunWaitpath("stats " + dir.string(), kLimit);
-    EXPECT_EQ(r.exit_code, 1) << cut << ": " << r.err;
-    EXPECT_EQ(Lines(r.err), 1u) << cut << ": " << r.err;
-    EXPECT_NE(r.err.find((dir / "metadata").string()), std::string::npos) << r.err;
-    EXPECT_TRUE(r.err.find("offset 0x") != std::string::npos ||
-                r.err.find("line ") != std::string::npos)
-        << r.err;
+  // Packetized metadata: the recorded LTTng 2.13 fixture (32 KiB), and scp_src's (LTTng 2.1,
+  // 36 KiB) when ../shared/traces is present.
+  std::vector<std::string> traces = {kFixtures + "/lttng/rpc"};
+  if (HaveShared("scp_src")) traces.push_back(kShared + "/scp_src");
+  for (const std::string& trace : traces) {
+    SCOPED_TRACE(trace);
+    // Mid-packet cuts made babeltrace2 spin forever; cuts at a packet boundary leave the text
+    // unfinished.
+    for (uint64_t cut : {100, 4000, 4096, 8192, 10000, 20000, 30000, 36000}) {
+      if (cut >= fs::file_size(trace + "/metadata")) continue;
+      const fs::path dir = Copy(trace, std::to_string(cut));
+      fs::resize_file(dir / "metadata", cut);
+      const CommandResult r = RunWaitpath("stats " + dir.string(), kLimit);
+      EXPECT_EQ(r.exit_code, 1) << cut << ": " << r.err;
+      EXPECT_EQ(Lines(r.err), 1u) << cut << ": " << r.err;
+      EXPECT_NE(r.err.find((dir / "metadata").string()), std::string::npos) << r.err;
+      EXPECT_TRUE(r.err.find("offset 0x") != std::string::npos ||
+                  r.err.find("line ") != std::string::npos)
+          << r.err;
+    }
   }
 }
 
@@ -161,47 +190,51 @@ TEST_F(HostileInputTest, TsdlThatBabeltraceRefusesIsRefusedNamingTheLine) {
 }
 
 TEST_F(HostileInputTest, ImpossiblePacketSizeSkipsThatPacket) {
-  NEED("bug446190");
-  const fs::path dir = Copy(kShared + "/bug446190");
-  Poke64(dir / "channel0_1", 0x40000 + 48, uint64_t{1} << 63);  // packet_size
-  ExpectCpu1Damaged(dir, "offset 0x40000");
+  for (const Victim& v : Victims()) {
+    const fs::path dir = Copy(v.clean);
+    Poke64(dir / v.file, v.later + v.context + 24, uint64_t{1} << 63);  // packet_size
+    ExpectDamaged(v, dir, "offset " + Hex(v.later));
+  }
 }
 
 TEST_F(HostileInputTest, TimestampEndAtTheMaximumSkipsThatPacket) {
-  NEED("bug446190");
-  const fs::path dir = Copy(kShared + "/bug446190");
-  Poke64(dir / "channel0_1", 0x40000 + 32, UINT64_MAX);  // timestamp_end
-  ExpectCpu1Damaged(dir, "offset 0x40000");
+  for (const Victim& v : Victims()) {
+    const fs::path dir = Copy(v.clean);
+    Poke64(dir / v.file, v.later + v.context + 8, UINT64_MAX);  // timestamp_end
+    ExpectDamaged(v, dir, "offset " + Hex(v.later));
+  }
 }
 
 TEST_F(HostileInputTest, TruncatedStreamKeepsItsSoundPacketsAndTheOtherCpus) {
-  NEED("bug446190");
-  // Any cut: inside the first packet, inside a later one.
-  for (uint64_t cut : {uint64_t{5000}, uint64_t{0x40000 + 1000}}) {
-    const fs::path dir = Copy(kShared + "/bug446190", std::to_string(cut));
-    fs::resize_file(dir / "channel0_1", cut);
-    ExpectCpu1Damaged(dir, cut < 0x40000 ? "offset 0x0" : "offset 0x40000");
+  for (const Victim& v : Victims()) {
+    // Any cut: inside the first packet, inside a later one.
+    for (uint64_t cut : {uint64_t{5000}, v.later + 1000}) {
+      const fs::path dir = Copy(v.clean, std::to_string(cut));
+      fs::resize_file(dir / v.file, cut);
+      ExpectDamaged(v, dir, cut < v.later ? "offset 0x0" : "offset " + Hex(v.later));
+    }
   }
 }
 
 TEST_F(HostileInputTest, GarbledEventsStopOnlyTheirStream) {
-  NEED("bug446190");
-  // Event headers garbled inside the first packet of CPU 1: babeltrace2 fails on that stream
-  // ("No event class with ID..."); the message names the file and the packet.
-  const fs::path dir = Copy(kShared + "/bug446190");
-  std::fstream f(dir / "channel0_1", std::ios::in | std::ios::out | std::ios::binary);
-  f.seekp(5000);
-  const std::string ff(64, '\xff');
-  f.write(ff.data(), static_cast<std::streamsize>(ff.size()));
-  f.close();
-  // The native decoder (the default): the rest of that packet is a hole, the stream goes on.
-  ExpectCpu1Damaged(dir, "packet at offset 0x0: no event class with id");
-  // babeltrace2, contained: that packet is left out and the host read again.
-  ExpectCpu1Damaged(dir, "packet at offset 0x0: No event class with ID", "",
-                    "--decoder babeltrace2 ");
-  // babeltrace2 in the reader thread: the rest of that stream is skipped.
-  ExpectCpu1Damaged(dir, "packet at offset 0x0: No event class with ID", "WAITPATH_READER=thread",
-                    "--decoder babeltrace2 ");
+  for (const Victim& v : Victims()) {
+    // Event headers garbled inside the first packet of CPU 1: babeltrace2 fails on that stream
+    // ("No event class with ID..."); the message names the file and the packet.
+    const fs::path dir = Copy(v.clean);
+    std::fstream f(dir / v.file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(5000);
+    const std::string ff(64, '\xff');
+    f.write(ff.data(), static_cast<std::streamsize>(ff.size()));
+    f.close();
+    // The native decoder (the default): the rest of that packet is a hole, the stream goes on.
+    ExpectDamaged(v, dir, "packet at offset 0x0: no event class with id");
+    // babeltrace2, contained: that packet is left out and the host read again.
+    ExpectDamaged(v, dir, "packet at offset 0x0: No event class with ID", "",
+                  "--decoder babeltrace2 ");
+    // babeltrace2 in the reader thread: the rest of that stream is skipped.
+    ExpectDamaged(v, dir, "packet at offset 0x0: No event class with ID", "WAITPATH_READER=thread",
+                  "--decoder babeltrace2 ");
+  }
 }
 
 // Found by tools/fuzz (seed 2, case 304): one flipped bit in the perf pipe fixture made a CPU's
@@ -263,14 +296,18 @@ TEST_F(HostileInputTest, RunawayAllocationInOneStreamCostsOnePacket) {
 }
 
 TEST_F(HostileInputTest, TwoCopiesOfOneTraceAreReadOnce) {
-  NEED("bug446190");
-  const fs::path a = Copy(kShared + "/bug446190", "a"), b = Copy(kShared + "/bug446190", "b");
-  const CommandResult one = RunWaitpath("stats --json " + a.string(), kLimit);
-  const CommandResult two = RunWaitpath("stats --json " + a.string() + " " + b.string(), kLimit);
-  EXPECT_EQ(two.exit_code, 0) << two.err;
-  EXPECT_EQ(JsonLines(two.out).size(), 1u);
-  EXPECT_EQ(Stats(two)["events"], Stats(one)["events"]);
-  EXPECT_NE(two.err.find("a copy of"), std::string::npos) << two.err;
+  std::vector<std::string> traces = {kFixtures + "/lttng/rpc"};
+  if (HaveShared("bug446190")) traces.push_back(kShared + "/bug446190");
+  for (const std::string& trace : traces) {
+    SCOPED_TRACE(trace);
+    const fs::path a = Copy(trace, "a"), b = Copy(trace, "b");
+    const CommandResult one = RunWaitpath("stats --json " + a.string(), kLimit);
+    const CommandResult two = RunWaitpath("stats --json " + a.string() + " " + b.string(), kLimit);
+    EXPECT_EQ(two.exit_code, 0) << two.err;
+    EXPECT_EQ(JsonLines(two.out).size(), 1u);
+    EXPECT_EQ(Stats(two)["events"], Stats(one)["events"]);
+    EXPECT_NE(two.err.find("a copy of"), std::string::npos) << two.err;
+  }
 }
 
 // Two recordings of one hostname (two machines, or one traced twice, or a directory of
@@ -331,23 +368,30 @@ TEST_F(HostileInputTest, ContainedReaderAbortHangAndRunawayMemoryCostOnlyTheirHo
 }
 
 TEST_F(HostileInputTest, OneHostsReaderDyingCostsThatHostOnly) {
-  NEED("bug446190");
-  const std::string pipe = kFixtures + "/perf/pipe", lager = kShared + "/bug446190";
+  // The second host: the recorded LTTng fixture lttng/rpc (host vm-rpc), and bug446190 (host
+  // lager) when ../shared/traces is present.
+  std::vector<std::pair<std::string, std::string>> others = {{kFixtures + "/lttng/rpc", "vm-rpc"}};
+  if (HaveShared("bug446190")) others.emplace_back(kShared + "/bug446190", "lager");
+  const std::string pipe = kFixtures + "/perf/pipe";
   const CommandResult alone = RunWaitpath("stats --json " + pipe, kLimit);
-  const CommandResult r =
-      RunWaitpath("stats --json --decoder babeltrace2 " + pipe + " " + lager,
-                  kLimit + " env WAITPATH_READER_FAULT=abort WAITPATH_READER_FAULT_HOST=lager");
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(Lines(r.err), 1u) << r.err;
-  EXPECT_NE(r.err.find("host lager: read stopped after 0 events: its reader process died of "
-                       "signal 6 (ABRT)"),
-            std::string::npos)
-      << r.err;
-  const auto lines = JsonLines(r.out);
-  ASSERT_EQ(lines.size(), 2u);
-  EXPECT_EQ(lines[0]["host"], "vm");
-  EXPECT_EQ(lines[0]["events"], Stats(alone)["events"]);
-  EXPECT_EQ(lines[1]["host"], "lager");
+  for (const auto& [other, host] : others) {
+    SCOPED_TRACE(other);
+    const CommandResult r =
+        RunWaitpath("stats --json --decoder babeltrace2 " + pipe + " " + other,
+                    kLimit + " env WAITPATH_READER_FAULT=abort WAITPATH_READER_FAULT_HOST=" + host);
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_EQ(Lines(r.err), 1u) << r.err;
+    EXPECT_NE(r.err.find("host " + host +
+                         ": read stopped after 0 events: its reader process died of "
+                         "signal 6 (ABRT)"),
+              std::string::npos)
+        << r.err;
+    const auto lines = JsonLines(r.out);
+    ASSERT_EQ(lines.size(), 2u);
+    EXPECT_EQ(lines[0]["host"], "vm");
+    EXPECT_EQ(lines[0]["events"], Stats(alone)["events"]);
+    EXPECT_EQ(lines[1]["host"], host);
+  }
 }
 
 }  // namespace

@@ -227,7 +227,8 @@ INSTANTIATE_TEST_SUITE_P(Scenarios, GeneratedSyncTest,
 // The seed paper's scp between two VMs (seed-era inet_sock_local_in/out events).
 TEST(ScpSyncTest, PacketsMatchAndTheTransformIsAccurate) {
   if (!HaveShared("scp_src") || !HaveShared("scp_dest"))
-    GTEST_SKIP() << "../shared/traces not present";
+    GTEST_SKIP()
+        << "needs ../shared/traces/scp_src and scp_dest (the research traces; see docs/testing.md)";
   CommandResult r = RunWaitpath("sync --json " + kShared + "/scp_src " + kShared + "/scp_dest");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto records = JsonLines(r.out);
@@ -249,7 +250,8 @@ TEST(ScpSyncTest, PacketsMatchAndTheTransformIsAccurate) {
 
 TEST(ScpSyncTest, OnePassAnswersWithinAccuracyOfTwoPasses) {
   if (!HaveShared("scp_src") || !HaveShared("scp_dest"))
-    GTEST_SKIP() << "../shared/traces not present";
+    GTEST_SKIP()
+        << "needs ../shared/traces/scp_src and scp_dest (the research traces; see docs/testing.md)";
   const std::string args =
       "analyze --json --top 100000 " + kShared + "/scp_src " + kShared + "/scp_dest";
   CommandResult two = RunWaitpath(args + " --sync-passes 2");
@@ -262,7 +264,8 @@ TEST(ScpSyncTest, OnePassAnswersWithinAccuracyOfTwoPasses) {
 // --reference picks the host whose clock the others map to; an unknown one is one line.
 TEST(ScpSyncTest, ReferenceChoosesTheClockAndAnUnknownOneIsAnError) {
   if (!HaveShared("scp_src") || !HaveShared("scp_dest"))
-    GTEST_SKIP() << "../shared/traces not present";
+    GTEST_SKIP()
+        << "needs ../shared/traces/scp_src and scp_dest (the research traces; see docs/testing.md)";
   const std::string traces = " " + kShared + "/scp_src " + kShared + "/scp_dest";
   CommandResult r = RunWaitpath("sync --json --reference VM3" + traces);
   ASSERT_EQ(r.exit_code, 0) << r.err;
