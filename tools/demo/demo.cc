@@ -79,7 +79,10 @@ std::string FindShared(const std::string& source_path) {
        {fs::path(ExeDir()) / "../share/waitpath" / fs::path(source_path).filename(),
         fs::path(WAITPATH_SOURCE_DIR) / source_path}) {
     std::error_code ec;
-    if (fs::is_regular_file(c, ec)) return c.string();
+    // Lexically normal: `ps` and the package test see PREFIX/share/waitpath/…, not
+    // PREFIX/bin/../share/waitpath/… (the test looked for the first; it matched only when a
+    // process happened to name it otherwise, so it failed under load).
+    if (fs::is_regular_file(c, ec)) return c.lexically_normal().string();
   }
   return {};
 }
