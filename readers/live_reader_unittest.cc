@@ -214,11 +214,8 @@ TEST(LiveReaderTest, ARecordedTraceServedByARelaydReadsAsTheRecordedTrace) {
   }
 }
 
-// A relayd serving a trace's packets with no metadata for it (the metadata stream it announces
-// is another trace's): the packets wait for metadata within a bound, then the session is
-// refused with one line (before: held without a bound, whatever the relayd sent).
-TEST(LiveReaderTest, PacketsWithoutMetadataAreHeldWithinABound) {
-  namespace w = viewer_wire;
+// The rpc fixture's two CPUs, served live as session 3 by a scripted relayd of 2.15.
+void ServeRpcFixture(fake_relayd::Script* serve) {
   using namespace fake_relayd;
   ServedTrace trace;
   std::string why;
@@ -227,8 +224,17 @@ TEST(LiveReaderTest, PacketsWithoutMetadataAreHeldWithinABound) {
       << why;
   FakeSession session;
   session.id = 3;
-  auto relayd = std::make_shared<TraceRelayd>(trace, session, 15);
-  const Script serve = TraceRelayd::Serve(relayd);
+  *serve = TraceRelayd::Serve(std::make_shared<TraceRelayd>(std::move(trace), session, 15));
+}
+
+// A relayd serving a trace's packets with no metadata for it (the metadata stream it announces
+// is another trace's): the packets wait for metadata within a bound, then the session is
+// refused with one line (before: held without a bound, whatever the relayd sent).
+TEST(LiveReaderTest, PacketsWithoutMetadataAreHeldWithinABound) {
+  namespace w = viewer_wire;
+  using namespace fake_relayd;
+  Script serve;
+  ASSERT_NO_FATAL_FAILURE(ServeRpcFixture(&serve));
   FakeRelayd f([&](uint32_t cmd, const std::string& payload) {
     Answer a = serve(cmd, payload);
     if (cmd == w::kAttachSession) {
@@ -259,15 +265,8 @@ TEST(LiveReaderTest, PacketsWithoutMetadataAreHeldWithinABound) {
 TEST(LiveReaderTest, PacketsNeverReadForWantOfMetadataAreSaid) {
   namespace w = viewer_wire;
   using namespace fake_relayd;
-  ServedTrace trace;
-  std::string why;
-  ASSERT_TRUE(LoadServedTrace(std::string(WAITPATH_FIXTURES) + "/lttng/rpc",
-                              {"waitpath_0_0", "waitpath_1_0"}, &trace, &why))
-      << why;
-  FakeSession session;
-  session.id = 3;
-  auto relayd = std::make_shared<TraceRelayd>(trace, session, 15);
-  const Script serve = TraceRelayd::Serve(relayd);
+  Script serve;
+  ASSERT_NO_FATAL_FAILURE(ServeRpcFixture(&serve));
   FakeRelayd f([&](uint32_t cmd, const std::string& payload) {
     Answer a = serve(cmd, payload);
     if (cmd == w::kGetMetadata) {
