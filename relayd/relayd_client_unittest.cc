@@ -232,9 +232,9 @@ TEST(RelaydClientTest, ATrickledListCostsOneTimeoutNotOnePerSession) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(1000));
 }
 
-TEST(RelaydClientTest, AStopRequestEndsAnyWaitAtOnce) {
-  // A relayd that answers the handshake, then nothing: the 10 s timeout is not waited for.
-  FakeRelayd f(Handshake([](uint32_t, const std::string&) { return Silent(); }));
+// LIST_SESSIONS to `f` with a stop requested 200 ms in: its error, and how long it took.
+RelaydError ListSessionsStoppedAfter200Ms(const FakeRelayd& f,
+                                          std::chrono::steady_clock::duration* took) {
   std::atomic<bool> stop{false};
   RelaydLimits limits;
   limits.stop = &stop;
@@ -245,8 +245,16 @@ TEST(RelaydClientTest, AStopRequestEndsAnyWaitAtOnce) {
   });
   const auto start = std::chrono::steady_clock::now();
   RelaydError e = Catch([&] { c.ListSessions(); });
-  const auto took = std::chrono::steady_clock::now() - start;
+  *took = std::chrono::steady_clock::now() - start;
   stopper.join();
+  return e;
+}
+
+TEST(RelaydClientTest, AStopRequestEndsAnyWaitAtOnce) {
+  // A relayd that answers the handshake, then nothing: the 10 s timeout is not waited for.
+  FakeRelayd f(Handshake([](uint32_t, const std::string&) { return Silent(); }));
+  std::chrono::steady_clock::duration took;
+  RelaydError e = ListSessionsStoppedAfter200Ms(f, &took);
   EXPECT_EQ(e.kind(), Kind::kStopped) << e.what();
   EXPECT_NE(std::string(e.what()).find("stopped while waiting for it (LIST_SESSIONS)"),
             std::string::npos)
@@ -265,18 +273,8 @@ TEST(RelaydClientTest, AStopRequestEndsATrickledReply) {
     a.trickle = milliseconds(20);
     return a;
   }));
-  std::atomic<bool> stop{false};
-  RelaydLimits limits;
-  limits.stop = &stop;
-  RelaydClient c("127.0.0.1", f.port(), limits);
-  std::thread stopper([&] {
-    std::this_thread::sleep_for(milliseconds(200));
-    stop = true;
-  });
-  const auto start = std::chrono::steady_clock::now();
-  RelaydError e = Catch([&] { c.ListSessions(); });
-  const auto took = std::chrono::steady_clock::now() - start;
-  stopper.join();
+  std::chrono::steady_clock::duration took;
+  RelaydError e = ListSessionsStoppedAfter200Ms(f, &took);
   EXPECT_EQ(e.kind(), Kind::kStopped) << e.what();
   EXPECT_LT(took, milliseconds(200) + 2 * RelaydSocket::kStopPoll + milliseconds(100));
 }
